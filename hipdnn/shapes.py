@@ -1,0 +1,70 @@
+"""Shape arithmetic shared by the graph API, the engines and the tests (standard library only)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "LAYOUTS",
+    "conv_output_dims",
+    "layout_of",
+    "layout_strides",
+    "packed_strides",
+]
+
+#: Dimension orders (as permutations of the logical N,C,(D),H,W axes) that the seed table names.
+LAYOUTS: dict[str, tuple[int, ...]] = {
+    "NCHW": (0, 1, 2, 3),
+    "NHWC": (0, 2, 3, 1),
+    "NCDHW": (0, 1, 2, 3, 4),
+    "NDHWC": (0, 2, 3, 4, 1),
+}
+
+
+def conv_output_dims(
+    x_dim: Sequence[int],
+    w_dim: Sequence[int],
+    pre_padding: Sequence[int],
+    post_padding: Sequence[int],
+    stride: Sequence[int],
+    dilation: Sequence[int],
+) -> tuple[int, ...]:
+    """Output dims (N, K, spatial...) of a cross-correlation; spatial sizes may come out < 1.
+
+    >>> conv_output_dims([2, 3, 8, 8], [4, 3, 3, 3], [1, 1], [1, 1], [1, 1], [1, 1])
+    (2, 4, 8, 8)
+    """
+    spatial = []
+    for i in range(len(x_dim) - 2):
+        eff_k = dilation[i] * (w_dim[i + 2] - 1) + 1
+        span = x_dim[i + 2] + pre_padding[i] + post_padding[i] - eff_k
+        spatial.append(span // stride[i] + 1)
+    return (int(x_dim[0]), int(w_dim[0]), *spatial)
+
+
+def layout_strides(dim: Sequence[int], order: Sequence[int]) -> tuple[int, ...]:
+    """Packed strides for logical ``dim`` stored in memory in axis ``order`` (outermost first)."""
+    strides = [0] * len(dim)
+    step = 1
+    for axis in reversed(order):
+        strides[axis] = step
+        step *= int(dim[axis])
+    return tuple(strides)
+
+
+def packed_strides(dim: Sequence[int], layout: str | None = None) -> tuple[int, ...]:
+    """Packed strides for ``dim``: channel-first by default, or the named layout (e.g. "NHWC")."""
+    if layout is None:
+        return layout_strides(dim, range(len(dim)))
+    order = LAYOUTS.get(layout)
+    if order is None or len(order) != len(dim):
+        raise ValueError(f"layout {layout!r} does not fit a {len(dim)}-d tensor; known: {sorted(LAYOUTS)}")
+    return layout_strides(dim, order)
+
+
+def layout_of(dim: Sequence[int], stride: Sequence[int]) -> str | None:
+    """The seed-table layout whose packed strides equal ``stride`` (channel-first wins ties), else None."""
+    for name, order in LAYOUTS.items():
+        if len(order) == len(dim) and tuple(stride) == layout_strides(dim, order):
+            return name
+    return None

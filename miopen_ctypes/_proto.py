@@ -1,0 +1,28 @@
+"""The record every bound C function is declared with (see prototypes.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Prototype"]
+
+
+@dataclass(frozen=True)
+class Prototype:
+    """One C function: the single source of truth for its ctypes declaration.
+
+    ``since`` is the first MIOpen version exporting it; ``returns_status`` marks functions whose
+    result is a ``miopenStatus_t`` (or ``hipError_t``) that the binding turns into an exception.
+    """
+
+    name: str
+    restype: Any
+    argtypes: tuple[Any, ...]
+    argnames: tuple[str, ...]
+    since: tuple[int, int, int] = (3, 4, 0)
+    returns_status: bool = True
+
+    def __post_init__(self) -> None:
+        if len(self.argtypes) != len(self.argnames):
+            raise ValueError(f"{self.name}: {len(self.argtypes)} argtypes but {len(self.argnames)} argnames")
