@@ -1,0 +1,111 @@
+"""Root test configuration: optional lanes skip locally with a reason and fail when CI requires them.
+
+CI sets ``HIPDNN_REQUIRE_LIVE=1``, ``HIPDNN_REQUIRE_CONFORMANCE=1`` and ``HIPDNN_REQUIRE_TORCH=1``.
+A test needing something optional calls the ``require_or_skip`` fixture::
+
+    def test_against_torch(require_or_skip):
+        torch = pytest.importorskip("torch")   # also strict in CI, see the hook below
+        if not real_library_available():
+            require_or_skip("HIPDNN_REQUIRE_LIVE", "no real libMIOpen loadable")
+
+Safety net: when a requirement variable is 1, any skip of a test marked ``live`` /
+``conformance`` (or under tests/live, tests/conformance), and any skip whose reason is a missing
+``torch``, is reported as a failure, so a lane cannot silently go empty in CI.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+
+__all__ = ["REQUIRE_ENV", "is_required", "require_or_skip"]
+
+#: Requirement variable per optional lane.
+REQUIRE_ENV: dict[str, str] = {
+    "live": "HIPDNN_REQUIRE_LIVE",
+    "conformance": "HIPDNN_REQUIRE_CONFORMANCE",
+    "torch": "HIPDNN_REQUIRE_TORCH",
+}
+_TESTS = Path(__file__).resolve().parent
+
+
+def is_required(env_var: str) -> bool:
+    """True when ``env_var`` (one of REQUIRE_ENV's values) is set to 1."""
+    if env_var not in REQUIRE_ENV.values():
+        raise ValueError(f"unknown requirement variable {env_var!r}; known: {sorted(REQUIRE_ENV.values())}")
+    return os.environ.get(env_var, "").strip() == "1"
+
+
+def require_or_skip(env_var: str, reason: str) -> NoReturn:
+    """Skip the current test with ``reason``, or fail it when ``env_var`` is 1."""
+    if is_required(env_var):
+        pytest.fail(f"{reason} [{env_var}=1 requires this, so it fails instead of skipping]", pytrace=False)
+    pytest.skip(f"{reason} (would fail with {env_var}=1)")
+
+
+@pytest.fixture(name="require_or_skip", scope="session")
+def require_or_skip_fixture() -> Callable[[str, str], NoReturn]:
+    """The ``require_or_skip(env_var, reason)`` helper, as a fixture (conftest is not importable)."""
+    return require_or_skip
+
+
+def _lane_of(path: Path, markers: set[str]) -> str | None:
+    for lane in ("live", "conformance"):
+        if lane in markers:
+            return lane
+        try:
+            path.resolve().relative_to(_TESTS / lane)
+            return lane
+        except ValueError:
+            continue
+    return None
+
+
+def _skip_reason(longrepr: Any) -> str:
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+def _strict_var(path: Path, markers: set[str], reason: str) -> str | None:
+    """The requirement variable (set to 1) that forbids this skip, if any."""
+    if "would fail with" in reason or "requires this" in reason:
+        return None  # already decided by require_or_skip
+    lane = _lane_of(path, markers)
+    if lane is not None and is_required(REQUIRE_ENV[lane]):
+        return REQUIRE_ENV[lane]
+    if "torch" in reason and is_required(REQUIRE_ENV["torch"]):
+        return REQUIRE_ENV["torch"]
+    return None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Turn a forbidden skip (see module docstring) into a failure."""
+    outcome = yield
+    report = outcome.get_result()
+    if not report.skipped or hasattr(report, "wasxfail"):
+        return
+    reason = _skip_reason(report.longrepr)
+    var = _strict_var(Path(str(item.path)), {m.name for m in item.iter_markers()}, reason)
+    if var is not None:
+        report.outcome = "failed"
+        report.longrepr = f"skipped ({reason}) but {var}=1 forbids skipping here"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Any:
+    """Same for module-level skips (e.g. ``pytest.importorskip("torch")`` at import time)."""
+    outcome = yield
+    report = outcome.get_result()
+    if not report.skipped:
+        return
+    reason = _skip_reason(report.longrepr)
+    var = _strict_var(Path(str(collector.path)), set(), reason)
+    if var is not None:
+        report.outcome = "failed"
+        report.longrepr = f"module skipped ({reason}) but {var}=1 forbids skipping here"
