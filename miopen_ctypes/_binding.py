@@ -1,0 +1,208 @@
+"""Binding a prototype table onto a shared library or onto Python callables (one code path).
+
+Every bound function is a real ctypes function object whose ``argtypes``/``restype`` come from the
+table, so arguments are converted (and wrong types rejected) by ctypes itself, then:
+
+- a Python-side guard rejects NULL handles the C API forbids and wrong argument counts;
+- ``errcheck`` turns a failing status into an exception -- the only place that happens;
+- a symbol the library lacks becomes a stub raising ``MIOpenVersionError``.
+
+Injected Python callables (``from_functions``) are wrapped as ``CFUNCTYPE(restype, *argtypes)``;
+an exception raised inside one is carried across the C boundary and re-raised to the caller
+(ctypes would otherwise print it and return 0, i.e. "success"). A callable may return ``None``
+for success.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ._proto import Prototype
+from .errors import MIOpenVersionError, NullArgumentError
+
+__all__ = ["BoundLibrary", "StatusRaiser"]
+
+StatusRaiser = Callable[[str, int], None]
+
+_pending = threading.local()  # an exception raised inside an injected callable, per thread
+_FAILED_STATUS = 7  # reported to C when an injected callable raised (miopenStatusUnknownError)
+
+
+def _take_pending() -> BaseException | None:
+    error: BaseException | None = getattr(_pending, "error", None)
+    _pending.error = None
+    return error
+
+
+def _signature(proto: Prototype) -> str:
+    return f"{proto.name}({', '.join(proto.argnames)})"
+
+
+class _CallbackReturn:
+    """Converts what an injected callable returns into the C return value."""
+
+    def __init__(self, proto: Prototype) -> None:
+        self.proto = proto
+        self.char_result = proto.restype is ctypes.c_char_p
+        self._strings: dict[bytes, ctypes.Array[ctypes.c_char]] = {}  # keeps returned text alive
+
+    def __call__(self, value: Any) -> Any:
+        if self.char_result:
+            if value is None:
+                return None
+            data = value.encode() if isinstance(value, str) else bytes(value)
+            buffer = self._strings.setdefault(data, ctypes.create_string_buffer(data))
+            return ctypes.addressof(buffer)
+        if value is None and self.proto.returns_status:
+            return 0
+        return value
+
+
+def _wrap_python(proto: Prototype, function: Callable[..., Any]) -> Any:
+    """``CFUNCTYPE(restype, *argtypes)`` around ``function`` (a char* result travels as void*)."""
+    convert = _CallbackReturn(proto)
+    restype = ctypes.c_void_p if convert.char_result else proto.restype
+    functype = ctypes.CFUNCTYPE(restype, *proto.argtypes)
+
+    def trampoline(*args: Any) -> Any:
+        try:
+            return convert(function(*args))
+        except BaseException as exc:  # carried to the caller by errcheck
+            _pending.error = exc
+            if proto.returns_status:
+                return _FAILED_STATUS
+            return None if restype is None or restype is ctypes.c_void_p else 0
+
+    return functype(trampoline)
+
+
+def _make_errcheck(proto: Prototype, raise_status: StatusRaiser) -> Callable[..., Any]:
+    name = proto.name
+    returns_status = proto.returns_status
+    char_result = proto.restype is ctypes.c_char_p
+
+    def errcheck(result: Any, func: Any, args: Any) -> Any:
+        error = _take_pending()
+        if error is not None:
+            raise error
+        if returns_status:
+            if result != 0:
+                raise_status(name, int(result))
+            return None
+        if char_result and isinstance(result, int):  # injected callable: void* -> bytes
+            return ctypes.string_at(result)
+        return result
+
+    return errcheck
+
+
+def _make_caller(
+    proto: Prototype, cfunc: Any, required: tuple[tuple[int, str, str], ...]
+) -> Callable[..., Any]:
+    name = proto.name
+    nargs = len(proto.argtypes)
+    checks = tuple((i, parameter, ctype, proto.argtypes[i]) for i, parameter, ctype in required)
+
+    def call(*args: Any) -> Any:
+        if len(args) != nargs:
+            raise TypeError(f"{_signature(proto)} takes {nargs} arguments, {len(args)} given")
+        for index, parameter, ctype, handle_type in checks:
+            value = args[index]
+            # a NULL of the wrong kind is left to ctypes, which reports the type mismatch
+            if value is None or (isinstance(value, handle_type) and not value):
+                raise NullArgumentError(name, parameter, ctype)
+        return cfunc(*args)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"{_signature(proto)} -> " + (
+        "None (raises on a failing status)" if proto.returns_status else "the C result"
+    )
+    return call
+
+
+def _make_missing(proto: Prototype, version: tuple[int, int, int]) -> Callable[..., Any]:
+    def missing(*args: Any) -> Any:
+        raise MIOpenVersionError(proto.name, proto.since, version)
+
+    missing.__name__ = missing.__qualname__ = proto.name
+    missing.__doc__ = f"{_signature(proto)}: not exported by the loaded library"
+    return missing
+
+
+class BoundLibrary:
+    """A prototype table bound onto a library; ``lib.<C name>(*args)`` calls the function.
+
+    Subclasses provide the table, the NULL rules and how a failing status is raised.
+    """
+
+    _kind = "library"
+
+    def __init__(
+        self,
+        prototypes: Mapping[str, Prototype],
+        cfuncs: Mapping[str, Any],
+        version: tuple[int, int, int],
+        path: str | None,
+        raise_status: StatusRaiser,
+        required: Callable[[Prototype], tuple[tuple[int, str, str], ...]],
+    ) -> None:
+        self.path = path
+        self.version = version
+        self._prototypes = prototypes
+        self._cfuncs = dict(cfuncs)
+        self._functions: dict[str, Callable[..., Any]] = {}
+        for name, proto in prototypes.items():
+            cfunc = self._cfuncs.get(name)
+            if cfunc is None:
+                self._functions[name] = _make_missing(proto, version)
+                continue
+            cfunc.errcheck = _make_errcheck(proto, raise_status)
+            self._functions[name] = _make_caller(proto, cfunc, required(proto))
+
+    @staticmethod
+    def _resolve_cdll(cdll: ctypes.CDLL, prototypes: Mapping[str, Prototype]) -> dict[str, Any]:
+        """A fresh, declared ctypes function object for every exported prototype."""
+        found: dict[str, Any] = {}
+        for name, proto in prototypes.items():
+            try:
+                cfunc = cdll[name]
+            except AttributeError:
+                continue
+            cfunc.restype = proto.restype
+            cfunc.argtypes = proto.argtypes
+            found[name] = cfunc
+        return found
+
+    @staticmethod
+    def _wrap_functions(
+        functions: Mapping[str, Callable[..., Any]], prototypes: Mapping[str, Prototype]
+    ) -> dict[str, Any]:
+        unknown = sorted(set(functions) - set(prototypes))
+        if unknown:
+            raise ValueError(f"not bound functions (absent from the prototype table): {unknown}")
+        return {name: _wrap_python(prototypes[name], fn) for name, fn in functions.items()}
+
+    @property
+    def symbols(self) -> frozenset[str]:
+        """The bound names this library provides."""
+        return frozenset(self._cfuncs)
+
+    def cfunc(self, name: str) -> Any:
+        """The underlying ctypes function object (no NULL guard), or ``None`` if absent."""
+        return self._cfuncs.get(name)
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        functions = self.__dict__.get("_functions")
+        if functions is not None and name in functions:
+            return functions[name]
+        raise AttributeError(f"{name!r} is not a function bound by this {self._kind} binding")
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *self.__dict__.get("_functions", {})})
+
+    def __repr__(self) -> str:
+        version = ".".join(map(str, self.version))
+        return f"<{type(self).__name__} {version} from {self.path or 'injected functions'}>"

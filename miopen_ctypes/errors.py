@@ -1,0 +1,230 @@
+"""Exceptions of the binding: one class per ``miopenStatus_t``, raised in one place.
+
+``check_status`` (used as the ``errcheck`` of every status-returning function) maps a status to
+its class through ``STATUS_ERRORS``::
+
+    >>> try:
+    ...     check_status("miopenSet4dTensorDescriptor", 3, "miopenStatusBadParm")
+    ... except MIOpenBadParmError as exc:
+    ...     print(exc)
+    miopenSet4dTensorDescriptor failed: miopenStatusBadParm (3): miopenStatusBadParm
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .enums import miopenStatus_t
+
+__all__ = [
+    "STATUS_ERRORS",
+    "HipError",
+    "HipNotFoundError",
+    "LibraryNotFoundError",
+    "MIOpenAllocFailedError",
+    "MIOpenBadParmError",
+    "MIOpenError",
+    "MIOpenGpuOperationsSkippedError",
+    "MIOpenInternalError",
+    "MIOpenInvalidValueError",
+    "MIOpenNotFoundError",
+    "MIOpenNotImplementedError",
+    "MIOpenNotInitializedError",
+    "MIOpenStatusError",
+    "MIOpenUnknownError",
+    "MIOpenUnknownStatusError",
+    "MIOpenUnsupportedOpError",
+    "MIOpenVersionError",
+    "MIOpenVersionMismatchError",
+    "NullArgumentError",
+    "check_status",
+]
+
+
+class MIOpenError(Exception):
+    """Base of every error this binding raises."""
+
+
+class MIOpenStatusError(MIOpenError):
+    """A C function returned a status other than ``miopenStatusSuccess``.
+
+    ``function`` is the C symbol, ``status`` the raw value, ``text`` miopenGetErrorString's text
+    (``None`` when the library could not provide it).
+    """
+
+    status_value: int = -1
+
+    def __init__(self, function: str, status: int, text: str | None = None) -> None:
+        self.function = function
+        self.status = status
+        self.text = text
+        try:
+            status_name = miopenStatus_t(status).name
+        except ValueError:
+            status_name = "unknown miopenStatus_t"
+        message = f"{function} failed: {status_name} ({status})"
+        if text:
+            message += f": {text}"
+        super().__init__(message)
+
+
+class MIOpenNotInitializedError(MIOpenStatusError):
+    """miopenStatusNotInitialized (1)."""
+
+    status_value = 1
+
+
+class MIOpenInvalidValueError(MIOpenStatusError):
+    """miopenStatusInvalidValue (2)."""
+
+    status_value = 2
+
+
+class MIOpenBadParmError(MIOpenStatusError):
+    """miopenStatusBadParm (3): an argument was rejected by MIOpen."""
+
+    status_value = 3
+
+
+class MIOpenAllocFailedError(MIOpenStatusError):
+    """miopenStatusAllocFailed (4)."""
+
+    status_value = 4
+
+
+class MIOpenInternalError(MIOpenStatusError):
+    """miopenStatusInternalError (5)."""
+
+    status_value = 5
+
+
+class MIOpenNotImplementedError(MIOpenStatusError):
+    """miopenStatusNotImplemented (6): no solver/kernel supports this configuration."""
+
+    status_value = 6
+
+
+class MIOpenUnknownError(MIOpenStatusError):
+    """miopenStatusUnknownError (7)."""
+
+    status_value = 7
+
+
+class MIOpenUnsupportedOpError(MIOpenStatusError):
+    """miopenStatusUnsupportedOp (8): e.g. a fusion plan that does not compile."""
+
+    status_value = 8
+
+
+class MIOpenGpuOperationsSkippedError(MIOpenStatusError):
+    """miopenStatusGpuOperationsSkipped (9)."""
+
+    status_value = 9
+
+
+class MIOpenVersionMismatchError(MIOpenStatusError):
+    """miopenStatusVersionMismatch (10): e.g. a serialized solution from another version."""
+
+    status_value = 10
+
+
+class MIOpenUnknownStatusError(MIOpenStatusError):
+    """A status value the bound headers do not declare."""
+
+
+#: status value -> exception class (every non-success member of miopenStatus_t).
+STATUS_ERRORS: dict[int, type[MIOpenStatusError]] = {
+    cls.status_value: cls
+    for cls in (
+        MIOpenNotInitializedError,
+        MIOpenInvalidValueError,
+        MIOpenBadParmError,
+        MIOpenAllocFailedError,
+        MIOpenInternalError,
+        MIOpenNotImplementedError,
+        MIOpenUnknownError,
+        MIOpenUnsupportedOpError,
+        MIOpenGpuOperationsSkippedError,
+        MIOpenVersionMismatchError,
+    )
+}
+
+
+def check_status(function: str, status: int, text: str | None = None) -> None:
+    """Raise the ``MIOpenStatusError`` subclass for ``status`` unless it is success (0)."""
+    if status != 0:
+        raise STATUS_ERRORS.get(status, MIOpenUnknownStatusError)(function, status, text)
+
+
+class MIOpenVersionError(MIOpenError, NotImplementedError):
+    """The loaded library lacks a bound function (it was added in a later MIOpen)."""
+
+    def __init__(
+        self, function: str, since: tuple[int, int, int], loaded: tuple[int, int, int]
+    ) -> None:
+        self.function = function
+        self.since = since
+        self.loaded = loaded
+        need = ".".join(map(str, since))
+        have = ".".join(map(str, loaded))
+        if loaded >= since:
+            message = f"{function} requires MIOpen >= {need}, but the loaded {have} does not export it"
+        else:
+            message = f"{function} requires MIOpen >= {need}, loaded {have}"
+        super().__init__(message)
+
+
+class NullArgumentError(MIOpenError, ValueError):
+    """A NULL (``None`` or empty pointer) was passed where the C API requires a live object."""
+
+    def __init__(self, function: str, parameter: str, ctype: str) -> None:
+        self.function = function
+        self.parameter = parameter
+        super().__init__(
+            f"{function}: parameter {parameter!r} ({ctype}) must not be NULL; create it first "
+            "(e.g. with the matching miopenCreate* call)"
+        )
+
+
+class LibraryNotFoundError(MIOpenError, OSError):
+    """No candidate shared library could be loaded; ``attempts`` lists (place, reason)."""
+
+    library = "library"
+    env_var = ""
+
+    def __init__(self, attempts: Sequence[tuple[str, str]]) -> None:
+        self.attempts = list(attempts)
+        lines = [f"could not load {self.library}; tried, in order:"]
+        lines += [f"  - {place}: {reason}" for place, reason in self.attempts]
+        lines.append(
+            f"Point the package at a library with {self.env_var}=/path/to/the/library, "
+            "install ROCm (or TheRock's rocm-sdk wheels), or set ROCM_PATH."
+        )
+        super().__init__("\n".join(lines))
+
+
+class MIOpenNotFoundError(LibraryNotFoundError):
+    """libMIOpen could not be found or loaded."""
+
+    library = "MIOpen (libMIOpen.so.1 / MIOpen.dll)"
+    env_var = "HIPDNN_MIOPEN_LIBRARY"
+
+
+class HipNotFoundError(LibraryNotFoundError):
+    """The HIP runtime (libamdhip64 / amdhip64_N.dll) could not be found or loaded."""
+
+    library = "the HIP runtime (libamdhip64.so / amdhip64_N.dll)"
+    env_var = "HIPDNN_HIP_LIBRARY"
+
+
+class HipError(MIOpenError):
+    """A HIP runtime call returned a ``hipError_t`` other than ``hipSuccess``."""
+
+    def __init__(self, function: str, status: int, text: str | None = None) -> None:
+        self.function = function
+        self.status = status
+        self.text = text
+        message = f"{function} failed: hipError_t {status}"
+        if text:
+            message += f": {text}"
+        super().__init__(message)
