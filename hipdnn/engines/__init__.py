@@ -1,0 +1,75 @@
+"""Engine plugins: the contract (:mod:`hipdnn.engines.base`) and the registry.
+
+Built-in engines are imported lazily on the first :func:`registry` call, so ``import hipdnn``
+loads no C library. A built-in engine package registers its engine when imported (by calling
+:func:`register`) or exposes it as a module attribute ``ENGINE``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+
+from hipdnn.engines.base import (
+    BENCHMARKING_KNOB,
+    WORKSPACE_SIZE_LIMIT_KNOB,
+    Engine,
+    ExecutionPlan,
+    FloatConstraint,
+    IntConstraint,
+    Knob,
+    KnobSetting,
+    StringConstraint,
+    fnv1a_64,
+    get_engine,
+    register,
+    registry,
+    unregister,
+)
+
+__all__ = [
+    "BENCHMARKING_KNOB",
+    "BUILTIN_ENGINE_MODULES",
+    "WORKSPACE_SIZE_LIMIT_KNOB",
+    "Engine",
+    "ExecutionPlan",
+    "FloatConstraint",
+    "IntConstraint",
+    "Knob",
+    "KnobSetting",
+    "StringConstraint",
+    "fnv1a_64",
+    "get_engine",
+    "load_builtin_engines",
+    "register",
+    "registry",
+    "unregister",
+]
+
+#: Packages holding the built-in engines, imported by :func:`load_builtin_engines`.
+BUILTIN_ENGINE_MODULES = ("hipdnn.engines.reference", "hipdnn.engines.miopen")
+
+_loaded = False
+_load_lock = threading.Lock()
+#: Why a built-in engine package could not be imported (module -> message), for diagnostics.
+load_errors: dict[str, str] = {}
+
+
+def load_builtin_engines() -> None:
+    """Import the built-in engine packages once; an import failure is recorded, not raised."""
+    global _loaded
+    if _loaded:
+        return
+    with _load_lock:
+        if _loaded:
+            return
+        _loaded = True
+        for modname in BUILTIN_ENGINE_MODULES:
+            try:
+                module = importlib.import_module(modname)
+            except Exception as exc:  # a broken optional engine must not break the API
+                load_errors[modname] = f"{type(exc).__name__}: {exc}"
+                continue
+            engine = getattr(module, "ENGINE", None)
+            if isinstance(engine, Engine):
+                register(engine)

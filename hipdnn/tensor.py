@@ -1,0 +1,198 @@
+"""Tensor: cudnn-frontend's tensor attributes (dims, strides, dtype, uid, name, virtuality).
+
+Dims are logical N, C, (D,) H, W; the memory layout is expressed only by strides (in elements).
+Tensors are created by a graph (``graph.tensor(...)``, ``graph.tensor_like(...)``) or returned by
+its ops. Setters return the tensor, so they chain::
+
+    y = graph.conv_fprop(x, w, padding=[1, 1])
+    y.set_output(True).set_data_type(hipdnn.DataType.HALF).set_name("y")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from hipdnn.errors import ValidationError
+from hipdnn.types import DataType, to_data_type
+
+if TYPE_CHECKING:
+    from hipdnn.graph import Graph
+    from hipdnn.nodes import Node
+
+__all__ = ["Tensor"]
+
+
+def _int_tuple(values: Iterable[Any] | None, what: str, name: str) -> tuple[int, ...] | None:
+    if values is None:
+        return None
+    try:
+        out = tuple(int(v) for v in values)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"{what} must be a sequence of ints, got {values!r}",
+                              tensor=name) from exc
+    return out
+
+
+class Tensor:
+    """A graph tensor. Attributes are plain fields; cudnn-frontend's get_*/set_* also work.
+
+    ``dim``/``stride`` are tuples or None when not yet known; ``data_type`` is NOT_SET until the
+    graph fills it from its io/intermediate types at ``validate()``; ``uid`` is None until set
+    or assigned at ``validate()``. ``value`` is the baked value of a pass-by-value scalar.
+    """
+
+    __slots__ = (
+        "_dim_inferred", "_graph", "_producer", "_stride_inferred", "data_type", "dim",
+        "is_pass_by_value", "is_virtual", "name", "stride", "uid", "value",
+    )
+
+    def __init__(
+        self,
+        dim: Iterable[int] | None = None,
+        stride: Iterable[int] | None = None,
+        data_type: Any = DataType.NOT_SET,
+        *,
+        name: str = "",
+        uid: int | None = None,
+        is_virtual: bool = False,
+        is_pass_by_value: bool = False,
+        value: float | None = None,
+        graph: Graph | None = None,
+    ) -> None:
+        self.name: str = str(name or "")
+        self.dim: tuple[int, ...] | None = _int_tuple(dim, "dim", self.name)
+        self.stride: tuple[int, ...] | None = _int_tuple(stride, "stride", self.name)
+        self.data_type: DataType = to_data_type(data_type)
+        self.uid: int | None = None if uid is None or int(uid) < 0 else int(uid)
+        self.is_virtual: bool = bool(is_virtual)
+        self.is_pass_by_value: bool = bool(is_pass_by_value)
+        self.value: float | None = None if value is None else float(value)
+        self._graph = graph
+        self._producer: Node | None = None
+        self._dim_inferred = False
+        self._stride_inferred = False
+
+    # -- cudnn-frontend setters (chainable) -------------------------------------------------
+    def set_output(self, is_output: bool = True) -> Tensor:
+        """Mark as a graph output (non-virtual) or back to virtual; same as set_is_virtual(not b)."""
+        self.is_virtual = not bool(is_output)
+        return self
+
+    def set_is_virtual(self, is_virtual: bool) -> Tensor:
+        """Virtual tensors live only inside the graph and never appear in the variant pack."""
+        self.is_virtual = bool(is_virtual)
+        return self
+
+    def set_is_pass_by_value(self, is_pass_by_value: bool) -> Tensor:
+        """Pass-by-value tensors are host scalars (epsilon, momentum)."""
+        self.is_pass_by_value = bool(is_pass_by_value)
+        return self
+
+    def set_data_type(self, data_type: Any) -> Tensor:
+        """Set the element type (DataType, name, numpy or torch dtype)."""
+        self.data_type = to_data_type(data_type)
+        return self
+
+    def set_name(self, name: str) -> Tensor:
+        """Set the tensor's name."""
+        self.name = str(name)
+        return self
+
+    def set_uid(self, uid: int) -> Tensor:
+        """Set the unique id used as the variant-pack key."""
+        self.uid = None if uid is None or int(uid) < 0 else int(uid)
+        return self
+
+    def clear_uid(self) -> Tensor:
+        """Forget the uid (a new one is assigned at validate)."""
+        self.uid = None
+        return self
+
+    def set_dim(self, dim: Iterable[int]) -> Tensor:
+        """Set the logical dims N, C, (D,) H, W."""
+        self.dim = _int_tuple(dim, "dim", self.name)
+        self._dim_inferred = False
+        return self
+
+    def set_stride(self, stride: Iterable[int]) -> Tensor:
+        """Set strides in elements (layout); same length as dim."""
+        self.stride = _int_tuple(stride, "stride", self.name)
+        self._stride_inferred = False
+        return self
+
+    def set_value(self, value: float | None) -> Tensor:
+        """Bake a scalar value into a pass-by-value tensor (None: take it from the variant pack)."""
+        self.value = None if value is None else float(value)
+        return self
+
+    # -- cudnn-frontend getters --------------------------------------------------------------
+    def get_dim(self) -> list[int]:
+        """The dims as a list (empty when unknown)."""
+        return list(self.dim or ())
+
+    def get_stride(self) -> list[int]:
+        """The strides as a list (empty when unknown)."""
+        return list(self.stride or ())
+
+    def get_data_type(self) -> DataType:
+        """The element type."""
+        return self.data_type
+
+    def get_name(self) -> str:
+        """The name."""
+        return self.name
+
+    def get_uid(self) -> int:
+        """The uid, or -1 when not assigned yet (as cudnn-frontend)."""
+        return -1 if self.uid is None else self.uid
+
+    def get_is_virtual(self) -> bool:
+        """True for graph-internal tensors."""
+        return self.is_virtual
+
+    def get_is_pass_by_value(self) -> bool:
+        """True for host scalars."""
+        return self.is_pass_by_value
+
+    def get_value(self) -> float | None:
+        """The baked scalar value, if any."""
+        return self.value
+
+    # -- helpers -----------------------------------------------------------------------------
+    @property
+    def graph(self) -> Graph | None:
+        """The graph that created this tensor."""
+        return self._graph
+
+    @property
+    def producer(self) -> Node | None:
+        """The node whose output this tensor is, if any."""
+        return self._producer
+
+    @property
+    def ndim(self) -> int:
+        """Number of dims (0 when unknown)."""
+        return len(self.dim or ())
+
+    def numel(self) -> int:
+        """Number of elements (0 when dims are unknown)."""
+        if self.dim is None:
+            return 0
+        n = 1
+        for d in self.dim:
+            n *= d
+        return n
+
+    def __repr__(self) -> str:
+        parts = [f"name={self.name!r}"]
+        if self.uid is not None:
+            parts.append(f"uid={self.uid}")
+        parts.append(f"dim={list(self.dim) if self.dim is not None else None}")
+        parts.append(f"stride={list(self.stride) if self.stride is not None else None}")
+        parts.append(f"data_type={self.data_type.name}")
+        if self.is_virtual:
+            parts.append("virtual")
+        if self.is_pass_by_value:
+            parts.append("pass_by_value" + (f"={self.value!r}" if self.value is not None else ""))
+        return f"Tensor({', '.join(parts)})"

@@ -1,0 +1,222 @@
+"""hipDNN's enumerations, with hipDNN's numeric values (``hipdnn_frontend/Types.hpp``).
+
+Every enum is an :class:`enum.IntEnum`, so a value passes straight into a C ``int`` and prints
+its name. :func:`to_data_type` turns the spellings users write (``DataType``, ``"half"``, a numpy
+or torch dtype) into a :class:`DataType`.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+__all__ = [
+    "BuildPlanPolicy",
+    "ConvolutionMode",
+    "DataType",
+    "HeurMode",
+    "KnobValueType",
+    "NormFwdPhase",
+    "PointwiseMode",
+    "to_data_type",
+]
+
+
+class DataType(enum.IntEnum):
+    """Tensor element types (values of hipDNN's ``DataType`` / flatbuffer ``data_types.fbs``)."""
+
+    NOT_SET = 0
+    FLOAT = 1
+    HALF = 2
+    BFLOAT16 = 3
+    DOUBLE = 4
+    UINT8 = 5
+    INT32 = 6
+    INT8 = 7
+    FP8_E4M3 = 8
+    FP8_E5M2 = 9
+    FP8_E8M0 = 10
+    FP4_E2M1 = 11
+    FP6_E2M3 = 12
+    FP6_E3M2 = 13
+    INT4 = 14
+    INT64 = 15
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element (0 for NOT_SET and for sub-byte types)."""
+        return _ITEMSIZE.get(self, 0)
+
+    @property
+    def is_floating(self) -> bool:
+        """True for FLOAT, HALF, BFLOAT16, DOUBLE and the FP8/FP6/FP4 types."""
+        return self in _FLOATING
+
+
+_ITEMSIZE = {
+    DataType.FLOAT: 4, DataType.HALF: 2, DataType.BFLOAT16: 2, DataType.DOUBLE: 8,
+    DataType.UINT8: 1, DataType.INT32: 4, DataType.INT8: 1, DataType.FP8_E4M3: 1,
+    DataType.FP8_E5M2: 1, DataType.FP8_E8M0: 1, DataType.INT64: 8,
+}
+_FLOATING = frozenset({
+    DataType.FLOAT, DataType.HALF, DataType.BFLOAT16, DataType.DOUBLE, DataType.FP8_E4M3,
+    DataType.FP8_E5M2, DataType.FP8_E8M0, DataType.FP4_E2M1, DataType.FP6_E2M3, DataType.FP6_E3M2,
+})
+
+# Spellings of numpy / torch / ml_dtypes dtypes (by name, so nothing is imported here).
+_DTYPE_NAMES = {
+    "float32": DataType.FLOAT, "float": DataType.FLOAT, "fp32": DataType.FLOAT,
+    "float16": DataType.HALF, "half": DataType.HALF, "fp16": DataType.HALF,
+    "bfloat16": DataType.BFLOAT16, "bf16": DataType.BFLOAT16,
+    "float64": DataType.DOUBLE, "double": DataType.DOUBLE, "fp64": DataType.DOUBLE,
+    "uint8": DataType.UINT8, "int32": DataType.INT32, "int8": DataType.INT8,
+    "int64": DataType.INT64, "float8_e4m3fn": DataType.FP8_E4M3, "float8_e5m2": DataType.FP8_E5M2,
+    "not_set": DataType.NOT_SET,
+}
+
+
+def to_data_type(value: Any) -> DataType:
+    """Coerce ``value`` to a :class:`DataType`.
+
+    Accepts a DataType, its int value, a name (``"HALF"``, ``"float16"``, ``"bf16"``), a numpy
+    dtype or scalar type, a torch dtype (``torch.float16``) or ``None`` (NOT_SET).
+
+    >>> to_data_type("float16")
+    <DataType.HALF: 2>
+    """
+    if value is None:
+        return DataType.NOT_SET
+    if isinstance(value, DataType):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return DataType(value)
+    if isinstance(value, str):
+        name = value
+    else:
+        # numpy dtype (.name), numpy scalar type (__name__), torch dtype (str "torch.float16")
+        name = getattr(value, "name", None) or getattr(value, "__name__", None) or str(value)
+        if not isinstance(name, str):
+            name = str(value)
+    key = name.strip().lower().removeprefix("torch.").removeprefix("datatype.")
+    if key.upper() in DataType.__members__:
+        return DataType[key.upper()]
+    found = _DTYPE_NAMES.get(key)
+    if found is None:
+        known = ", ".join(m.name for m in DataType)
+        raise ValueError(f"unknown data type {value!r}; use one of {known} or a numpy/torch dtype")
+    return found
+
+
+class PointwiseMode(enum.IntEnum):
+    """Element-wise operations (hipDNN ``PointwiseMode``). Clamp is RELU_FWD with both clips."""
+
+    NOT_SET = 0
+    ABS = 1
+    ADD = 2
+    ADD_SQUARE = 3
+    BINARY_SELECT = 4
+    CEIL = 5
+    CMP_EQ = 6
+    CMP_GE = 7
+    CMP_GT = 8
+    CMP_LE = 9
+    CMP_LT = 10
+    CMP_NEQ = 11
+    DIV = 12
+    ELU_BWD = 13
+    ELU_FWD = 14
+    ERF = 15
+    EXP = 16
+    FLOOR = 17
+    GELU_APPROX_TANH_BWD = 18
+    GELU_APPROX_TANH_FWD = 19
+    GELU_BWD = 20
+    GELU_FWD = 21
+    GEN_INDEX = 22
+    IDENTITY = 23
+    LOG = 24
+    LOGICAL_AND = 25
+    LOGICAL_NOT = 26
+    LOGICAL_OR = 27
+    MAX = 28
+    MIN = 29
+    MUL = 30
+    NEG = 31
+    RECIPROCAL = 32
+    RELU_BWD = 33
+    RELU_FWD = 34
+    RSQRT = 35
+    SIGMOID_BWD = 36
+    SIGMOID_FWD = 37
+    SIN = 38
+    SOFTPLUS_BWD = 39
+    SOFTPLUS_FWD = 40
+    SQRT = 41
+    SUB = 42
+    SWISH_BWD = 43
+    SWISH_FWD = 44
+    TAN = 45
+    TANH_BWD = 46
+    TANH_FWD = 47
+
+    @property
+    def arity(self) -> int:
+        """Number of tensor inputs the mode takes (1, 2 or 3)."""
+        if self in _TERNARY:
+            return 3
+        if self in _BINARY:
+            return 2
+        return 1
+
+
+_TERNARY = frozenset({PointwiseMode.BINARY_SELECT})
+_BINARY = frozenset({
+    PointwiseMode.ADD, PointwiseMode.ADD_SQUARE, PointwiseMode.CMP_EQ, PointwiseMode.CMP_GE,
+    PointwiseMode.CMP_GT, PointwiseMode.CMP_LE, PointwiseMode.CMP_LT, PointwiseMode.CMP_NEQ,
+    PointwiseMode.DIV, PointwiseMode.ELU_BWD, PointwiseMode.GELU_APPROX_TANH_BWD,
+    PointwiseMode.GELU_BWD, PointwiseMode.GEN_INDEX, PointwiseMode.LOGICAL_AND,
+    PointwiseMode.LOGICAL_OR, PointwiseMode.MAX, PointwiseMode.MIN, PointwiseMode.MUL,
+    PointwiseMode.RELU_BWD, PointwiseMode.SIGMOID_BWD, PointwiseMode.SOFTPLUS_BWD,
+    PointwiseMode.SUB, PointwiseMode.SWISH_BWD, PointwiseMode.TANH_BWD,
+})
+
+
+class ConvolutionMode(enum.IntEnum):
+    """How the filter is applied; MIOpen engines support CROSS_CORRELATION only."""
+
+    NOT_SET = 0
+    CROSS_CORRELATION = 1
+    CONVOLUTION = 2
+
+
+class HeurMode(enum.IntEnum):
+    """Heuristic modes. hipDNN maps every mode to its static engine order (FALLBACK)."""
+
+    FALLBACK = 0
+    A = 1
+    B = 2
+    OPENSOURCE = 3
+
+
+class BuildPlanPolicy(enum.IntEnum):
+    """Which plans ``build_plans`` builds: the heuristics' first choice, or every candidate."""
+
+    HEURISTICS_CHOICE = 0
+    ALL = 1
+
+
+class KnobValueType(enum.IntEnum):
+    """Value type of an engine knob."""
+
+    NOT_SET = 0
+    INT64 = 1
+    FLOAT64 = 2
+    STRING = 3
+
+
+class NormFwdPhase(enum.IntEnum):
+    """Forward phase of a normalization (hipDNN ``NormFwdPhase``)."""
+
+    NOT_SET = 0
+    INFERENCE = 1
+    TRAINING = 2
