@@ -1,0 +1,289 @@
+"""Convolution kernels (cross-correlation) for the reference engine: im2col/col2im + BLAS GEMMs.
+
+Every function takes logical N,C,(D),H,W arrays of any strides and dtype and returns float32 in
+logical order. Internally one of two memory orders is chosen from the main input's strides:
+channels-last (GEMM rows = output pixels, columns = channels) or channels-first (one GEMM per
+image with the pixels as the fast axis). Python loops run only over kernel offsets (col2im);
+everything else is strided views, one contiguous copy, and ``np.matmul``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from math import prod
+
+import numpy as np
+
+from hipdnn.shapes import conv_output_dims
+
+__all__ = ["conv_dgrad", "conv_fprop", "conv_wgrad"]
+
+_F32 = np.float32
+
+
+def _channels_last(a: np.ndarray) -> bool:
+    """True when the channel axis is the fastest-moving axis in memory (NHWC/NDHWC-like)."""
+    if a.ndim < 3 or a.shape[1] == 1:
+        return False
+    inner = [abs(s) for n, s in zip(a.shape[2:], a.strides[2:], strict=True) if n > 1]
+    return not inner or abs(a.strides[1]) < min(inner)
+
+
+def _to_cl(a: np.ndarray) -> np.ndarray:
+    """Logical (N, C, *S) -> contiguous float32 (N, *S, C); no copy when already so."""
+    return np.ascontiguousarray(np.moveaxis(a, 1, -1), dtype=_F32)
+
+
+def _to_cf(a: np.ndarray) -> np.ndarray:
+    """Logical (N, C, *S) -> contiguous float32 (N, C, *S); no copy when already so."""
+    return np.ascontiguousarray(a, dtype=_F32)
+
+
+def _pad(a: np.ndarray, sp_axis0: int, pre: Sequence[int], post: Sequence[int]) -> np.ndarray:
+    """Zero-pad the spatial axes (starting at ``sp_axis0``) of a contiguous array; negative post crops."""
+    if not any(pre) and not any(post):
+        return a
+    shape = list(a.shape)
+    src = [slice(None)] * a.ndim
+    dst = [slice(None)] * a.ndim
+    for i, (p, q) in enumerate(zip(pre, post, strict=True)):
+        ax = sp_axis0 + i
+        n = a.shape[ax]
+        shape[ax] = n + p + q
+        keep = min(n, n + q)  # a negative post padding drops trailing input
+        src[ax] = slice(0, keep)
+        dst[ax] = slice(p, p + keep)
+    out = np.zeros(shape, dtype=a.dtype)
+    out[tuple(dst)] = a[tuple(src)]
+    return out
+
+
+def _windows(
+    xp: np.ndarray,
+    channels_last: bool,
+    ksize: Sequence[int],
+    out_sp: Sequence[int],
+    stride: Sequence[int],
+    dilation: Sequence[int],
+) -> np.ndarray:
+    """Strided window view: (N, *O, *K, C) if channels_last else (N, C, *K, *O); no copy."""
+    nsp = len(ksize)
+    if channels_last:
+        sp_strides = xp.strides[1 : 1 + nsp]
+        shape = (xp.shape[0], *out_sp, *ksize, xp.shape[-1])
+        strides = (
+            xp.strides[0],
+            *(s * st for s, st in zip(sp_strides, stride, strict=True)),
+            *(s * d for s, d in zip(sp_strides, dilation, strict=True)),
+            xp.strides[-1],
+        )
+    else:
+        sp_strides = xp.strides[2:]
+        shape = (xp.shape[0], xp.shape[1], *ksize, *out_sp)
+        strides = (
+            xp.strides[0],
+            xp.strides[1],
+            *(s * d for s, d in zip(sp_strides, dilation, strict=True)),
+            *(s * st for s, st in zip(sp_strides, stride, strict=True)),
+        )
+    return np.lib.stride_tricks.as_strided(xp, shape, strides, writeable=False)
+
+
+def _im2col(
+    x: np.ndarray,
+    channels_last: bool,
+    ksize: Sequence[int],
+    out_sp: Sequence[int],
+    pre: Sequence[int],
+    post: Sequence[int],
+    stride: Sequence[int],
+    dilation: Sequence[int],
+) -> np.ndarray:
+    """Contiguous columns: (N*P, prod(K)*C) channels-last or (N, C*prod(K), P) channels-first."""
+    n, c = x.shape[0], x.shape[1]
+    p = prod(out_sp)
+    kk = prod(ksize)
+    trivial = kk == 1 and not any(pre) and not any(post) and all(s == 1 for s in stride)
+    if channels_last:
+        xc = _to_cl(x)
+        if trivial and tuple(xc.shape[1:-1]) == tuple(out_sp):
+            return xc.reshape(n * p, c)
+        view = _windows(_pad(xc, 1, pre, post), True, ksize, out_sp, stride, dilation)
+        return np.ascontiguousarray(view).reshape(n * p, kk * c)
+    xc = _to_cf(x)
+    if trivial and tuple(xc.shape[2:]) == tuple(out_sp):
+        return xc.reshape(n, c, p)
+    view = _windows(_pad(xc, 2, pre, post), False, ksize, out_sp, stride, dilation)
+    return np.ascontiguousarray(view).reshape(n, c * kk, p)
+
+
+def _check(
+    x_shape: Sequence[int], w_shape: Sequence[int], groups: int, nsp: int, *params: Sequence[int]
+) -> None:
+    if len(x_shape) != nsp + 2 or len(w_shape) != nsp + 2:
+        raise ValueError(f"conv needs {nsp + 2}-d x and w, got {tuple(x_shape)} and {tuple(w_shape)}")
+    if groups < 1 or x_shape[1] != w_shape[1] * groups or w_shape[0] % groups:
+        raise ValueError(
+            f"groups={groups} does not fit x channels {x_shape[1]} and w {tuple(w_shape)}"
+        )
+    for prm in params:
+        if len(prm) != nsp:
+            raise ValueError(f"conv parameter {tuple(prm)} must have {nsp} entries")
+
+
+def conv_fprop(
+    x: np.ndarray,
+    w: np.ndarray,
+    pre_padding: Sequence[int],
+    post_padding: Sequence[int],
+    stride: Sequence[int],
+    dilation: Sequence[int],
+    groups: int = 1,
+) -> np.ndarray:
+    """Forward cross-correlation: y[n,k,o] = sum_{c,r} x[n, g*Cg+c, o*stride + r*dilation - pre] * w[k,c,r].
+
+    >>> conv_fprop(np.ones((1, 1, 3, 3)), np.ones((1, 1, 2, 2)), [0, 0], [0, 0], [1, 1], [1, 1]).tolist()
+    [[[[4.0, 4.0], [4.0, 4.0]]]]
+    """
+    nsp = x.ndim - 2
+    _check(x.shape, w.shape, groups, nsp, pre_padding, post_padding, stride, dilation)
+    y_dim = conv_output_dims(x.shape, w.shape, pre_padding, post_padding, stride, dilation)
+    n, k, out_sp = y_dim[0], y_dim[1], y_dim[2:]
+    ksize = w.shape[2:]
+    kk, cg, kg, g = prod(ksize), w.shape[1], k // groups, groups
+    p = prod(out_sp)
+    wf = w.astype(_F32, copy=False)
+    cl = _channels_last(x)
+    cols = _im2col(x, cl, ksize, out_sp, pre_padding, post_padding, stride, dilation)
+    if cl:
+        # rows: output pixels; columns ordered (K offsets, G, Cg)
+        w_cl = np.moveaxis(wf.reshape(g, kg, cg, kk), 1, -1)  # (G, Cg, KK, Kg)
+        if g == 1:
+            y = cols @ np.ascontiguousarray(w_cl[0].transpose(1, 0, 2)).reshape(kk * cg, kg)
+        else:
+            cg_cols = np.ascontiguousarray(cols.reshape(n * p, kk, g, cg).transpose(2, 0, 1, 3))
+            wg = np.ascontiguousarray(w_cl.transpose(0, 2, 1, 3)).reshape(g, kk * cg, kg)
+            y = (cg_cols.reshape(g, n * p, kk * cg) @ wg).transpose(1, 0, 2).reshape(n * p, k)
+        return np.moveaxis(y.reshape(n, *out_sp, k), -1, 1)
+    # channels-first: cols (N, C*KK, P) with C = (G, Cg); one GEMM per image and group
+    wg = np.ascontiguousarray(wf).reshape(g, kg, cg * kk)
+    y = np.matmul(wg, cols.reshape(n, g, cg * kk, p))
+    return y.reshape(n, k, *out_sp)
+
+
+def conv_dgrad(
+    dy: np.ndarray,
+    w: np.ndarray,
+    x_shape: Sequence[int],
+    pre_padding: Sequence[int],
+    post_padding: Sequence[int],
+    stride: Sequence[int],
+    dilation: Sequence[int],
+    groups: int = 1,
+) -> np.ndarray:
+    """Gradient of :func:`conv_fprop` with respect to x (shape ``x_shape``), via GEMM + col2im."""
+    nsp = dy.ndim - 2
+    x_shape = tuple(int(v) for v in x_shape)
+    _check(x_shape, w.shape, groups, nsp, pre_padding, post_padding, stride, dilation)
+    y_dim = conv_output_dims(x_shape, w.shape, pre_padding, post_padding, stride, dilation)
+    if tuple(dy.shape) != y_dim:
+        raise ValueError(f"dy shape {tuple(dy.shape)} != conv output shape {y_dim}")
+    n, k, out_sp = y_dim[0], y_dim[1], y_dim[2:]
+    c, ksize = x_shape[1], w.shape[2:]
+    kk, cg, kg, g = prod(ksize), w.shape[1], k // groups, groups
+    p = prod(out_sp)
+    wf = w.astype(_F32, copy=False)
+    in_sp = x_shape[2:]
+    trivial = kk == 1 and not any(pre_padding) and all(s == 1 for s in stride)
+    # padded extent: big enough for the input and for every window position
+    ext = [
+        max(in_sp[i] + pre_padding[i], (out_sp[i] - 1) * stride[i] + (ksize[i] - 1) * dilation[i] + 1)
+        for i in range(nsp)
+    ]
+    cl = _channels_last(dy)
+    dyc: np.ndarray
+    if cl:
+        dyc = _to_cl(dy).reshape(n * p, k)
+        w_cl = np.moveaxis(wf.reshape(g, kg, cg, kk), 2, -1)  # (G, Kg, KK, Cg)
+        if g == 1:
+            cols: np.ndarray = dyc @ np.ascontiguousarray(w_cl[0]).reshape(kg, kk * cg)
+            cols6 = cols.reshape(n, *out_sp, *ksize, c)
+        else:
+            dyg = np.ascontiguousarray(dyc.reshape(n * p, g, kg).transpose(1, 0, 2))
+            cols = dyg @ np.ascontiguousarray(w_cl).reshape(g, kg, kk * cg)  # (G, NP, KK*Cg)
+            cols6 = np.moveaxis(cols.reshape(g, n, *out_sp, *ksize, cg), 0, -2)  # (..., G, Cg)
+        if trivial and all(o == i for o, i in zip(out_sp, in_sp, strict=True)):
+            return np.moveaxis(cols6.reshape(n, *out_sp, c), -1, 1)
+        dxp = np.zeros((n, *ext, c), dtype=_F32)
+        for off in itertools.product(*(range(kd) for kd in ksize)):
+            sl = tuple(
+                slice(off[i] * dilation[i], off[i] * dilation[i] + (out_sp[i] - 1) * stride[i] + 1, stride[i])
+                for i in range(nsp)
+            )
+            src = cols6[(slice(None),) * (1 + nsp) + off]
+            if cols6.ndim != 2 + 2 * nsp:  # grouped: (..., G, Cg) -> (..., C)
+                src = src.reshape(*src.shape[:-2], c)
+            dst = (slice(None), *sl)
+            dxp[dst] += src
+        crop = tuple(slice(pre_padding[i], pre_padding[i] + in_sp[i]) for i in range(nsp))
+        keep: tuple[slice, ...] = (slice(None), *crop)
+        return np.moveaxis(dxp[keep], -1, 1)
+    dyc = _to_cf(dy).reshape(n, g, kg, p)
+    wt = np.ascontiguousarray(wf.reshape(g, kg, cg * kk).transpose(0, 2, 1))  # (G, Cg*KK, Kg)
+    cols = np.matmul(wt, dyc).reshape(n, c, *ksize, *out_sp)
+    if trivial and all(o == i for o, i in zip(out_sp, in_sp, strict=True)):
+        return cols.reshape(n, c, *out_sp)
+    dxp = np.zeros((n, c, *ext), dtype=_F32)
+    for off in itertools.product(*(range(kd) for kd in ksize)):
+        sl = tuple(
+            slice(off[i] * dilation[i], off[i] * dilation[i] + (out_sp[i] - 1) * stride[i] + 1, stride[i])
+            for i in range(nsp)
+        )
+        dst = (slice(None), slice(None), *sl)
+        src_idx: tuple[slice | int, ...] = (slice(None), slice(None), *off)
+        dxp[dst] += cols[src_idx]
+    crop = tuple(slice(pre_padding[i], pre_padding[i] + in_sp[i]) for i in range(nsp))
+    keep_cf: tuple[slice, ...] = (slice(None), slice(None), *crop)
+    return dxp[keep_cf]
+
+
+def conv_wgrad(
+    x: np.ndarray,
+    dy: np.ndarray,
+    w_shape: Sequence[int],
+    pre_padding: Sequence[int],
+    post_padding: Sequence[int],
+    stride: Sequence[int],
+    dilation: Sequence[int],
+    groups: int = 1,
+) -> np.ndarray:
+    """Gradient of :func:`conv_fprop` with respect to w (shape ``w_shape``): dy^T @ im2col(x)."""
+    nsp = x.ndim - 2
+    w_shape = tuple(int(v) for v in w_shape)
+    _check(x.shape, w_shape, groups, nsp, pre_padding, post_padding, stride, dilation)
+    y_dim = conv_output_dims(x.shape, w_shape, pre_padding, post_padding, stride, dilation)
+    if tuple(dy.shape) != y_dim:
+        raise ValueError(f"dy shape {tuple(dy.shape)} != conv output shape {y_dim}")
+    n, k, out_sp = y_dim[0], y_dim[1], y_dim[2:]
+    ksize = w_shape[2:]
+    kk, cg, kg, g = prod(ksize), w_shape[1], k // groups, groups
+    p = prod(out_sp)
+    cl = _channels_last(x)
+    cols = _im2col(x, cl, ksize, out_sp, pre_padding, post_padding, stride, dilation)
+    dyc: np.ndarray
+    if cl:
+        dyc = _to_cl(dy).reshape(n * p, k)
+        if g == 1:
+            dw = dyc.T @ cols  # (K, KK*C)
+            return np.moveaxis(dw.reshape(k, *ksize, cg), -1, 1)
+        cols_g = cols.reshape(n * p, kk, g, cg)
+        dws = []
+        for gi in range(g):  # one GEMM per group
+            dws.append(dyc[:, gi * kg : (gi + 1) * kg].T @ cols_g[:, :, gi, :].reshape(n * p, kk * cg))
+        dw = np.concatenate(dws, axis=0)
+        return np.moveaxis(dw.reshape(k, *ksize, cg), -1, 1)
+    dyc = _to_cf(dy).reshape(n, g, kg, p)
+    colsg = cols.reshape(n, g, cg * kk, p)
+    dw = np.matmul(dyc, colsg.swapaxes(-1, -2)).sum(axis=0, dtype=_F32)  # (G, Kg, Cg*KK)
+    return dw.reshape(w_shape)
