@@ -1,0 +1,134 @@
+"""Handle: the device and stream a graph runs on, plus per-engine state (e.g. a miopenHandle_t).
+
+Creating a Handle loads nothing: engines create their state lazily through :meth:`Handle.state`
+the first time they need it, and :meth:`Handle.close` closes every state that has ``close()``.
+
+>>> h = Handle(device=0)
+>>> h.state("counter", lambda handle: [handle.device])
+[0]
+>>> h.close()
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from hipdnn.errors import GraphStateError
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+__all__ = ["Handle", "create_handle", "default_handle", "destroy_handle", "get_stream",
+           "set_stream"]
+
+T = TypeVar("T")
+
+
+class Handle:
+    """A device (ordinal) and a stream (an int ``hipStream_t``, None = the default stream)."""
+
+    def __init__(self, device: int = 0, stream: int | None = None) -> None:
+        self.device = int(device)
+        self.stream: int | None = int(stream) if stream else None
+        self._states: dict[Hashable, Any] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def state(self, key: Hashable, factory: Callable[[Handle], T]) -> T:
+        """The engine state stored under ``key``, created with ``factory(self)`` on first use."""
+        if self._closed:
+            raise GraphStateError(f"{self!r} is closed")
+        with self._lock:
+            if key not in self._states:
+                self._states[key] = factory(self)
+            return self._states[key]  # type: ignore[no-any-return]
+
+    def peek_state(self, key: Hashable) -> Any:
+        """The state under ``key`` if it was created, else None (never creates it)."""
+        return self._states.get(key)
+
+    def set_stream(self, stream: int | None) -> None:
+        """Switch stream; engine states with ``set_stream`` follow (idempotent when unchanged)."""
+        stream = int(stream) if stream else None
+        if stream == self.stream:
+            return
+        self.stream = stream
+        for st in list(self._states.values()):
+            setter = getattr(st, "set_stream", None)
+            if callable(setter):
+                setter(stream)
+
+    def get_stream(self) -> int | None:
+        """The current stream (None: default stream)."""
+        return self.stream
+
+    def synchronize(self) -> None:
+        """Wait for work on the stream: engine states with ``synchronize`` are asked to."""
+        for st in list(self._states.values()):
+            sync = getattr(st, "synchronize", None)
+            if callable(sync):
+                sync()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
+
+    def close(self) -> None:
+        """Close every engine state (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        with self._lock:
+            states, self._states = list(self._states.values()), {}
+        for st in states:
+            closer = getattr(st, "close", None)
+            if callable(closer):
+                closer()
+
+    def __enter__(self) -> Handle:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        stream = "default" if self.stream is None else hex(self.stream)
+        return f"<hipdnn.Handle device={self.device} stream={stream}{' closed' if self._closed else ''}>"
+
+
+_default = threading.local()
+
+
+def default_handle(device: int = 0) -> Handle:
+    """The calling thread's default handle for ``device`` (created on first use)."""
+    handles: dict[int, Handle] | None = getattr(_default, "handles", None)
+    if handles is None:
+        handles = _default.handles = {}
+    h = handles.get(device)
+    if h is None or h.closed:
+        h = handles[device] = Handle(device)
+    return h
+
+
+def create_handle(device: int = 0, stream: int | None = None) -> Handle:
+    """cudnn-frontend spelling: a new :class:`Handle`."""
+    return Handle(device, stream)
+
+
+def destroy_handle(handle: Handle) -> None:
+    """cudnn-frontend spelling of ``handle.close()``."""
+    handle.close()
+
+
+def set_stream(handle: Handle, stream: int | None) -> None:
+    """cudnn-frontend spelling of ``handle.set_stream(stream)``."""
+    handle.set_stream(stream)
+
+
+def get_stream(handle: Handle) -> int | None:
+    """cudnn-frontend spelling of ``handle.get_stream()``."""
+    return handle.get_stream()
