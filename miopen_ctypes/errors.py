@@ -181,8 +181,8 @@ class NullArgumentError(MIOpenError, ValueError):
         self.function = function
         self.parameter = parameter
         super().__init__(
-            f"{function}: parameter {parameter!r} ({ctype}) must not be NULL; create it first "
-            "(e.g. with the matching miopenCreate* call)"
+            f"{function}: parameter {parameter!r} ({ctype}) must not be NULL; pass a live "
+            f"{ctype} (created by its Create call)"
         )
 
 
