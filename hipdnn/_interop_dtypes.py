@@ -1,0 +1,126 @@
+"""Element-type mappings between hipdnn's :class:`DataType` and numpy, torch and DLPack.
+
+torch is never imported to map *from* a torch dtype (dtypes are matched by name); only
+:func:`dtype_to_torch` imports it. Only the DataType members the graph layer defines take part.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from hipdnn.errors import VariantPackError
+from hipdnn.types import DataType
+
+__all__ = [
+    "dlpack_to_dtype",
+    "dtype_to_numpy",
+    "dtype_to_torch",
+    "numpy_to_dtype",
+    "torch_to_dtype",
+]
+
+_NUMPY_BY_NAME: dict[str, Any] = {
+    "FLOAT": np.float32,
+    "HALF": np.float16,
+    "BFLOAT16": ml_dtypes.bfloat16,
+    "DOUBLE": np.float64,
+    "UINT8": np.uint8,
+    "INT32": np.int32,
+    "INT8": np.int8,
+    "INT64": np.int64,
+    "BOOLEAN": np.bool_,
+    "FP8_E4M3": ml_dtypes.float8_e4m3fn,
+    "FP8_E5M2": ml_dtypes.float8_e5m2,
+    "FP8_E8M0": getattr(ml_dtypes, "float8_e8m0fnu", None),  # ml_dtypes >= 0.5
+}
+_TORCH_BY_NAME: dict[str, str] = {
+    "FLOAT": "float32",
+    "HALF": "float16",
+    "BFLOAT16": "bfloat16",
+    "DOUBLE": "float64",
+    "UINT8": "uint8",
+    "INT32": "int32",
+    "INT8": "int8",
+    "INT64": "int64",
+    "BOOLEAN": "bool",
+    "FP8_E4M3": "float8_e4m3fn",
+    "FP8_E5M2": "float8_e5m2",
+    "FP8_E8M0": "float8_e8m0fnu",
+}
+# Only the DataType members the graph layer defines take part in the mappings.
+_TO_NUMPY: dict[DataType, np.dtype[Any]] = {
+    dt: np.dtype(_NUMPY_BY_NAME[dt.name])
+    for dt in DataType
+    if _NUMPY_BY_NAME.get(dt.name) is not None
+}
+_FROM_NUMPY: dict[np.dtype[Any], DataType] = {v: k for k, v in _TO_NUMPY.items()}
+_FROM_TORCH: dict[str, DataType] = {
+    f"torch.{_TORCH_BY_NAME[dt.name]}": dt for dt in _TO_NUMPY if dt.name in _TORCH_BY_NAME
+}
+
+# (code, bits, lanes) -> DataType; kDLInt=0, kDLUInt=1, kDLFloat=2, kDLBfloat=4, kDLBool=6,
+# kDLFloat8_e4m3fn=10, kDLFloat8_e5m2=12, kDLFloat8_e8m0fnu=14 (as torch exports them).
+_DLPACK_BY_NAME = {
+    "FLOAT": (2, 32), "HALF": (2, 16), "BFLOAT16": (4, 16), "DOUBLE": (2, 64),
+    "UINT8": (1, 8), "INT32": (0, 32), "INT8": (0, 8), "INT64": (0, 64), "BOOLEAN": (6, 8),
+    "FP8_E4M3": (10, 8), "FP8_E5M2": (12, 8), "FP8_E8M0": (14, 8),
+}
+_DLPACK_DTYPES: dict[tuple[int, int, int], DataType] = {
+    (*_DLPACK_BY_NAME[dt.name], 1): dt for dt in DataType if dt.name in _DLPACK_BY_NAME
+}
+
+
+def dtype_to_numpy(data_type: DataType) -> np.dtype[Any]:
+    """numpy dtype for a :class:`DataType` (``BFLOAT16`` -> ``ml_dtypes.bfloat16``)."""
+    try:
+        return _TO_NUMPY[DataType(data_type)]
+    except (KeyError, ValueError):
+        valid = ", ".join(dt.name for dt in _TO_NUMPY)
+        raise VariantPackError(
+            f"data type {data_type!r} has no numpy equivalent; valid: {valid}"
+        ) from None
+
+
+def numpy_to_dtype(dtype: Any) -> DataType:
+    """:class:`DataType` for a numpy dtype (or anything ``np.dtype`` accepts)."""
+    np_dtype = np.dtype(dtype)
+    found = _FROM_NUMPY.get(np_dtype.newbyteorder("=") if np_dtype.isnative else np_dtype)
+    if found is None:
+        valid = ", ".join(str(d) for d in _FROM_NUMPY)
+        raise VariantPackError(f"numpy dtype {np_dtype} is not supported; valid: {valid}")
+    return found
+
+
+def torch_to_dtype(torch_dtype: Any) -> DataType:
+    """:class:`DataType` for a ``torch.dtype``, matched by name (torch is not imported)."""
+    found = _FROM_TORCH.get(str(torch_dtype))
+    if found is None:
+        valid = ", ".join(_FROM_TORCH)
+        raise VariantPackError(f"torch dtype {torch_dtype} is not supported; valid: {valid}")
+    return found
+
+
+def dtype_to_torch(data_type: DataType) -> Any:
+    """``torch.dtype`` for a :class:`DataType` (imports torch on first use)."""
+    import torch
+
+    name = _TORCH_BY_NAME.get(DataType(data_type).name)
+    if name is None or not hasattr(torch, name):
+        raise VariantPackError(f"data type {data_type!r} has no torch equivalent")
+    return getattr(torch, name)
+
+
+
+def dlpack_to_dtype(code: int, bits: int, lanes: int) -> DataType:
+    """:class:`DataType` for a DLPack ``DLDataType`` (code, bits, lanes)."""
+    found = _DLPACK_DTYPES.get((code, bits, lanes))
+    if found is None:
+        valid = ", ".join(f"{dt.name}={key}" for key, dt in _DLPACK_DTYPES.items())
+        raise VariantPackError(
+            f"DLPack dtype (code={code}, bits={bits}, lanes={lanes}) is not supported; "
+            f"valid (code, bits, lanes): {valid}"
+        )
+    return found

@@ -1,0 +1,401 @@
+"""Variant-pack values -> :class:`Buffer` (pointer, device, shape, strides, dtype).
+
+One function, :func:`resolve`, turns whatever a user puts in a variant pack (a raw int
+pointer, a Python float, a numpy array, a torch tensor, any ``__dlpack__`` object, any
+``__cuda_array_interface__`` or ``__array_interface__`` object) into a :class:`Buffer`.
+:func:`check_against` compares what the object reveals with the graph's tensor, and
+:func:`host_view` gives engines a writable strided numpy view of host memory.
+
+>>> import numpy as np
+>>> buf = resolve(np.zeros((2, 3), np.float32))
+>>> buf.device, buf.shape, buf.strides, buf.dtype.name
+('cpu', (2, 3), (3, 1), 'FLOAT')
+
+Importing this module never imports torch: torch tensors are recognised by their type's
+module name and their dtypes by name.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hipdnn import _dlpack
+from hipdnn._hostmem import host_array, span
+from hipdnn._interop_dtypes import (
+    dlpack_to_dtype,
+    dtype_to_numpy,
+    dtype_to_torch,
+    numpy_to_dtype,
+    torch_to_dtype,
+)
+from hipdnn.errors import VariantPackError
+from hipdnn.shapes import packed_strides
+from hipdnn.types import DataType
+
+__all__ = [
+    "ACCEPTED_KINDS",
+    "Buffer",
+    "check_against",
+    "describe",
+    "dtype_to_numpy",
+    "dtype_to_torch",
+    "host_view",
+    "numpy_to_dtype",
+    "resolve",
+    "torch_to_dtype",
+]
+
+#: What :func:`resolve` accepts, as named in its error message.
+ACCEPTED_KINDS = (
+    "int (raw pointer)",
+    "float (pass-by-value scalar)",
+    "numpy.ndarray",
+    "torch.Tensor",
+    "object with __dlpack__",
+    "object with __cuda_array_interface__",
+    "object with __array_interface__",
+    "hipdnn.interop.Buffer",
+)
+
+@dataclass(eq=False)
+class Buffer:
+    """A variant-pack value as engines see it.
+
+    ``shape``/``strides`` (in elements)/``dtype`` are ``None`` when the object does not
+    reveal them (a raw int pointer). ``array`` is a numpy view when the memory is on the
+    host; ``scalar`` is set for a pass-by-value float. ``owner`` keeps the source alive
+    (and, for DLPack, releases the producer's export when collected).
+    ``device_known`` is False when ``device`` is a guess (raw int pointers).
+    """
+
+    ptr: int
+    device: str = "gpu"
+    device_id: int = 0
+    shape: tuple[int, ...] | None = None
+    strides: tuple[int, ...] | None = None
+    dtype: DataType | None = None
+    array: np.ndarray[Any, Any] | None = field(default=None, repr=False)
+    scalar: float | None = None
+    owner: object = field(default=None, repr=False)
+    kind: str = "int"
+    readonly: bool = False
+    device_known: bool = True
+    stream: int | None = None
+
+    @property
+    def is_host(self) -> bool:
+        """True when the memory is host memory (``device == "cpu"``)."""
+        return self.device == "cpu"
+
+    @property
+    def itemsize(self) -> int | None:
+        """Bytes per element, when the dtype is known."""
+        return None if self.dtype is None else dtype_to_numpy(self.dtype).itemsize
+
+    @property
+    def numel(self) -> int | None:
+        """Number of elements, when the shape is known."""
+        return None if self.shape is None else int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def span(self) -> tuple[int, int] | None:
+        """Byte range ``[lo, hi)`` relative to ``ptr`` that the elements cover, when known."""
+        if self.shape is None or self.strides is None or self.itemsize is None:
+            return None
+        lo, hi = span(self.shape, self.strides)
+        return lo * self.itemsize, hi * self.itemsize
+
+    @property
+    def nbytes(self) -> int | None:
+        """Bytes the elements cover (the span's length), when known."""
+        span = self.span
+        return None if span is None else span[1] - span[0]
+
+
+# ---------------------------------------------------------------------------- host memory
+
+
+def host_view(buffer: Buffer, tensor: Any) -> np.ndarray[Any, Any]:
+    """Writable numpy view of ``buffer``'s host memory with ``tensor``'s dim/stride/dtype.
+
+    Engines write outputs through it, so the writes land in the caller's array. Works for
+    raw int pointers too (assumed host memory); the span is computed from dim/stride.
+    A pass-by-value scalar gives a new array filled with the value.
+
+    >>> import numpy as np
+    >>> class T: dim = (2, 2); stride = (1, 2); data_type = DataType.FLOAT; name = "x"; uid = 1
+    >>> a = np.zeros((2, 2), np.float32)
+    >>> host_view(resolve(a), T())[0, 1] = 5.0   # column-major view: lands at a[1, 0]
+    >>> float(a[1, 0])
+    5.0
+    """
+    np_dtype = dtype_to_numpy(tensor.data_type)
+    dim, stride = _geometry(tensor)
+    if buffer.scalar is not None:
+        return np.full(dim, buffer.scalar, np_dtype)
+    label = _label(tensor)
+    if not buffer.is_host and buffer.device_known:
+        raise VariantPackError(
+            f"{label}: a {buffer.kind} on {buffer.device}:{buffer.device_id} is not host memory; "
+            "this engine needs host (CPU) memory",
+            tensor=tensor.name,
+        )
+    lo, hi = span(dim, stride)
+    if hi > lo:
+        if buffer.ptr == 0:
+            raise VariantPackError(
+                f"{label}: null pointer for a tensor of dim {dim}", tensor=tensor.name
+            )
+        have = buffer.span
+        need = (lo * np_dtype.itemsize, hi * np_dtype.itemsize)
+        if have is not None and (need[0] < have[0] or need[1] > have[1]):
+            raise VariantPackError(
+                f"{label}: dim {dim} with stride {stride} covers bytes {need} of the pointer, "
+                f"but the {buffer.kind} covers only {have}",
+                tensor=tensor.name,
+            )
+    owner = buffer.owner if buffer.owner is not None else buffer.array
+    return host_array(buffer.ptr, dim, stride, np_dtype, owner, buffer.readonly)
+
+
+# ---------------------------------------------------------------------------- resolve
+
+
+def _int_strides(byte_strides: Sequence[int], itemsize: int, kind: str) -> tuple[int, ...]:
+    if any(int(s) % itemsize for s in byte_strides):
+        raise VariantPackError(
+            f"{kind}: byte strides {tuple(byte_strides)} are not multiples of the item size "
+            f"{itemsize}"
+        )
+    return tuple(int(s) // itemsize for s in byte_strides)
+
+
+def _from_numpy(arr: np.ndarray[Any, Any]) -> Buffer:
+    dtype = numpy_to_dtype(arr.dtype)
+    return Buffer(
+        ptr=int(arr.__array_interface__["data"][0]),
+        device="cpu",
+        shape=tuple(int(d) for d in arr.shape),
+        strides=_int_strides(arr.strides, arr.itemsize, "numpy.ndarray"),
+        dtype=dtype,
+        array=arr,
+        owner=arr,
+        kind="numpy.ndarray",
+        readonly=not arr.flags.writeable,
+    )
+
+
+def _is_torch_tensor(obj: object) -> bool:
+    return any(
+        c.__name__ == "Tensor" and c.__module__.split(".")[0] == "torch"
+        for c in type(obj).__mro__
+    )
+
+
+def _from_torch(t: Any) -> Buffer:
+    kind = "torch.Tensor"
+    device_type = t.device.type
+    if device_type not in ("cpu", "cuda", "hip"):
+        raise VariantPackError(f"{kind} on device {t.device} has no addressable memory")
+    try:
+        strides = tuple(int(s) for s in t.stride())
+    except RuntimeError as exc:  # sparse and other layouts without strides
+        raise VariantPackError(f"{kind} with layout {t.layout} is not strided: {exc}") from None
+    dtype = torch_to_dtype(t.dtype)
+    shape = tuple(int(d) for d in t.shape)
+    ptr = int(t.data_ptr())
+    on_host = device_type == "cpu"
+    array = host_array(ptr, shape, strides, dtype_to_numpy(dtype), t) if on_host else None
+    return Buffer(
+        ptr=ptr, device="cpu" if on_host else "gpu", device_id=int(t.device.index or 0),
+        shape=shape, strides=strides, dtype=dtype, array=array, owner=t, kind=kind,
+    )
+
+
+def _interface_dtype(iface: Mapping[str, Any], kind: str) -> DataType:
+    typestr = str(iface.get("typestr", ""))
+    descr = iface.get("descr") or []
+    if typestr[1:] == "V2" and any("bf" in str(entry).lower() for entry in descr):
+        return DataType.BFLOAT16  # the convention for bf16, which has no typestr
+    try:
+        np_dtype = np.dtype(typestr)
+    except TypeError:
+        raise VariantPackError(f"{kind}: unknown typestr {typestr!r}") from None
+    if np_dtype.kind == "V":
+        raise VariantPackError(
+            f"{kind}: typestr {typestr!r} is opaque; bfloat16 needs a 'descr' naming it"
+        )
+    if not np_dtype.isnative:
+        raise VariantPackError(f"{kind}: typestr {typestr!r} is not in native byte order")
+    return numpy_to_dtype(np_dtype)
+
+
+def _from_interface(obj: object, iface: Mapping[str, Any], on_host: bool, kind: str) -> Buffer:
+    if iface.get("mask") is not None:
+        raise VariantPackError(f"{kind}: masked arrays are not supported")
+    dtype = _interface_dtype(iface, kind)
+    itemsize = dtype_to_numpy(dtype).itemsize
+    shape = tuple(int(d) for d in iface["shape"])
+    ptr, readonly = iface["data"]
+    ptr = int(ptr or 0)
+    byte_strides = iface.get("strides")
+    if byte_strides is None:  # C-contiguous
+        strides = tuple(int(s) for s in np.cumprod((1, *shape[:0:-1]))[::-1]) if shape else ()
+    else:
+        strides = _int_strides(byte_strides, itemsize, kind)
+    if ptr == 0 and span(shape, strides)[1] > 0:
+        raise VariantPackError(f"{kind}: null data pointer for shape {shape}")
+    owner = obj
+    array = host_array(ptr, shape, strides, dtype_to_numpy(dtype), owner, bool(readonly)) \
+        if on_host else None
+    stream = iface.get("stream")
+    return Buffer(
+        ptr=ptr, device="cpu" if on_host else "gpu", shape=shape, strides=strides,
+        dtype=dtype, array=array, owner=owner, kind=kind, readonly=bool(readonly),
+        stream=None if stream is None else int(stream),
+    )
+
+
+def _from_dlpack(obj: Any) -> Buffer:
+    kind = f"__dlpack__ object ({type(obj).__module__}.{type(obj).__qualname__})"
+    try:
+        exp = _dlpack.export(obj)
+    except _dlpack.DLPackError as exc:
+        raise VariantPackError(f"{kind}: {exc}") from None
+    device = _dlpack.HOST_DEVICES.get(exp.device_type)
+    if device is None:
+        device = "gpu" if exp.device_type in _dlpack.GPU_DEVICES else None
+    if device is None:
+        raise VariantPackError(
+            f"{kind}: DLPack device type {exp.device_type} is not supported; valid: "
+            f"{sorted(_dlpack.HOST_DEVICES.keys() | _dlpack.GPU_DEVICES)}"
+        )
+    try:
+        dtype = dlpack_to_dtype(exp.code, exp.bits, exp.lanes)
+    except VariantPackError as exc:
+        raise VariantPackError(f"{kind}: {exc}") from None
+    strides = exp.strides
+    if strides is None:  # NULL strides = compact row-major
+        strides = tuple(int(s) for s in np.cumprod((1, *exp.shape[:0:-1]))[::-1]) \
+            if exp.shape else ()
+    owner = exp.owner
+    on_host = device == "cpu"
+    array = host_array(exp.ptr, exp.shape, strides, dtype_to_numpy(dtype), owner, exp.readonly) \
+        if on_host else None
+    return Buffer(
+        ptr=exp.ptr, device=device, device_id=exp.device_id, shape=exp.shape, strides=strides,
+        dtype=dtype, array=array, owner=owner, kind="__dlpack__ object", readonly=exp.readonly,
+    )
+
+
+
+def resolve(value: object, *, default_device: str = "gpu") -> Buffer:
+    """Turn a variant-pack value into a :class:`Buffer`.
+
+    Accepts the kinds in :data:`ACCEPTED_KINDS`. A raw int pointer reveals nothing but
+    its address; its device is ``default_device`` (a guess: ``device_known`` is False).
+    Anything else raises :class:`VariantPackError` naming the type and the accepted kinds.
+
+    >>> resolve(2.5).scalar
+    2.5
+    >>> resolve(0x1000, default_device="cpu").device
+    'cpu'
+    """
+    if isinstance(value, Buffer):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        pass  # a bool is neither a pointer nor a scalar value: fall through to the error
+    elif isinstance(value, (int, np.integer)):
+        ptr = operator.index(value)
+        if ptr < 0:
+            raise VariantPackError(f"int pointer {ptr:#x} is negative")
+        return Buffer(ptr=ptr, device=default_device, kind="int", device_known=False)
+    elif isinstance(value, (float, np.floating)):
+        return Buffer(ptr=0, device="cpu", scalar=float(value), kind="float")
+    elif isinstance(value, np.ndarray):
+        return _from_numpy(value)
+    elif _is_torch_tensor(value):
+        return _from_torch(value)
+    elif hasattr(value, "__cuda_array_interface__"):
+        iface = value.__cuda_array_interface__
+        return _from_interface(value, iface, False, "__cuda_array_interface__ object")
+    elif hasattr(value, "__dlpack__"):
+        return _from_dlpack(value)
+    elif hasattr(value, "__array_interface__"):
+        iface = value.__array_interface__
+        return _from_interface(value, iface, True, "__array_interface__ object")
+    raise VariantPackError(
+        f"cannot use a {type(value).__module__}.{type(value).__qualname__} as a variant-pack "
+        f"value; accepted: {', '.join(ACCEPTED_KINDS)}"
+    )
+
+
+#: cudnn-frontend's newer Python API calls this ``_describe``; same function.
+describe = resolve
+
+
+# ---------------------------------------------------------------------------- checking
+
+
+def _geometry(tensor: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The graph tensor's dim and stride (packed channel-first when the stride is unset)."""
+    if tensor.dim is None:
+        raise VariantPackError(f"{_label(tensor)} has no dim set", tensor=tensor.name)
+    dim = tuple(int(d) for d in tensor.dim)
+    stride = packed_strides(dim) if tensor.stride is None else tuple(int(s) for s in tensor.stride)
+    return dim, stride
+
+
+def _label(tensor: Any) -> str:
+    return f"tensor '{getattr(tensor, 'name', '?')}' (uid {getattr(tensor, 'uid', '?')})"
+
+
+def check_against(buffer: Buffer, tensor: Any, where: str) -> None:
+    """Raise :class:`VariantPackError` if ``buffer`` contradicts the graph's ``tensor``.
+
+    Only what the object reveals is checked: dtype, shape (equal up to size-1 axes, so a
+    ``(C,)`` array may back a ``(1, C, 1, 1)`` tensor) and, when known, strides (the same
+    element-to-offset map over the axes of size > 1). Zero-size and non-finite data are fine.
+    ``where`` prefixes the message (e.g. ``"execute: variant pack"``).
+    """
+    label = f"{where}: {_label(tensor)}"
+    dim, stride = _geometry(tensor)
+    if buffer.scalar is not None:
+        if not getattr(tensor, "is_pass_by_value", False) and int(np.prod(dim)) != 1:
+            raise VariantPackError(
+                f"{label}: got a Python float, but only pass-by-value or one-element tensors "
+                f"take a scalar (dim {dim})",
+                tensor=tensor.name,
+            )
+        return
+    if buffer.dtype is not None and buffer.dtype != tensor.data_type:
+        raise VariantPackError(
+            f"{label}: data type mismatch: graph expects {DataType(tensor.data_type).name}, "
+            f"got {buffer.dtype.name} from a {buffer.kind}",
+            tensor=tensor.name,
+        )
+    if buffer.shape is None:
+        return
+    if tuple(d for d in buffer.shape if d != 1) != tuple(d for d in dim if d != 1):
+        raise VariantPackError(
+            f"{label}: shape mismatch: graph expects dim {dim}, got shape {buffer.shape} "
+            f"from a {buffer.kind}",
+            tensor=tensor.name,
+        )
+    if buffer.strides is None or 0 in dim:
+        return
+    got = [(d, s) for d, s in zip(buffer.shape, buffer.strides, strict=True) if d != 1]
+    want = [(d, s) for d, s in zip(dim, stride, strict=True) if d != 1]
+    if got != want:
+        raise VariantPackError(
+            f"{label}: stride mismatch: graph expects stride {stride} for dim {dim}, got "
+            f"strides {buffer.strides} for shape {buffer.shape} from a {buffer.kind} "
+            "(the layout must match; e.g. pass the graph tensor NHWC strides for a "
+            "channels_last tensor)",
+            tensor=tensor.name,
+        )
