@@ -1,0 +1,58 @@
+"""Pointwise modes of the reference engine: FP32 numpy, broadcasting size-1 dims like numpy."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from hipdnn.engines.reference.kernels import relu_backward, relu_forward
+from hipdnn.types import PointwiseMode
+
+__all__ = ["POINTWISE_OPS", "pointwise"]
+
+_F32 = np.float32
+M = PointwiseMode
+
+
+def _sigmoid(a: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-a))
+
+
+#: mode -> f(node, *fp32 inputs); RELU_BWD takes (dy, forward input).
+POINTWISE_OPS: dict[PointwiseMode, Callable[..., np.ndarray]] = {
+    M.RELU_FWD: lambda n, x: relu_forward(x, n.relu_lower_clip, n.relu_upper_clip,
+                                          n.relu_lower_clip_slope),
+    M.RELU_BWD: lambda n, dy, x: relu_backward(dy, x, n.relu_lower_clip, n.relu_upper_clip,
+                                               n.relu_lower_clip_slope),
+    M.ADD: lambda n, a, b: a + b,
+    M.SUB: lambda n, a, b: a - b,
+    M.MUL: lambda n, a, b: a * b,
+    M.DIV: lambda n, a, b: a / b,
+    M.MAX: lambda n, a, b: np.maximum(a, b),
+    M.MIN: lambda n, a, b: np.minimum(a, b),
+    M.ADD_SQUARE: lambda n, a, b: a + b * b,
+    M.IDENTITY: lambda n, a: a,
+    M.ABS: lambda n, a: np.abs(a),
+    M.NEG: lambda n, a: -a,
+    M.EXP: lambda n, a: np.exp(a),
+    M.LOG: lambda n, a: np.log(a),
+    M.SQRT: lambda n, a: np.sqrt(a),
+    M.RSQRT: lambda n, a: 1.0 / np.sqrt(a),
+    M.RECIPROCAL: lambda n, a: 1.0 / a,
+    M.CEIL: lambda n, a: np.ceil(a),
+    M.FLOOR: lambda n, a: np.floor(a),
+    M.SIN: lambda n, a: np.sin(a),
+    M.TAN: lambda n, a: np.tan(a),
+    M.TANH_FWD: lambda n, a: np.tanh(a),
+    M.SIGMOID_FWD: lambda n, a: _sigmoid(a),
+    M.TANH_BWD: lambda n, dy, x: dy * (1.0 - np.tanh(x) ** 2),
+    M.SIGMOID_BWD: lambda n, dy, x: dy * _sigmoid(x) * (1.0 - _sigmoid(x)),
+}
+
+
+def pointwise(node: Any, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """Apply ``node.mode`` to ``inputs`` (IN_0, IN_1, ...) in FP32; returns an FP32 array."""
+    args = [np.asarray(a).astype(_F32, copy=False) for a in inputs]
+    return np.asarray(POINTWISE_OPS[node.mode](node, *args), dtype=_F32)

@@ -1,0 +1,300 @@
+"""CPU_REFERENCE_ENGINE: runs every graph of the hipdnn API node by node with numpy.
+
+The oracle for the other engines and the default where no AMD GPU is usable. For each node in
+topological order it reads its inputs as strided host views (never assuming packing), computes in
+FP32 with :mod:`hipdnn.engines.reference.kernels`, and rounds every result to its tensor's dtype
+(virtual intermediates to the graph's intermediate dtype). All results are computed into
+temporaries first; outputs are written only when every node succeeded, so a failure never leaves
+a partial result. Workspace: 0 bytes. No knobs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hipdnn.engines.base import Engine, ExecutionPlan, Knob, KnobValue
+from hipdnn.engines.reference import kernels as K
+from hipdnn.engines.reference._pointwise import POINTWISE_OPS, pointwise
+from hipdnn.errors import ExecutionError, HipdnnError, VariantPackError
+from hipdnn.interop import dtype_to_numpy, host_view
+from hipdnn.nodes import (
+    BatchnormBackwardNode,
+    BatchnormInferenceNode,
+    BatchnormInferenceVarianceNode,
+    BatchnormNode,
+    ConvDgradNode,
+    ConvFpropNode,
+    ConvWgradNode,
+    Node,
+    PointwiseNode,
+)
+from hipdnn.types import ConvolutionMode, DataType
+
+if TYPE_CHECKING:
+    from hipdnn.graph import Graph
+    from hipdnn.handle import Handle
+    from hipdnn.tensor import Tensor
+
+__all__ = ["SUPPORTED_DTYPES", "ReferenceEngine", "ReferencePlan"]
+
+#: Tensor element types the reference engine reads and writes (it computes in FP32).
+SUPPORTED_DTYPES = frozenset({DataType.FLOAT, DataType.HALF, DataType.BFLOAT16})
+#: MIOpen's BATCHNORM_DEFAULT_EPSILON, used when a backward node has no saved statistics.
+BN_DEFAULT_EPSILON = 1e-5
+
+_F32 = np.float32
+Env = dict[int, np.ndarray]
+
+
+def _round(a: np.ndarray, dtype: DataType) -> np.ndarray:
+    """FP32 array holding ``a`` rounded to ``dtype``."""
+    a = np.asarray(a, dtype=_F32)
+    if dtype in (DataType.HALF, DataType.BFLOAT16):
+        return a.astype(dtype_to_numpy(dtype)).astype(_F32)
+    return a
+
+
+def _node_reason(node: Node) -> str | None:
+    """Why this node cannot run here, or None."""
+    label = f"node {node.name!r} ({type(node).__name__})"
+    if not isinstance(node, _HANDLERS_TYPES):
+        return f"{label}: operation not implemented by the reference engine"
+    for port, t in (*node.inputs.items(), *node.outputs.items()):
+        if t is None:
+            continue
+        if t.data_type not in SUPPORTED_DTYPES and not t.is_pass_by_value:
+            return (f"{label}: port {port} tensor {t.name!r} has data type {t.data_type.name}; "
+                    f"supported: FLOAT, HALF, BFLOAT16")
+    if isinstance(node, (ConvFpropNode, ConvDgradNode, ConvWgradNode)):
+        if node.convolution_mode != ConvolutionMode.CROSS_CORRELATION:
+            return (f"{label}: convolution_mode {node.convolution_mode.name} is not supported; "
+                    f"only CROSS_CORRELATION")
+    if isinstance(node, (BatchnormNode, BatchnormBackwardNode)) and getattr(node, "peer_stats", None):
+        return f"{label}: peer_stats (multi-device batchnorm) is not supported"
+    if isinstance(node, PointwiseNode) and node.mode not in POINTWISE_OPS:
+        known = ", ".join(sorted(m.name for m in POINTWISE_OPS))
+        return f"{label}: pointwise mode {node.mode.name} is not supported; supported: {known}"
+    return None
+
+
+class _Run:
+    """One execution: values of every tensor by uid (inputs as strided host views, FP32 results)."""
+
+    def __init__(self, graph: Graph, buffers: Mapping[int, Any]) -> None:
+        self.graph = graph
+        self.buffers = buffers
+        self.env: Env = {}
+
+    def value(self, t: Tensor | None, port: str, node: Node) -> np.ndarray:
+        """The tensor's current value (logical dims; any dtype/strides)."""
+        if t is None:
+            raise ExecutionError(f"node {node.name!r}: port {port} has no tensor")
+        assert t.uid is not None
+        if t.uid in self.env:
+            return self.env[t.uid]
+        if t.is_virtual:
+            raise ExecutionError(f"node {node.name!r}: virtual tensor {t.name!r} (uid {t.uid}) "
+                                 f"is read before any node produced it")
+        buf = self.buffers.get(t.uid)
+        if buf is None:
+            if t.is_pass_by_value and t.value is not None:
+                arr = np.full(t.dim or (1,), t.value, dtype=_F32)
+            else:
+                raise VariantPackError(
+                    f"variant pack has no value for tensor {t.name!r} (uid {t.uid}), input "
+                    f"{port} of node {node.name!r}", tensor=t.name)
+        else:
+            arr = host_view(buf, t)
+        self.env[t.uid] = arr
+        return arr
+
+    def scalar(self, node: Node, port: str, default: float | None = None) -> float:
+        """A pass-by-value scalar: the tensor's baked value, else the variant pack's."""
+        t = node.inputs.get(port)
+        if t is None:
+            if default is None:
+                raise ExecutionError(f"node {node.name!r}: scalar input {port} is missing")
+            return default
+        if t.value is not None:
+            return float(t.value)
+        buf = self.buffers.get(t.uid) if t.uid is not None else None
+        if buf is not None and getattr(buf, "scalar", None) is not None:
+            return float(buf.scalar)
+        return float(np.asarray(self.value(t, port, node), dtype=np.float64).reshape(-1)[0])
+
+    def put(self, node: Node, port: str, result: np.ndarray) -> None:
+        """Store an output rounded to its dtype (virtual: the graph's intermediate dtype)."""
+        t = node.outputs.get(port)
+        if t is None:
+            return
+        assert t.uid is not None and t.dim is not None
+        dtype = t.data_type
+        if dtype == DataType.NOT_SET:
+            dtype = getattr(self.graph, "intermediate_data_type", DataType.FLOAT)
+        res = np.asarray(result, dtype=_F32)
+        dim = tuple(t.dim)
+        if res.shape != dim:  # (C,) statistics into (1, C, 1, 1); broadcast pointwise results
+            res = res.reshape(dim) if res.size == int(np.prod(dim)) else np.broadcast_to(res, dim)
+        self.env[t.uid] = _round(res, dtype)
+
+
+def _conv_args(node: ConvFpropNode | ConvDgradNode | ConvWgradNode) -> tuple[Any, ...]:
+    assert node.pre_padding is not None and node.post_padding is not None
+    assert node.stride is not None and node.dilation is not None
+    return (node.pre_padding, node.post_padding, node.stride, node.dilation, int(node.groups or 1))
+
+
+def _conv_fprop(r: _Run, n: ConvFpropNode) -> None:
+    r.put(n, "Y", K.conv_fprop(r.value(n.inputs["X"], "X", n), r.value(n.inputs["W"], "W", n),
+                               *_conv_args(n)))
+
+
+def _conv_dgrad(r: _Run, n: ConvDgradNode) -> None:
+    dx = n.outputs["DX"]
+    assert dx is not None and dx.dim is not None
+    r.put(n, "DX", K.conv_dgrad(r.value(n.inputs["DY"], "DY", n), r.value(n.inputs["W"], "W", n),
+                                dx.dim, *_conv_args(n)))
+
+
+def _conv_wgrad(r: _Run, n: ConvWgradNode) -> None:
+    dw = n.outputs["DW"]
+    assert dw is not None and dw.dim is not None
+    r.put(n, "DW", K.conv_wgrad(r.value(n.inputs["X"], "X", n), r.value(n.inputs["DY"], "DY", n),
+                                dw.dim, *_conv_args(n)))
+
+
+def _p(r: _Run, n: Node, port: str) -> np.ndarray:
+    return np.asarray(r.value(n.inputs[port], port, n), dtype=_F32).reshape(-1)
+
+
+def _bn_train(r: _Run, n: BatchnormNode) -> None:
+    eps = r.scalar(n, "EPSILON")
+    y, mean, inv, unbiased = K.bn_train_forward(r.value(n.inputs["X"], "X", n), _p(r, n, "SCALE"),
+                                                _p(r, n, "BIAS"), eps)
+    r.put(n, "Y", y)
+    r.put(n, "MEAN", mean)
+    r.put(n, "INV_VARIANCE", inv)
+    if n.inputs.get("PREV_RUNNING_MEAN") is not None:
+        momentum = r.scalar(n, "MOMENTUM")
+        new_m, new_v = K.bn_running_update(_p(r, n, "PREV_RUNNING_MEAN"),
+                                           _p(r, n, "PREV_RUNNING_VARIANCE"), mean, unbiased,
+                                           momentum)
+        r.put(n, "NEXT_RUNNING_MEAN", new_m)
+        r.put(n, "NEXT_RUNNING_VARIANCE", new_v)
+
+
+def _bn_inference(r: _Run, n: BatchnormInferenceNode) -> None:
+    r.put(n, "Y", K.bn_inference_inv_variance(r.value(n.inputs["X"], "X", n), _p(r, n, "SCALE"),
+                                              _p(r, n, "BIAS"), _p(r, n, "MEAN"),
+                                              _p(r, n, "INV_VARIANCE")))
+
+
+def _bn_inference_var(r: _Run, n: BatchnormInferenceVarianceNode) -> None:
+    r.put(n, "Y", K.bn_inference_variance(r.value(n.inputs["X"], "X", n), _p(r, n, "SCALE"),
+                                          _p(r, n, "BIAS"), _p(r, n, "MEAN"),
+                                          _p(r, n, "VARIANCE"), r.scalar(n, "EPSILON")))
+
+
+def _bn_backward(r: _Run, n: BatchnormBackwardNode) -> None:
+    x = r.value(n.inputs["X"], "X", n)
+    if n.inputs.get("MEAN") is not None:
+        mean, inv = _p(r, n, "MEAN"), _p(r, n, "INV_VARIANCE")
+    else:  # no saved statistics: recompute them as MIOpen does, with its default epsilon
+        c = x.shape[1]
+        _, mean, inv, _ = K.bn_train_forward(x, np.ones(c, _F32), np.zeros(c, _F32),
+                                             BN_DEFAULT_EPSILON)
+    dx, dscale, dbias = K.bn_backward(r.value(n.inputs["DY"], "DY", n), x, _p(r, n, "SCALE"),
+                                      mean, inv)
+    r.put(n, "DX", dx)
+    r.put(n, "DSCALE", dscale)
+    r.put(n, "DBIAS", dbias)
+
+
+def _pointwise(r: _Run, n: PointwiseNode) -> None:
+    args = [r.value(t, p, n) for p, t in n.inputs.items() if t is not None]
+    r.put(n, "OUT_0", pointwise(n, args))
+
+
+_HANDLERS: dict[type[Node], Callable[[_Run, Any], None]] = {
+    ConvFpropNode: _conv_fprop,
+    ConvDgradNode: _conv_dgrad,
+    ConvWgradNode: _conv_wgrad,
+    BatchnormNode: _bn_train,
+    BatchnormInferenceNode: _bn_inference,
+    BatchnormInferenceVarianceNode: _bn_inference_var,
+    BatchnormBackwardNode: _bn_backward,
+    PointwiseNode: _pointwise,
+}
+_HANDLERS_TYPES = tuple(_HANDLERS)
+
+
+class ReferencePlan(ExecutionPlan):
+    """A reference-engine plan: the graph's nodes, run in order on the CPU."""
+
+    def __init__(self, engine: ReferenceEngine, graph: Graph,
+                 knobs: Mapping[str, KnobValue] | None = None) -> None:
+        super().__init__(engine, knobs, name=f"{engine.name}:{len(graph.nodes)} node(s)",
+                         workspace_size=0)
+        self.graph = graph
+        self._steps = [(node, _HANDLERS[type(node)]) for node in graph.nodes]
+
+    def execute(self, buffers: Mapping[int, Any], workspace: Any, handle: Handle | None) -> None:
+        """Run every node; write every non-virtual output only after all succeeded."""
+        run = _Run(self.graph, buffers)
+        outputs: list[tuple[Tensor, np.ndarray]] = []
+        # resolve output views first: a non-host buffer fails before any work is done
+        for node, _ in self._steps:
+            for t in node.outputs.values():
+                if t is not None and not t.is_virtual:
+                    assert t.uid is not None
+                    buf = buffers.get(t.uid)
+                    if buf is None:
+                        raise VariantPackError(f"variant pack has no buffer for output tensor "
+                                               f"{t.name!r} (uid {t.uid}) of node {node.name!r}",
+                                               tensor=t.name)
+                    outputs.append((t, host_view(buf, t)))
+        with np.errstate(all="ignore"):  # NaN/Inf propagate silently, as in PyTorch
+            for node, step in self._steps:
+                try:
+                    step(run, node)
+                except HipdnnError:
+                    raise
+                except (ValueError, TypeError, IndexError) as exc:
+                    raise ExecutionError(f"node {node.name!r} ({type(node).__name__}) failed on "
+                                         f"{self.engine.name}: {exc}") from exc
+            results = [(view, run.env[t.uid]) for t, view in outputs if t.uid is not None]
+        for view, value in results:
+            view[...] = value
+
+
+class ReferenceEngine(Engine):
+    """numpy on the CPU; applies to every graph of the supported ops (rank 1000: last choice)."""
+
+    name = "CPU_REFERENCE_ENGINE"
+    rank = 1000
+
+    def check_support(self, graph: Graph, handle: Handle | None) -> str | None:
+        """None when every node is supported, else the first reason found."""
+        for node in graph.nodes:
+            reason = _node_reason(node)
+            if reason is not None:
+                return reason
+        return None
+
+    def get_knobs(self, graph: Graph, handle: Handle | None) -> list[Knob]:
+        """The reference engine has no knobs."""
+        return []
+
+    def build_plan(self, graph: Graph, knobs: dict[str, KnobValue],
+                   handle: Handle | None) -> ExecutionPlan:
+        """A plan that runs ``graph``'s nodes in order; declines unsupported graphs."""
+        reason = self.check_support(graph, handle)
+        if reason is not None:
+            from hipdnn.errors import GraphNotSupportedError
+
+            raise GraphNotSupportedError(f"{self.name} cannot run this graph",
+                                         {self.name: reason})
+        return ReferencePlan(self, graph, knobs)
