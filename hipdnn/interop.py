@@ -134,7 +134,10 @@ def host_view(buffer: Buffer, tensor: Any) -> np.ndarray[Any, Any]:
     >>> float(a[1, 0])
     5.0
     """
-    np_dtype = dtype_to_numpy(tensor.data_type)
+    try:
+        np_dtype = dtype_to_numpy(tensor.data_type)
+    except VariantPackError as exc:
+        raise VariantPackError(f"{_label(tensor)}: {exc}", tensor=tensor.name) from None
     dim, stride = _geometry(tensor)
     if buffer.scalar is not None:
         return np.full(dim, buffer.scalar, np_dtype)

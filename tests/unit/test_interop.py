@@ -197,6 +197,22 @@ def test_host_view_rejects_a_tensor_larger_than_the_array() -> None:
         interop.host_view(buf, tensor())
 
 
+def test_host_view_bounds_with_negative_strides() -> None:
+    a = np.arange(6, dtype=np.float32)[::-1]
+    buf = interop.resolve(a)
+    assert buf.strides == (-1,) and buf.span == (-20, 4)
+    reversed_t = Tensor((6,), (-1,), DataType.FLOAT, name="r", uid=2)
+    np.testing.assert_array_equal(interop.host_view(buf, reversed_t), a)
+    with pytest.raises(VariantPackError, match=r"covers bytes \(0, 24\).*only \(-20, 4\)"):
+        interop.host_view(buf, Tensor((6,), (1,), DataType.FLOAT, name="r", uid=2))
+
+
+def test_host_view_names_tensor_with_unmappable_dtype() -> None:
+    with pytest.raises(VariantPackError, match=r"tensor 'x' \(uid 7\): data type .*NOT_SET"):
+        interop.host_view(interop.resolve(np.zeros(NCHW, np.float32)),
+                          tensor(data_type=DataType.NOT_SET))
+
+
 def test_host_view_rejects_null_pointer() -> None:
     with pytest.raises(VariantPackError, match="null pointer"):
         interop.host_view(interop.resolve(0), tensor())
