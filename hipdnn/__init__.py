@@ -1,7 +1,48 @@
-"""hipdnn: AMD hipDNN's graph API (graph -> plan -> execute) in pure Python over MIOpen."""
+"""hipdnn: AMD hipDNN's graph API (graph -> plan -> execute) in pure Python over MIOpen.
+
+>>> import hipdnn
+>>> g = hipdnn.Graph(io_data_type=hipdnn.DataType.FLOAT)
+>>> x = g.tensor(dim=[2, 3, 8, 8], name="x")
+>>> y = g.relu(x, name="act").set_output(True)
+>>> y.get_dim(), y.get_name()
+([2, 3, 8, 8], 'act::OUT_0')
+
+Importing loads no C library; MIOpen is loaded when a MIOpen plan is first built.
+cudnn-frontend spellings (``pygraph``, ``data_type``, ``heur_mode``, ...) are aliases.
+"""
 
 from __future__ import annotations
 
+from hipdnn.aliases import (
+    backend_version,
+    backend_version_string,
+    build_plan_policy,
+    convolution_mode,
+    create_handle,
+    cudnnGraphNotSupportedError,
+    data_type,
+    destroy_handle,
+    get_stream,
+    heur_mode,
+    knob,
+    knob_setting,
+    knob_value_type,
+    norm_forward_phase,
+    pointwise_mode,
+    pygraph,
+    set_stream,
+    tensor,
+)
+from hipdnn.engines.base import (
+    BENCHMARKING_KNOB,
+    WORKSPACE_SIZE_LIMIT_KNOB,
+    Engine,
+    ExecutionPlan,
+    IntConstraint,
+    Knob,
+    KnobSetting,
+    fnv1a_64,
+)
 from hipdnn.errors import (
     EngineError,
     ExecutionError,
@@ -15,6 +56,10 @@ from hipdnn.errors import (
     VariantPackError,
     WorkspaceError,
 )
+from hipdnn.graph import Graph
+from hipdnn.handle import Handle, default_handle
+from hipdnn.plan_cache import clear_plan_cache, plan_cache
+from hipdnn.tensor import Tensor
 from hipdnn.types import (
     BuildPlanPolicy,
     ConvolutionMode,
@@ -25,23 +70,58 @@ from hipdnn.types import (
     PointwiseMode,
 )
 
+__version__ = "0.1.0"
+
 __all__ = [
+    "BENCHMARKING_KNOB",
+    "WORKSPACE_SIZE_LIMIT_KNOB",
     "BuildPlanPolicy",
     "ConvolutionMode",
     "DataType",
+    "Engine",
     "EngineError",
     "ExecutionError",
+    "ExecutionPlan",
+    "Graph",
     "GraphNotSupportedError",
     "GraphStateError",
+    "Handle",
     "HeurMode",
     "HipdnnError",
+    "IntConstraint",
     "InvalidGraphError",
+    "Knob",
     "KnobError",
+    "KnobSetting",
     "KnobValueType",
     "NormFwdPhase",
     "PlanClosedError",
     "PointwiseMode",
+    "Tensor",
     "ValidationError",
     "VariantPackError",
     "WorkspaceError",
+    "__version__",
+    "backend_version",
+    "backend_version_string",
+    "build_plan_policy",
+    "clear_plan_cache",
+    "convolution_mode",
+    "create_handle",
+    "cudnnGraphNotSupportedError",
+    "data_type",
+    "default_handle",
+    "destroy_handle",
+    "fnv1a_64",
+    "get_stream",
+    "heur_mode",
+    "knob",
+    "knob_setting",
+    "knob_value_type",
+    "norm_forward_phase",
+    "plan_cache",
+    "pointwise_mode",
+    "pygraph",
+    "set_stream",
+    "tensor",
 ]

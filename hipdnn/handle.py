@@ -11,6 +11,7 @@ the first time they need it, and :meth:`Handle.close` closes every state that ha
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -24,6 +25,7 @@ __all__ = ["Handle", "create_handle", "default_handle", "destroy_handle", "get_s
            "set_stream"]
 
 T = TypeVar("T")
+_serials = itertools.count(1)
 
 
 class Handle:
@@ -35,6 +37,8 @@ class Handle:
         self._states: dict[Hashable, Any] = {}
         self._lock = threading.Lock()
         self._closed = False
+        #: Unique per Handle object in this process (plan-cache key; never reused).
+        self.serial = next(_serials)
 
     def state(self, key: Hashable, factory: Callable[[Handle], T]) -> T:
         """The engine state stored under ``key``, created with ``factory(self)`` on first use."""
@@ -43,7 +47,7 @@ class Handle:
         with self._lock:
             if key not in self._states:
                 self._states[key] = factory(self)
-            return self._states[key]  # type: ignore[no-any-return]
+            return self._states[key]  # type: ignore[no-any-return,unused-ignore]
 
     def peek_state(self, key: Hashable) -> Any:
         """The state under ``key`` if it was created, else None (never creates it)."""

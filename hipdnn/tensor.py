@@ -43,7 +43,8 @@ class Tensor:
     """
 
     __slots__ = (
-        "_dim_inferred", "_graph", "_producer", "_stride_inferred", "data_type", "dim",
+        "_dim_inferred", "_dtype_inferred", "_graph", "_producer", "_stride_inferred", "data_type",
+        "dim",
         "is_pass_by_value", "is_virtual", "name", "stride", "uid", "value",
     )
 
@@ -72,6 +73,7 @@ class Tensor:
         self._producer: Node | None = None
         self._dim_inferred = False
         self._stride_inferred = False
+        self._dtype_inferred = False
 
     # -- cudnn-frontend setters (chainable) -------------------------------------------------
     def set_output(self, is_output: bool = True) -> Tensor:
@@ -92,6 +94,7 @@ class Tensor:
     def set_data_type(self, data_type: Any) -> Tensor:
         """Set the element type (DataType, name, numpy or torch dtype)."""
         self.data_type = to_data_type(data_type)
+        self._dtype_inferred = False
         return self
 
     def set_name(self, name: str) -> Tensor:

@@ -310,6 +310,7 @@ def register(engine: Engine) -> Engine:
         raise ValueError(f"{type(engine).__name__} has no name")
     with _LOCK:
         _REGISTRY[engine.engine_id] = engine
+    _forget(engine.engine_id)
     return engine
 
 
@@ -323,6 +324,16 @@ def unregister(engine: Engine | str | int) -> None:
         key = int(engine)
     with _LOCK:
         _REGISTRY.pop(key, None)
+    _forget(key)
+
+
+def _forget(engine_id: int) -> None:
+    """Drop cached plans and answers of an engine id (its object may have changed)."""
+    import sys
+
+    cache_module = sys.modules.get("hipdnn.plan_cache")
+    if cache_module is not None:
+        cache_module.plan_cache.purge_engine(engine_id)
 
 
 def registry() -> dict[int, Engine]:

@@ -1,0 +1,244 @@
+"""Graph: tensors, ops, validation, serialization; the plan pipeline comes from GraphPlans.
+
+>>> import hipdnn
+>>> g = hipdnn.Graph(io_data_type=hipdnn.DataType.FLOAT)
+>>> x = g.tensor(dim=[2, 3, 8, 8], name="x")
+>>> w = g.tensor(dim=[4, 3, 3, 3], name="w")
+>>> y = g.conv_fprop(x, w, padding=[1, 1], name="conv").set_output(True)
+>>> y.get_dim()
+[2, 4, 8, 8]
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from hipdnn.errors import ValidationError
+from hipdnn.graph_ops import GraphOps
+from hipdnn.graph_plans import GraphPlans
+from hipdnn.nodes_base import Node, check_tensor
+from hipdnn.shapes import packed_strides
+from hipdnn.tensor import Tensor
+from hipdnn.types import DataType, to_data_type
+from hipdnn.validation import validate_graph
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from hipdnn.handle import Handle
+
+__all__ = ["Graph"]
+
+_IGNORED_CUDNN_ARGS = ("sm_count", "sm_version", "kernel_cache", "device_property")
+
+
+class Graph(GraphOps, GraphPlans):
+    """A hipDNN operation graph (cudnn-frontend's ``pygraph``).
+
+    Graph-level data types are defaults: a tensor without a data type gets
+    ``intermediate_data_type`` when virtual and ``io_data_type`` otherwise; a node without a
+    compute type gets ``compute_data_type`` (FLOAT when that is unset too). ``handle`` defaults
+    to the calling thread's default :class:`~hipdnn.handle.Handle`.
+
+    The graph owns the plans it builds: ``close()`` (or ``with``) releases them.
+    """
+
+    def __init__(
+        self,
+        name: str = "graph",
+        io_data_type: Any = DataType.NOT_SET,
+        intermediate_data_type: Any = DataType.NOT_SET,
+        compute_data_type: Any = DataType.NOT_SET,
+        handle: Handle | None = None,
+        *,
+        is_dynamic_shape_enabled: bool = False,
+        is_override_shape_enabled: bool = False,
+        **cudnn_only: Any,
+    ) -> None:
+        for key in cudnn_only:
+            if key not in _IGNORED_CUDNN_ARGS:
+                raise TypeError(f"Graph() got an unexpected keyword argument {key!r}")
+        if any(v is not None for v in cudnn_only.values()):
+            warnings.warn(f"Graph(): {sorted(cudnn_only)} are cudnn-frontend options with no "
+                          f"meaning here; ignored", stacklevel=2)
+        if is_dynamic_shape_enabled or is_override_shape_enabled:
+            raise ValidationError("dynamic / override shapes are not supported: build one graph "
+                                  "per shape (rebuilds are served from the plan cache)")
+        self.name = str(name)
+        self.io_data_type: DataType = to_data_type(io_data_type)
+        self.intermediate_data_type: DataType = to_data_type(intermediate_data_type)
+        self.compute_data_type: DataType = to_data_type(compute_data_type)
+        self.nodes: list[Node] = []
+        self.all_tensors: list[Tensor] = []
+        self.tensors: dict[int, Tensor] = {}
+        self._handle = handle
+        self._init_plans()
+
+    # -- graph-wide settings (hipDNN setters, chainable) ---------------------------------------
+    def set_name(self, name: str) -> Graph:
+        """Set the graph's name."""
+        self.name = str(name)
+        return self
+
+    def set_io_data_type(self, data_type: Any) -> Graph:
+        """Default dtype of non-virtual tensors."""
+        self.io_data_type = to_data_type(data_type)
+        return self
+
+    def set_intermediate_data_type(self, data_type: Any) -> Graph:
+        """Default dtype of virtual tensors."""
+        self.intermediate_data_type = to_data_type(data_type)
+        return self
+
+    def set_compute_data_type(self, data_type: Any) -> Graph:
+        """Default compute dtype of nodes."""
+        self.compute_data_type = to_data_type(data_type)
+        return self
+
+    @property
+    def handle(self) -> Handle:
+        """The graph's handle (the thread's default handle unless one was given)."""
+        if self._handle is None:
+            from hipdnn.handle import default_handle
+
+            self._handle = default_handle()
+        return self._handle
+
+    # -- tensors -------------------------------------------------------------------------------
+    def tensor(
+        self,
+        dim: Iterable[int] | None = None,
+        stride: Iterable[int] | None = None,
+        data_type: Any = DataType.NOT_SET,
+        is_virtual: bool = False,
+        is_pass_by_value: bool = False,
+        name: str = "",
+        uid: int | None = None,
+        value: float | None = None,
+        **cudnn_only: Any,
+    ) -> Tensor:
+        """A new tensor of this graph. Without ``stride`` it is packed channel-first (NCHW).
+
+        ``value`` bakes the value of a pass-by-value scalar. cudnn-frontend's ``ragged_offset``
+        and ``reordering_type`` are accepted only at their defaults.
+        """
+        for key, val in cudnn_only.items():
+            if key not in ("ragged_offset", "reordering_type"):
+                raise TypeError(f"tensor() got an unexpected keyword argument {key!r}")
+            if val not in (None, 0) and getattr(val, "name", "NONE") != "NONE":
+                raise ValidationError(f"{key} is not supported", tensor=name or None)
+        t = Tensor(dim, stride, data_type, name=name or f"tensor_{len(self.all_tensors)}",
+                   uid=uid, is_virtual=is_virtual, is_pass_by_value=is_pass_by_value,
+                   value=value, graph=self)
+        check_tensor(t)
+        if t.dim is not None and t.stride is None:
+            t.stride = packed_strides(t.dim)
+        self.all_tensors.append(t)
+        return t
+
+    def tensor_like(self, obj: Any, name: str = "") -> Tensor:
+        """A tensor with the dims, strides and dtype of ``obj``.
+
+        ``obj`` is a :class:`Tensor` (copied, fresh uid), a numpy array, a torch tensor, or any
+        ``__dlpack__`` / ``__cuda_array_interface__`` / ``__array_interface__`` object. As in
+        cudnn-frontend, a one-element host object becomes a pass-by-value scalar.
+        """
+        if isinstance(obj, Tensor):
+            return self.tensor(obj.dim, obj.stride, obj.data_type, obj.is_virtual,
+                               obj.is_pass_by_value, name or obj.name, value=obj.value)
+        from hipdnn import interop
+
+        buf = interop.resolve(obj, default_device="cpu")
+        if buf.shape is None or buf.dtype is None:
+            raise ValidationError(f"tensor_like() needs an object that reveals shape and dtype; "
+                                  f"a {type(obj).__name__} does not", tensor=name or None)
+        shape = tuple(buf.shape)
+        strides = tuple(buf.strides) if buf.strides is not None else packed_strides(shape)
+        numel = 1
+        for d in shape:
+            numel *= d
+        scalar = buf.device == "cpu" and numel == 1 and buf.scalar is None
+        return self.tensor(shape or (1,), strides or (1,), buf.dtype, False, scalar, name)
+
+    def _add_node(self, node: Node) -> Node:
+        for port, t in node.inputs.items():
+            if t is None:
+                continue
+            if not isinstance(t, Tensor):
+                raise ValidationError(f"expected a hipdnn Tensor, got {type(t).__name__}; "
+                                      f"create it with graph.tensor()/tensor_like()",
+                                      node=node.name, port=port)
+            if t._graph is not self:
+                raise ValidationError("tensor belongs to another graph", node=node.name,
+                                      port=port, tensor=t.name)
+        self.nodes.append(node)
+        node.infer()
+        self._invalidate()
+        return node
+
+    def _output(self, node_name: str, port: str) -> Tensor:
+        t = Tensor(name=f"{node_name}::{port}", is_virtual=True, graph=self)
+        self.all_tensors.append(t)
+        return t
+
+    def _node_name(self, name: str, op: str) -> str:
+        if name:
+            return str(name)
+        taken = {n.name for n in self.nodes}
+        i = len(self.nodes)
+        while f"{op}_{i}" in taken:
+            i += 1
+        return f"{op}_{i}"
+
+    # -- validation and serialization ------------------------------------------------------------
+    def validate(self) -> Graph:
+        """Infer shapes and dtypes, check everything, assign uids. Raises ValidationError."""
+        self.tensors = validate_graph(self)
+        return self
+
+    def key(self) -> int:
+        """Stable structural hash (validates first): equal for graphs built the same way."""
+        from hipdnn.serialize import graph_key
+
+        self.validate()
+        return graph_key(self)
+
+    def to_json(self) -> str:
+        """The graph as JSON (tensors, nodes, attributes, uids, dtypes); see Graph.from_json."""
+        from hipdnn.serialize import to_json
+
+        return to_json(self)
+
+    def serialize(self) -> str:
+        """cudnn-frontend spelling of :meth:`to_json`."""
+        return self.to_json()
+
+    @classmethod
+    def from_json(cls, text: str | bytes, handle: Handle | None = None) -> Graph:
+        """Rebuild a graph from :meth:`to_json` output."""
+        from hipdnn.serialize import from_json
+
+        return from_json(text, handle=handle, graph_class=cls)
+
+    @classmethod
+    def deserialize(cls, text: str | bytes, handle: Handle | None = None) -> Graph:
+        """cudnn-frontend spelling of :meth:`from_json`."""
+        return cls.from_json(text, handle=handle)
+
+    def __repr__(self) -> str:
+        lines = [f"Graph({self.name!r}, io={self.io_data_type.name}, "
+                 f"intermediate={self.intermediate_data_type.name}, "
+                 f"compute={self.compute_data_type.name}, {len(self.nodes)} node(s))"]
+        lines += [f"  {t!r}" for t in self.all_tensors if t._producer is None and
+                  not t.is_virtual]
+        lines += [f"  {n!r}" for n in self.nodes]
+        return "\n".join(lines)
+
+    def __enter__(self) -> Graph:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()

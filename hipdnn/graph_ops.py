@@ -1,0 +1,269 @@
+"""Op builders of :class:`hipdnn.Graph`, with cudnn-frontend's names and keyword arguments.
+
+Every op takes ``name=`` (default ``"<op>_<n>"``) and ``compute_data_type=``, and returns new
+virtual tensors named ``"<node>::<PORT>"``; mark graph outputs with ``set_output(True)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from hipdnn.errors import ValidationError
+from hipdnn.nodes import (
+    BatchnormBackwardNode,
+    BatchnormInferenceNode,
+    BatchnormInferenceVarianceNode,
+    BatchnormNode,
+    ConvDgradNode,
+    ConvFpropNode,
+    ConvWgradNode,
+    PointwiseNode,
+)
+from hipdnn.tensor import Tensor
+from hipdnn.types import ConvolutionMode, DataType, PointwiseMode
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from hipdnn.nodes_base import Node
+
+__all__ = ["GraphOps"]
+
+Ints = int | Sequence[int] | None
+
+
+def _spatial_arg(value: Ints, ref: Tensor, what: str, node: str) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, int):
+        n = len(ref.dim) - 2 if ref.dim is not None and len(ref.dim) > 2 else 2
+        return (int(value),) * n
+    try:
+        return tuple(int(v) for v in value)
+    except TypeError as exc:
+        raise ValidationError(f"{what} must be an int or a sequence of ints, got {value!r}",
+                              node=node) from exc
+
+
+class GraphOps:
+    """Mixin holding the op builders (conv, batchnorm, pointwise)."""
+
+    if TYPE_CHECKING:
+        def _add_node(self, node: Node) -> Node: ...
+        def _output(self, node_name: str, port: str) -> Tensor: ...
+        def _node_name(self, name: str, op: str) -> str: ...
+        def tensor(self, dim: Iterable[int] | None = None, stride: Iterable[int] | None = None,
+                   data_type: Any = DataType.NOT_SET, is_virtual: bool = False,
+                   is_pass_by_value: bool = False, name: str = "", uid: int | None = None,
+                   value: float | None = None, **cudnn_only: Any) -> Tensor: ...
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _scalar(self, value: Any, node: str, port: str) -> Tensor | None:
+        """A float becomes a pass-by-value FLOAT scalar tensor with the value baked in."""
+        if value is None or isinstance(value, Tensor):
+            return value
+        try:
+            number = float(value)
+        except (TypeError, ValueError) as exc:
+            raise ValidationError(f"expected a float or a pass-by-value scalar Tensor, got "
+                                  f"{value!r}", node=node, port=port) from exc
+        return self.tensor(dim=(1, 1, 1, 1), stride=(1, 1, 1, 1), data_type=DataType.FLOAT,
+                           is_pass_by_value=True, name=f"{node}::{port}", value=number)
+
+    def _conv(self, cls: type[Any], op: str, ins: dict[str, Tensor], out_port: str, ref: Tensor,
+              padding: Ints, stride: Ints, dilation: Ints, pre_padding: Ints, post_padding: Ints,
+              convolution_mode: Any, compute_data_type: Any, name: str) -> Tensor:
+        name = self._node_name(name, op)
+        if padding is not None and (pre_padding is not None or post_padding is not None):
+            raise ValidationError("give either padding or pre_padding/post_padding, not both",
+                                  node=name)
+        pre = _spatial_arg(padding if padding is not None else pre_padding, ref, "padding", name)
+        post = _spatial_arg(padding if padding is not None else post_padding, ref, "padding",
+                            name)
+        for port, t in ins.items():
+            if not isinstance(t, Tensor):
+                raise ValidationError(f"expected a hipdnn Tensor, got {type(t).__name__}",
+                                      node=name, port=port)
+        out = self._output(name, out_port)
+        node = cls(name, compute_data_type, pre_padding=pre, post_padding=post,
+                   stride=_spatial_arg(stride, ref, "stride", name),
+                   dilation=_spatial_arg(dilation, ref, "dilation", name),
+                   convolution_mode=convolution_mode, **ins, **{out_port: out})
+        self._add_node(node)
+        return out
+
+    # -- convolution -----------------------------------------------------------------------------
+    def conv_fprop(self, image: Tensor, weight: Tensor, padding: Ints = None, stride: Ints = None,
+                   dilation: Ints = None, *, pre_padding: Ints = None, post_padding: Ints = None,
+                   convolution_mode: Any = ConvolutionMode.CROSS_CORRELATION,
+                   compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """Forward convolution; returns Y (N, K, out spatial...). Groups = C / weight's C."""
+        return self._conv(ConvFpropNode, "conv_fprop", {"X": image, "W": weight}, "Y", image,
+                          padding, stride, dilation, pre_padding, post_padding, convolution_mode,
+                          compute_data_type, name)
+
+    def conv_dgrad(self, loss: Tensor, filter: Tensor, padding: Ints = None, stride: Ints = None,
+                   dilation: Ints = None, *, pre_padding: Ints = None, post_padding: Ints = None,
+                   convolution_mode: Any = ConvolutionMode.CROSS_CORRELATION,
+                   compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """Data gradient; returns DX. With a stride > 1 set DX's dims (``DX.set_dim``)."""
+        return self._conv(ConvDgradNode, "conv_dgrad", {"DY": loss, "W": filter}, "DX", loss,
+                          padding, stride, dilation, pre_padding, post_padding, convolution_mode,
+                          compute_data_type, name)
+
+    def conv_wgrad(self, image: Tensor, loss: Tensor, padding: Ints = None, stride: Ints = None,
+                   dilation: Ints = None, *, pre_padding: Ints = None, post_padding: Ints = None,
+                   convolution_mode: Any = ConvolutionMode.CROSS_CORRELATION,
+                   compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """Weight gradient; returns DW. Set DW's dims unless all strides are 1 and groups = 1."""
+        return self._conv(ConvWgradNode, "conv_wgrad", {"X": image, "DY": loss}, "DW", image,
+                          padding, stride, dilation, pre_padding, post_padding, convolution_mode,
+                          compute_data_type, name)
+
+    # -- batchnorm -------------------------------------------------------------------------------
+    def batchnorm(self, input: Tensor, scale: Tensor, bias: Tensor, epsilon: Any,
+                  momentum: Any = None, in_running_mean: Tensor | None = None,
+                  in_running_var: Tensor | None = None, peer_stats: Sequence[Tensor] | None = None,
+                  *, compute_data_type: Any = DataType.NOT_SET,
+                  name: str = "") -> list[Tensor | None]:
+        """Batchnorm training. Returns [Y, mean, inv_variance, next_running_mean,
+        next_running_var]; the running outputs are None unless both running inputs and
+        ``momentum`` are given. ``epsilon``/``momentum``: float or pass-by-value scalar tensor.
+        """
+        name = self._node_name(name, "batchnorm")
+        if peer_stats:
+            raise ValidationError("peer_stats (multi-device statistics) is not supported",
+                                  node=name)
+        running = in_running_mean is not None or in_running_var is not None
+        if running and (in_running_mean is None or in_running_var is None or momentum is None):
+            raise ValidationError("running statistics need in_running_mean, in_running_var and "
+                                  "momentum together", node=name)
+        outs: dict[str, Tensor | None] = {
+            p: self._output(name, p) for p in ("Y", "MEAN", "INV_VARIANCE")}
+        if running:
+            outs["NEXT_RUNNING_MEAN"] = self._output(name, "NEXT_RUNNING_MEAN")
+            outs["NEXT_RUNNING_VARIANCE"] = self._output(name, "NEXT_RUNNING_VARIANCE")
+        node = BatchnormNode(
+            name, compute_data_type, X=input, SCALE=scale, BIAS=bias,
+            EPSILON=self._scalar(epsilon, name, "EPSILON"),
+            MOMENTUM=self._scalar(momentum, name, "MOMENTUM") if running else None,
+            PREV_RUNNING_MEAN=in_running_mean, PREV_RUNNING_VARIANCE=in_running_var, **outs)
+        self._add_node(node)
+        return [outs.get(p) for p in BatchnormNode.OUTPUTS]
+
+    def batchnorm_inference(self, input: Tensor, mean: Tensor, inv_variance: Tensor | None = None,
+                            scale: Tensor | None = None, bias: Tensor | None = None, *,
+                            variance: Tensor | None = None, epsilon: Any = None,
+                            compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """Batchnorm inference with ``inv_variance`` (= 1/sqrt(var+eps)); or, given
+        ``variance=`` and ``epsilon=``, the variance form (batchnorm_inference_variance_ext)."""
+        if variance is not None or epsilon is not None:
+            if inv_variance is not None:
+                raise ValidationError("give inv_variance, or variance and epsilon, not both",
+                                      node=name or None)
+            if variance is None or epsilon is None:
+                raise ValidationError("the variance form needs both variance= and epsilon=",
+                                      node=name or None)
+            return self.batchnorm_inference_variance_ext(
+                input, mean, variance, scale, bias, epsilon,  # type: ignore[arg-type]
+                compute_data_type=compute_data_type, name=name)
+        name = self._node_name(name, "batchnorm_inference")
+        y = self._output(name, "Y")
+        self._add_node(BatchnormInferenceNode(name, compute_data_type, X=input, MEAN=mean,
+                                              INV_VARIANCE=inv_variance, SCALE=scale, BIAS=bias,
+                                              Y=y))
+        return y
+
+    def batchnorm_inference_variance_ext(self, input: Tensor, mean: Tensor, variance: Tensor,
+                                         scale: Tensor, bias: Tensor, epsilon: Any, *,
+                                         compute_data_type: Any = DataType.NOT_SET,
+                                         name: str = "") -> Tensor:
+        """Batchnorm inference from the running variance and epsilon (the seed's BN inference)."""
+        name = self._node_name(name, "batchnorm_inference")
+        y = self._output(name, "Y")
+        self._add_node(BatchnormInferenceVarianceNode(
+            name, compute_data_type, X=input, MEAN=mean, VARIANCE=variance, SCALE=scale,
+            BIAS=bias, EPSILON=self._scalar(epsilon, name, "EPSILON"), Y=y))
+        return y
+
+    def batchnorm_backward(self, grad: Tensor, input: Tensor, scale: Tensor,
+                           mean: Tensor | None = None, inv_variance: Tensor | None = None,
+                           peer_stats: Sequence[Tensor] | None = None, *,
+                           compute_data_type: Any = DataType.NOT_SET,
+                           name: str = "") -> list[Tensor]:
+        """Batchnorm backward; returns [DX, DScale, DBias]."""
+        name = self._node_name(name, "batchnorm_backward")
+        if peer_stats:
+            raise ValidationError("peer_stats (multi-device statistics) is not supported",
+                                  node=name)
+        outs = {p: self._output(name, p) for p in BatchnormBackwardNode.OUTPUTS}
+        self._add_node(BatchnormBackwardNode(name, compute_data_type, DY=grad, X=input,
+                                             SCALE=scale, MEAN=mean, INV_VARIANCE=inv_variance,
+                                             **outs))
+        return [outs["DX"], outs["DSCALE"], outs["DBIAS"]]
+
+    # -- pointwise -------------------------------------------------------------------------------
+    def pointwise(self, mode: PointwiseMode | int | str, in0: Tensor, in1: Tensor | None = None,
+                  in2: Tensor | None = None, *, relu_lower_clip: float | None = None,
+                  relu_upper_clip: float | None = None,
+                  relu_lower_clip_slope: float | None = None, swish_beta: float | None = None,
+                  elu_alpha: float | None = None, softplus_beta: float | None = None,
+                  axis: int | None = None, compute_data_type: Any = DataType.NOT_SET,
+                  name: str = "") -> Tensor:
+        """Generic element-wise op over 1-3 inputs (size-1 dims broadcast)."""
+        pmode = PointwiseMode[mode.upper()] if isinstance(mode, str) else PointwiseMode(mode)
+        name = self._node_name(name, pmode.name.lower())
+        out = self._output(name, "OUT_0")
+        self._add_node(PointwiseNode(
+            name, compute_data_type, mode=pmode, relu_lower_clip=relu_lower_clip,
+            relu_upper_clip=relu_upper_clip, relu_lower_clip_slope=relu_lower_clip_slope,
+            swish_beta=swish_beta, elu_alpha=elu_alpha, softplus_beta=softplus_beta, axis=axis,
+            IN_0=in0, IN_1=in1, IN_2=in2, OUT_0=out))
+        return out
+
+    def relu(self, input: Tensor, negative_slope: float | None = None,
+             lower_clip: float | None = None, upper_clip: float | None = None, *,
+             compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """ReLU (RELU_FWD); ``upper_clip`` gives clipped ReLU, both clips give clamp."""
+        return self.pointwise(PointwiseMode.RELU_FWD, input, relu_lower_clip=lower_clip,
+                              relu_upper_clip=upper_clip, relu_lower_clip_slope=negative_slope,
+                              compute_data_type=compute_data_type, name=name or "")
+
+    def relu_backward(self, loss: Tensor, input: Tensor, negative_slope: float | None = None,
+                      lower_clip: float | None = None, upper_clip: float | None = None, *,
+                      compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """dReLU (RELU_BWD): IN_0 = ``loss`` (dy), IN_1 = the forward ``input``."""
+        return self.pointwise(PointwiseMode.RELU_BWD, loss, input, relu_lower_clip=lower_clip,
+                              relu_upper_clip=upper_clip, relu_lower_clip_slope=negative_slope,
+                              compute_data_type=compute_data_type, name=name)
+
+    def add(self, a: Tensor, b: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+            name: str = "") -> Tensor:
+        """a + b (ADD)."""
+        return self.pointwise(PointwiseMode.ADD, a, b, compute_data_type=compute_data_type,
+                              name=name)
+
+    def bias(self, input: Tensor, bias: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+             name: str = "") -> Tensor:
+        """input + bias (ADD; a 1xCx1x1 bias broadcasts over N and spatial dims)."""
+        return self.pointwise(PointwiseMode.ADD, input, bias,
+                              compute_data_type=compute_data_type, name=name)
+
+    def sub(self, a: Tensor, b: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+            name: str = "") -> Tensor:
+        """a - b (SUB)."""
+        return self.pointwise(PointwiseMode.SUB, a, b, compute_data_type=compute_data_type,
+                              name=name)
+
+    def mul(self, a: Tensor, b: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+            name: str = "") -> Tensor:
+        """a * b (MUL)."""
+        return self.pointwise(PointwiseMode.MUL, a, b, compute_data_type=compute_data_type,
+                              name=name)
+
+    def scale(self, input: Tensor, scale: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+              name: str = "") -> Tensor:
+        """input * scale (MUL)."""
+        return self.pointwise(PointwiseMode.MUL, input, scale,
+                              compute_data_type=compute_data_type, name=name)

@@ -1,0 +1,319 @@
+"""The staged pipeline and hipDNN's engine API of :class:`hipdnn.Graph` (mixin).
+
+``validate -> build_operation_graph -> create_execution_plans -> check_support -> build_plans
+-> get_workspace_size -> execute``; ``build()`` runs them all. Engines come from the registry,
+ranked by ``Engine.rank``; a graph no engine supports raises GraphNotSupportedError listing every
+engine's reason. Built plans are shared through :mod:`hipdnn.plan_cache`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hipdnn.engines.base import Engine, ExecutionPlan, Knob, KnobSetting, KnobValue, registry
+from hipdnn.errors import (
+    EngineError,
+    GraphNotSupportedError,
+    GraphStateError,
+    HipdnnError,
+    KnobError,
+    PlanClosedError,
+)
+from hipdnn.graph_exec import GraphExec
+from hipdnn.plan_cache import plan_cache
+from hipdnn.types import BuildPlanPolicy, HeurMode
+
+if TYPE_CHECKING:
+    from hipdnn.graph import Graph
+    from hipdnn.handle import Handle
+
+__all__ = ["GraphPlans"]
+
+KnobSettings = Sequence[KnobSetting] | Mapping[str, KnobValue] | None
+
+
+class GraphPlans(GraphExec):
+    """Mixin: pipeline stages, engine/knob API, plan ownership."""
+
+    if TYPE_CHECKING:
+        name: str
+        _handle: Handle | None
+        @property
+        def handle(self) -> Handle: ...
+        def validate(self) -> Graph: ...
+        def key(self) -> int: ...
+
+    def _init_plans(self) -> None:
+        self._key: int | None = None
+        self._candidates: list[tuple[Engine, dict[str, KnobValue] | None]] | None = None
+        self._ext_configs: list[tuple[Engine, dict[str, KnobValue]]] = []
+        self._reasons: dict[str, str] = {}
+        self._plans: list[ExecutionPlan] = []
+        self._closed = False
+        self._init_exec()
+
+    def _invalidate(self) -> None:
+        """The graph changed: forget the operation graph and candidates (plans stay owned)."""
+        self._key = None
+        self._candidates = None
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise PlanClosedError(f"graph {self.name!r} is closed")
+
+    # -- stages ----------------------------------------------------------------------------------
+    def build_operation_graph(self, handle: Handle | None = None) -> None:
+        """Validate and fix the graph's structure key (cudnn-frontend's operation graph)."""
+        self._check_open()
+        if handle is not None:
+            self._handle = handle
+        self._key = self.key()
+
+    def _graph_key(self) -> int:
+        if self._key is None:
+            self.build_operation_graph()
+        assert self._key is not None
+        return self._key
+
+    def _support(self, engine: Engine) -> str | None:
+        ck = (self._graph_key(), engine.engine_id, "support", self.handle.serial)
+        found, reason = plan_cache.answer(ck)
+        if not found:
+            try:
+                reason = engine.check_support(self, self.handle)  # type: ignore[arg-type]
+            except HipdnnError as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+            plan_cache.store_answer(ck, reason)
+        return reason  # type: ignore[no-any-return,unused-ignore]
+
+    def _applicable(self) -> list[Engine]:
+        self._reasons = {}
+        ok = []
+        for engine in registry().values():
+            reason = self._support(engine)
+            if reason is None:
+                ok.append(engine)
+            else:
+                self._reasons[engine.name] = reason
+        return ok
+
+    def _not_supported(self, what: str = "is not supported by any engine") -> GraphNotSupportedError:
+        from hipdnn.engines import load_errors
+
+        reasons = dict(self._reasons)
+        for mod, err in load_errors.items():
+            reasons.setdefault(mod, f"could not be imported: {err}")
+        if not reasons:
+            reasons["(registry)"] = "no engines are registered"
+        return GraphNotSupportedError(f"graph {self.name!r} {what}:", reasons)
+
+    def create_execution_plans(self, modes: Sequence[HeurMode] | HeurMode | None = None) -> None:
+        """Rank the applicable engines (every heuristic mode uses the engines' static ranks).
+
+        Raises GraphNotSupportedError listing each engine's reason when none applies.
+        """
+        self._check_open()
+        self._ext_configs = []
+        self._candidates = [(e, None) for e in self._applicable()]
+        if not self._candidates:
+            raise self._not_supported()
+
+    def check_support(self) -> None:
+        """Raise GraphNotSupportedError unless at least one candidate engine remains."""
+        self._check_open()
+        if self._candidates is None:
+            self.create_execution_plans()
+        if not self._candidates:
+            raise self._not_supported()
+
+    def deselect_engines(self, names: Sequence[str]) -> None:
+        """Drop candidate engines by name (cudnn-frontend ``deselect_engines``)."""
+        if self._candidates is None:
+            self.create_execution_plans()
+        assert self._candidates is not None
+        for engine, _ in self._candidates:
+            if engine.name in names:
+                self._reasons[engine.name] = "deselected by deselect_engines()"
+        self._candidates = [c for c in self._candidates if c[0].name not in names]
+
+    def build_plans(self, policy: BuildPlanPolicy = BuildPlanPolicy.HEURISTICS_CHOICE) -> None:
+        """Build the first candidate that builds (HEURISTICS_CHOICE) or every candidate (ALL)."""
+        self._check_open()
+        if self._candidates is None:
+            self.create_execution_plans()
+        assert self._candidates is not None
+        self._release_plans()
+        for engine, knobs in self._candidates:
+            try:
+                plan = self._build_one(engine, knobs)
+            except (EngineError, GraphNotSupportedError) as exc:
+                self._reasons[engine.name] = f"build_plan failed: {exc}"
+                continue
+            self._plans.append(plan)
+            if policy == BuildPlanPolicy.HEURISTICS_CHOICE:
+                break
+        if not self._plans:
+            raise self._not_supported("has no engine that could build a plan")
+        self._prepare_exec()
+
+    def build(self, modes: Sequence[HeurMode] | HeurMode | None = None,
+              policy: BuildPlanPolicy = BuildPlanPolicy.HEURISTICS_CHOICE) -> Graph:
+        """Run the whole pipeline: validate, build_operation_graph, create_execution_plans,
+        check_support, build_plans.
+
+        Unlike cudnn-frontend, where ``build()`` without arguments stops after the operation
+        graph, this always builds plans (default heuristics), so ``execute`` can follow.
+        """
+        self.build_operation_graph()
+        self.create_execution_plans(modes)
+        self.check_support()
+        self.build_plans(policy)
+        return self  # type: ignore[return-value]
+
+    # -- engine and knob API -----------------------------------------------------------------
+    def get_engine_count(self) -> int:
+        """Number of engines that can run this graph."""
+        return len(self._applicable())
+
+    def get_ranked_engine_ids(self) -> list[int]:
+        """Ids of the applicable engines, preferred first."""
+        return [e.engine_id for e in self._applicable()]
+
+    def _engine(self, engine_id: int | str) -> Engine:
+        reg = registry()
+        for eid, engine in reg.items():
+            if engine_id in (eid, engine.name):
+                return engine
+        known = ", ".join(f"{e.name} ({eid})" for eid, e in reg.items()) or "none"
+        raise EngineError(f"unknown engine id {engine_id!r}; registered engines: {known}")
+
+    def get_knobs_for_engine(self, engine_id: int | str) -> list[Knob]:
+        """The knobs ``engine_id`` offers for this graph (id, type, default, constraint, help)."""
+        engine = self._engine(engine_id)
+        reason = self._support(engine)
+        if reason is not None:
+            raise GraphNotSupportedError(f"engine {engine.name} does not apply to graph "
+                                         f"{self.name!r}", {engine.name: reason})
+        ck = (self._graph_key(), engine.engine_id, "knobs", self.handle.serial)
+        found, knobs = plan_cache.answer(ck)
+        if not found:
+            knobs = list(engine.get_knobs(self, self.handle))  # type: ignore[arg-type]
+            plan_cache.store_answer(ck, knobs)
+        return list(knobs)
+
+    def _resolve_knobs(self, engine: Engine,
+                       settings: KnobSettings) -> dict[str, KnobValue]:
+        knobs = {k.id: k for k in self.get_knobs_for_engine(engine.engine_id)}
+        if settings is None:
+            pairs: list[tuple[str, Any]] = []
+        elif isinstance(settings, Mapping):
+            pairs = [(str(getattr(k, "name", k)), v) for k, v in settings.items()]
+        else:
+            pairs = []
+            for s in settings:
+                if not isinstance(s, KnobSetting):
+                    raise KnobError(f"knob settings must be KnobSetting(id, value) objects or a "
+                                    f"dict, got {s!r}")
+                pairs.append((s.id, s.value))
+        values = {k.id: k.default for k in knobs.values()}
+        for kid, value in pairs:
+            knob = knobs.get(kid)
+            if knob is None:
+                known = ", ".join(sorted(knobs)) or "none"
+                raise KnobError(f"unknown knob {kid!r} for engine {engine.name} on graph "
+                                f"{self.name!r}; its knobs: {known}", knob=kid)
+            values[kid] = knob.check(value)
+        return values
+
+    def create_execution_plan_ext(self, engine_id: int | str,
+                                  knob_settings: KnobSettings = None) -> None:
+        """Select ``engine_id`` with ``knob_settings`` (a list of KnobSetting or a dict).
+
+        Settings are checked now: an unknown knob or a value outside its constraint raises
+        KnobError naming the knob and the valid values. Calls accumulate, so several
+        configurations can be built with BuildPlanPolicy.ALL and compared by autotune().
+        """
+        self._check_open()
+        engine = self._engine(engine_id)
+        values = self._resolve_knobs(engine, knob_settings)
+        self._ext_configs.append((engine, values))
+        self._candidates = [(e, dict(k)) for e, k in self._ext_configs]
+
+    def _build_one(self, engine: Engine, knobs: dict[str, KnobValue] | None) -> ExecutionPlan:
+        values = self._resolve_knobs(engine, None) if knobs is None else knobs
+        ck = (self._graph_key(), engine.engine_id, tuple(sorted(values.items())),
+              self.handle.serial)
+        plan = plan_cache.acquire(ck)
+        if plan is None:
+            plan = engine.build_plan(self, dict(values), self.handle)  # type: ignore[arg-type]
+            plan_cache.insert(ck, plan)
+        return plan
+
+    def build_plan_at_index(self, index: int) -> None:
+        """Build only candidate ``index`` (appended to the built plans)."""
+        if self._candidates is None:
+            self.create_execution_plans()
+        assert self._candidates is not None
+        engine, knobs = self._candidates[index]
+        self._plans.append(self._build_one(engine, knobs))
+        self._prepare_exec()
+
+    def get_execution_plan_count(self) -> int:
+        """Number of built plans."""
+        return len(self._plans)
+
+    def _plan(self, index: int = 0) -> ExecutionPlan:
+        self._check_open()
+        if not self._plans:
+            raise GraphStateError(f"graph {self.name!r} has no built plan: call build() or "
+                                  f"build_plans() first")
+        try:
+            return self._plans[index]
+        except IndexError:
+            raise GraphStateError(f"plan index {index} out of range: {len(self._plans)} plan(s) "
+                                  f"built") from None
+
+    def get_execution_plan_engine_id(self) -> int:
+        """Engine id of the selected plan (index 0)."""
+        return self._plan(0).engine.engine_id
+
+    def get_plan_name(self) -> str:
+        """Name of the selected plan (index 0)."""
+        return self._plan(0).name
+
+    def get_plan_name_at_index(self, index: int) -> str:
+        """Name of built plan ``index``."""
+        return self._plan(index).name
+
+    def get_workspace_size_plan_at_index(self, index: int) -> int:
+        """Workspace bytes of built plan ``index``."""
+        return self._plan(index).workspace_size
+
+    def get_workspace_size(self) -> int:
+        """Workspace bytes that fit every built plan (the selected plan's when only one)."""
+        self._plan(0)
+        return max(p.workspace_size for p in self._plans)
+
+    @property
+    def plans(self) -> list[ExecutionPlan]:
+        """The built plans, selected first."""
+        return list(self._plans)
+
+    # -- ownership -----------------------------------------------------------------------------
+    def _release_plans(self) -> None:
+        plans, self._plans = self._plans, []
+        for plan in plans:
+            plan_cache.release(plan)
+
+    def close(self) -> None:
+        """Release the graph's plans (idempotent); later pipeline calls raise PlanClosedError."""
+        if self._closed:
+            return
+        self._closed = True
+        self._release_plans()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed

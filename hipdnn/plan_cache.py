@@ -1,0 +1,118 @@
+"""Process-wide cache of built plans and of engine answers, keyed by graph structure.
+
+Keys are ``(graph.key(), engine_id, knob settings, handle serial)``, so building a graph with
+the same structure again reuses the plan instead of rebuilding it. Graphs hold references to
+the plans they use; an evicted plan is closed once no graph holds it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
+from typing import Any
+
+from hipdnn.engines.base import ExecutionPlan
+
+__all__ = ["PlanCache", "clear_plan_cache", "plan_cache"]
+
+
+class PlanCache:
+    """LRU cache of plans (``maxsize`` entries) plus unbounded small caches of engine answers."""
+
+    def __init__(self, maxsize: int = 256) -> None:
+        self.maxsize = maxsize
+        self.enabled = True
+        self.hits = 0
+        self.misses = 0
+        self._plans: OrderedDict[Hashable, ExecutionPlan] = OrderedDict()
+        self._refs: dict[int, int] = {}
+        self._answers: dict[Hashable, Any] = {}
+        self._lock = threading.RLock()
+
+    def answer(self, key: Hashable) -> tuple[bool, Any]:
+        """(found, value) for a cached engine answer (support reason or knob list)."""
+        with self._lock:
+            if key in self._answers:
+                return True, self._answers[key]
+            return False, None
+
+    def store_answer(self, key: Hashable, value: Any) -> None:
+        """Remember an engine answer."""
+        if self.enabled:
+            with self._lock:
+                self._answers[key] = value
+
+    def acquire(self, key: Hashable) -> ExecutionPlan | None:
+        """The cached, open plan for ``key`` (now referenced by the caller), or None."""
+        if not self.enabled:
+            return None
+        with self._lock:
+            plan = self._plans.get(key)
+            if plan is None or plan.closed:
+                self.misses += 1
+                return None
+            self._plans.move_to_end(key)
+            self._refs[id(plan)] = self._refs.get(id(plan), 0) + 1
+            self.hits += 1
+            return plan
+
+    def insert(self, key: Hashable, plan: ExecutionPlan) -> None:
+        """Cache a freshly built plan, referenced by the caller."""
+        with self._lock:
+            self._refs[id(plan)] = self._refs.get(id(plan), 0) + 1
+            if not self.enabled:
+                return
+            self._plans[key] = plan
+            self._plans.move_to_end(key)
+            while len(self._plans) > self.maxsize:
+                _, old = self._plans.popitem(last=False)
+                if self._refs.get(id(old), 0) == 0:
+                    old.close()
+
+    def release(self, plan: ExecutionPlan) -> None:
+        """Drop the caller's reference; close the plan if it is no longer cached or held."""
+        with self._lock:
+            n = self._refs.get(id(plan), 0) - 1
+            if n > 0:
+                self._refs[id(plan)] = n
+                return
+            self._refs.pop(id(plan), None)
+            if not any(p is plan for p in self._plans.values()):
+                plan.close()
+
+    def purge_engine(self, engine_id: int) -> None:
+        """Forget everything about one engine (it was registered again or unregistered)."""
+        with self._lock:
+            for key in [k for k in self._answers if _engine_of(k) == engine_id]:
+                del self._answers[key]
+            for key in [k for k in self._plans if _engine_of(k) == engine_id]:
+                plan = self._plans.pop(key)
+                if self._refs.get(id(plan), 0) == 0:
+                    plan.close()
+
+    def clear(self) -> None:
+        """Drop every cached plan (closing those no graph holds) and every engine answer."""
+        with self._lock:
+            plans = list(self._plans.values())
+            self._plans.clear()
+            self._answers.clear()
+            for plan in plans:
+                if self._refs.get(id(plan), 0) == 0:
+                    plan.close()
+
+    def __len__(self) -> int:
+        return len(self._plans)
+
+
+def _engine_of(key: Hashable) -> Any:
+    return key[1] if isinstance(key, tuple) and len(key) > 1 else None
+
+
+#: The process-wide cache used by every Graph.
+plan_cache = PlanCache()
+
+
+def clear_plan_cache() -> None:
+    """Clear the process-wide plan cache."""
+    plan_cache.clear()

@@ -1,0 +1,128 @@
+"""JSON serialization of graphs and the structural key used for plan caching.
+
+The JSON holds the graph's types, every tensor (in creation order; nodes refer to tensors by
+position) and every node (type, name, compute type, ports, attributes). ``from_json(to_json(g))``
+reproduces ``g`` exactly, so ``to_json`` of the copy is identical. ``graph_key`` hashes the same
+content without names, after validation, so graphs built the same way share a key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any
+
+from hipdnn.errors import ValidationError
+from hipdnn.nodes import NODE_TYPES
+from hipdnn.tensor import Tensor
+from hipdnn.types import DataType
+
+if TYPE_CHECKING:
+    from hipdnn.graph import Graph
+    from hipdnn.handle import Handle
+
+__all__ = ["FORMAT", "from_json", "graph_key", "graph_to_dict", "to_json"]
+
+#: Identifies our JSON documents (with ``"version"``).
+FORMAT = "hipdnn-ctypes.graph"
+_VERSION = 1
+
+
+def _tensor_dict(t: Tensor, names: bool) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "uid": t.uid,
+        "dim": None if t.dim is None else list(t.dim),
+        "stride": None if t.stride is None else list(t.stride),
+        "data_type": t.data_type.name,
+        "is_virtual": t.is_virtual,
+        "is_pass_by_value": t.is_pass_by_value,
+        "value": t.value,
+    }
+    if names:
+        d = {"name": t.name, **d}
+    return d
+
+
+def graph_to_dict(graph: Graph, names: bool = True) -> dict[str, Any]:
+    """The graph as plain JSON-able data (``names=False`` drops every name, for the key)."""
+    index = {id(t): i for i, t in enumerate(graph.all_tensors)}
+
+    def ref(t: Tensor | None) -> int | None:
+        return None if t is None else index[id(t)]
+
+    nodes = []
+    for node in graph.nodes:
+        nd: dict[str, Any] = {
+            "type": node.op,
+            "compute_data_type": node.compute_data_type.name,
+            "inputs": {p: ref(t) for p, t in node.inputs.items() if t is not None},
+            "outputs": {p: ref(t) for p, t in node.outputs.items() if t is not None},
+            "attributes": node.attributes(),
+        }
+        if names:
+            nd = {"name": node.name, **nd}
+        nodes.append(nd)
+    doc: dict[str, Any] = {
+        "format": FORMAT,
+        "version": _VERSION,
+        "io_data_type": graph.io_data_type.name,
+        "intermediate_data_type": graph.intermediate_data_type.name,
+        "compute_data_type": graph.compute_data_type.name,
+        "tensors": [_tensor_dict(t, names) for t in graph.all_tensors],
+        "nodes": nodes,
+    }
+    if names:
+        doc = {"name": graph.name, **doc}
+    return doc
+
+
+def to_json(graph: Graph, indent: int | None = 1) -> str:
+    """Serialize ``graph`` (in its current state; call validate() first for inferred fields)."""
+    return json.dumps(graph_to_dict(graph), indent=indent)
+
+
+def graph_key(graph: Graph) -> int:
+    """64-bit structural hash of a validated graph: names excluded, uids and values included."""
+    text = json.dumps(graph_to_dict(graph, names=False), sort_keys=True, separators=(",", ":"))
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+
+def from_json(text: str | bytes, handle: Handle | None = None,
+              graph_class: type[Graph] | None = None) -> Graph:
+    """Rebuild a graph from :func:`to_json` output (ValidationError on a malformed document)."""
+    from hipdnn.graph import Graph as default_class
+
+    make = graph_class or default_class
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"not a JSON graph: {exc}") from exc
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ValidationError(f"not a {FORMAT} document (missing or wrong 'format')")
+    if doc.get("version") != _VERSION:
+        raise ValidationError(f"unsupported graph document version {doc.get('version')!r}; "
+                              f"this hipdnn reads version {_VERSION}")
+    try:
+        g = make(doc.get("name", "graph"), DataType[doc["io_data_type"]],
+                        DataType[doc["intermediate_data_type"]], DataType[doc["compute_data_type"]],
+                        handle)
+        for td in doc["tensors"]:
+            t = Tensor(td["dim"], td["stride"], DataType[td["data_type"]], name=td.get("name", ""),
+                       uid=td["uid"], is_virtual=td["is_virtual"],
+                       is_pass_by_value=td["is_pass_by_value"], value=td["value"], graph=g)
+            g.all_tensors.append(t)
+        for nd in doc["nodes"]:
+            cls = NODE_TYPES.get(nd["type"])
+            if cls is None:
+                raise ValidationError(f"unknown node type {nd['type']!r}; known: "
+                                      f"{sorted(NODE_TYPES)}", node=nd.get("name"))
+            ports = {p: g.all_tensors[i] for p, i in {**nd["inputs"], **nd["outputs"]}.items()}
+            node = cls(nd.get("name", ""), DataType[nd["compute_data_type"]],
+                       **nd["attributes"], **ports)
+            g.nodes.append(node)
+            for out in node.outputs.values():
+                if out is not None:
+                    out._producer = node
+    except (KeyError, IndexError, TypeError) as exc:
+        raise ValidationError(f"malformed graph document: {type(exc).__name__}: {exc}") from exc
+    return g
