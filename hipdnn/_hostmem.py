@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["HostSpan", "host_array", "span"]
+__all__ = ["HostSpan", "element_span", "host_array"]
 
 
-def span(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, int]:
+def element_span(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, int]:
     """Element range ``[lo, hi)`` covered by ``shape``/``strides``; ``(0, 0)`` when empty."""
     if any(int(d) == 0 for d in shape):
         return 0, 0

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from hipdnn import _dlpack
-from hipdnn._hostmem import host_array, span
+from hipdnn._hostmem import element_span, host_array
 from hipdnn._interop_dtypes import (
     dlpack_to_dtype,
     dtype_to_numpy,
@@ -62,6 +62,7 @@ ACCEPTED_KINDS = (
     "hipdnn.interop.Buffer",
 )
 
+
 @dataclass(eq=False)
 class Buffer:
     """A variant-pack value as engines see it.
@@ -71,6 +72,11 @@ class Buffer:
     host; ``scalar`` is set for a pass-by-value float. ``owner`` keeps the source alive
     (and, for DLPack, releases the producer's export when collected).
     ``device_known`` is False when ``device`` is a guess (raw int pointers).
+
+    >>> import numpy as np
+    >>> buf = resolve(np.zeros((4, 2), np.float16).T)
+    >>> buf.kind, buf.shape, buf.strides, buf.dtype.name, buf.nbytes
+    ('numpy.ndarray', (2, 4), (1, 2), 'HALF', 16)
     """
 
     ptr: int
@@ -107,7 +113,7 @@ class Buffer:
         """Byte range ``[lo, hi)`` relative to ``ptr`` that the elements cover, when known."""
         if self.shape is None or self.strides is None or self.itemsize is None:
             return None
-        lo, hi = span(self.shape, self.strides)
+        lo, hi = element_span(self.shape, self.strides)
         return lo * self.itemsize, hi * self.itemsize
 
     @property
@@ -148,7 +154,7 @@ def host_view(buffer: Buffer, tensor: Any) -> np.ndarray[Any, Any]:
             "this engine needs host (CPU) memory",
             tensor=tensor.name,
         )
-    lo, hi = span(dim, stride)
+    lo, hi = element_span(dim, stride)
     if hi > lo:
         if buffer.ptr == 0:
             raise VariantPackError(
@@ -251,7 +257,7 @@ def _from_interface(obj: object, iface: Mapping[str, Any], on_host: bool, kind: 
         strides = tuple(int(s) for s in np.cumprod((1, *shape[:0:-1]))[::-1]) if shape else ()
     else:
         strides = _int_strides(byte_strides, itemsize, kind)
-    if ptr == 0 and span(shape, strides)[1] > 0:
+    if ptr == 0 and element_span(shape, strides)[1] > 0:
         raise VariantPackError(f"{kind}: null data pointer for shape {shape}")
     owner = obj
     array = host_array(ptr, shape, strides, dtype_to_numpy(dtype), owner, bool(readonly)) \

@@ -251,3 +251,10 @@ def test_dtype_maps_round_trip() -> None:
 def test_import_does_not_import_torch() -> None:
     code = "import sys, hipdnn.interop; sys.exit('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    result = doctest.testmod(interop)
+    assert result.attempted >= 8 and result.failed == 0
