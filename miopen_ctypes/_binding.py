@@ -123,9 +123,11 @@ def _make_caller(
     return call
 
 
-def _make_missing(proto: Prototype, version: tuple[int, int, int]) -> Callable[..., Any]:
+def _make_missing(
+    proto: Prototype, version: tuple[int, int, int], product: str
+) -> Callable[..., Any]:
     def missing(*args: Any) -> Any:
-        raise MIOpenVersionError(proto.name, proto.since, version)
+        raise MIOpenVersionError(proto.name, proto.since, version, product)
 
     missing.__name__ = missing.__qualname__ = proto.name
     missing.__doc__ = f"{_signature(proto)}: not exported by the loaded library"
@@ -157,7 +159,7 @@ class BoundLibrary:
         for name, proto in prototypes.items():
             cfunc = self._cfuncs.get(name)
             if cfunc is None:
-                self._functions[name] = _make_missing(proto, version)
+                self._functions[name] = _make_missing(proto, version, self._kind)
                 continue
             cfunc.errcheck = _make_errcheck(proto, raise_status)
             self._functions[name] = _make_caller(proto, cfunc, required(proto))

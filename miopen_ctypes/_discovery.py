@@ -4,7 +4,7 @@ The search order is fixed and every attempt is recorded as ``(place, reason)`` s
 can list all of them:
 
 1. the explicit ``path`` argument, else the environment override (e.g. ``HIPDNN_MIOPEN_LIBRARY``);
-   when either is given nothing else is tried;
+   when either is given nothing else is tried (a bare file name goes to the dynamic loader);
 2. a copy already loaded in this process (e.g. by PyTorch): ``/proc/self/maps`` on Linux,
    ``GetModuleHandleW`` on Windows;
 3. TheRock's wheels: ``rocm_sdk.find_libraries(<short name>)`` (only if ``rocm_sdk`` imports);
@@ -106,11 +106,13 @@ def _rocm_dirs(spec: LibrarySpec) -> Iterator[Candidate]:
 
 def candidates(spec: LibrarySpec, path: str | os.PathLike[str] | None = None) -> list[Candidate]:
     """Every place to try, in order (see the module docstring)."""
+    # a bare file name (no directory) is left to the dynamic loader's search
     if path is not None:
-        return [Candidate("explicit path argument", os.fspath(path))]
+        target = os.fspath(path)
+        return [Candidate("explicit path argument", target, is_path=bool(os.path.dirname(target)))]
     override = os.environ.get(spec.env_var)
     if override:
-        return [Candidate(f"${spec.env_var}", override)]
+        return [Candidate(f"${spec.env_var}", override, is_path=bool(os.path.dirname(override)))]
     found = [*_already_loaded(spec), *_rocm_sdk(spec), *_rocm_dirs(spec)]
     found += [Candidate("system dynamic loader search", name, is_path=False) for name in _names(spec)]
     return found

@@ -157,10 +157,14 @@ def check_status(function: str, status: int, text: str | None = None) -> None:
 
 
 class MIOpenVersionError(MIOpenError, NotImplementedError):
-    """The loaded library lacks a bound function (it was added in a later MIOpen)."""
+    """The loaded library lacks a bound function (it was added in a later MIOpen, or HIP)."""
 
     def __init__(
-        self, function: str, since: tuple[int, int, int], loaded: tuple[int, int, int]
+        self,
+        function: str,
+        since: tuple[int, int, int],
+        loaded: tuple[int, int, int],
+        product: str = "MIOpen",
     ) -> None:
         self.function = function
         self.since = since
@@ -168,9 +172,9 @@ class MIOpenVersionError(MIOpenError, NotImplementedError):
         need = ".".join(map(str, since))
         have = ".".join(map(str, loaded))
         if loaded >= since:
-            message = f"{function} requires MIOpen >= {need}, but the loaded {have} does not export it"
+            message = f"{function} requires {product} >= {need}, but the loaded {have} does not export it"
         else:
-            message = f"{function} requires MIOpen >= {need}, loaded {have}"
+            message = f"{function} requires {product} >= {need}, loaded {have}"
         super().__init__(message)
 
 

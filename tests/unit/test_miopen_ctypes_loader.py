@@ -1,0 +1,147 @@
+"""miopen_ctypes discovery: lazy import, the search order, and the not-found report."""
+
+from __future__ import annotations
+
+import ctypes.util
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import miopen_ctypes
+from miopen_ctypes import _discovery, loader
+from miopen_ctypes._discovery import LibrarySpec, candidates, load_first
+from miopen_ctypes.errors import MIOpenNotFoundError
+
+REPO = Path(__file__).resolve().parents[2]
+
+BOGUS = LibrarySpec(
+    env_var="HIPDNN_TEST_BOGUS_LIBRARY",
+    linux_names=("libhipdnnNoSuchLibrary.so.1",),
+    windows_names=("hipdnnNoSuchLibrary.dll",),
+    maps_marker="libhipdnnNoSuchLibrary",
+    rocm_sdk_name="nosuch",
+    probe_symbol="nosuch_symbol",
+)
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    for var in ("HIPDNN_MIOPEN_LIBRARY", "HIPDNN_TEST_BOGUS_LIBRARY", "ROCM_PATH", "HIP_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setitem(sys.modules, "rocm_sdk", None)  # "not installed"
+    return monkeypatch
+
+
+def test_import_does_not_load_any_native_library() -> None:
+    code = (
+        "import miopen_ctypes, hipdnn, sys\n"
+        "maps = open('/proc/self/maps').read() if sys.platform == 'linux' else ''\n"
+        "assert 'libMIOpen' not in maps and 'amdhip64' not in maps, 'loaded at import'\n"
+        "print(len(miopen_ctypes.PROTOTYPES))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HIPDNN_MIOPEN_LIBRARY": "/nonexistent/libMIOpen.so.1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout) >= 95
+
+
+def test_not_found_lists_every_place_tried(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    clean_env.setenv("ROCM_PATH", str(tmp_path / "rocm"))
+    clean_env.setenv("HIP_PATH", str(tmp_path / "hip"))
+    with pytest.raises(MIOpenNotFoundError) as info:
+        load_first(BOGUS, None, MIOpenNotFoundError)
+    places = [place for place, _ in info.value.attempts]
+    joined = "\n".join(places)
+    assert f"$ROCM_PATH={tmp_path / 'rocm'}" in joined
+    assert f"$HIP_PATH={tmp_path / 'hip'}" in joined
+    assert "default ROCm prefix" in joined
+    assert places[-1].startswith("system dynamic loader search")
+    # ordered: ROCM_PATH before HIP_PATH before the default prefix before the loader search
+    order = [next(i for i, p in enumerate(places) if key in p) for key in
+             ("$ROCM_PATH", "$HIP_PATH", "default ROCm prefix", "system dynamic loader")]  # fmt: skip
+    assert order == sorted(order)
+    message = str(info.value)
+    assert "HIPDNN_MIOPEN_LIBRARY=" in message and "no such file" in message
+    assert all(reason for _, reason in info.value.attempts)
+
+
+def test_env_override_is_exclusive_and_reported(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    missing = tmp_path / "libMIOpen.so.1"
+    clean_env.setenv("HIPDNN_MIOPEN_LIBRARY", str(missing))
+    assert [c.place for c in candidates(loader.MIOPEN_SPEC)] == ["$HIPDNN_MIOPEN_LIBRARY"]
+    with pytest.raises(MIOpenNotFoundError) as info:
+        miopen_ctypes.load()
+    assert info.value.attempts == [(f"$HIPDNN_MIOPEN_LIBRARY: {missing}", "no such file")]
+
+
+def test_explicit_path_wins_over_env(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    clean_env.setenv("HIPDNN_MIOPEN_LIBRARY", "/elsewhere/libMIOpen.so.1")
+    found = candidates(loader.MIOPEN_SPEC, tmp_path / "mine.so")
+    assert [(c.place, c.target) for c in found] == [("explicit path argument", str(tmp_path / "mine.so"))]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="uses the C library as a stand-in")
+def test_a_library_that_is_not_miopen_is_refused(clean_env: pytest.MonkeyPatch) -> None:
+    libc = ctypes.util.find_library("c")
+    assert libc
+    clean_env.setenv("HIPDNN_MIOPEN_LIBRARY", libc)
+    with pytest.raises(MIOpenNotFoundError, match="does not export miopenGetVersion"):
+        loader.load_first(loader.MIOPEN_SPEC, None, MIOpenNotFoundError)
+
+
+def test_unloadable_file_reports_the_loader_error(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    junk = tmp_path / "libMIOpen.so.1"
+    junk.write_bytes(b"not an ELF file")
+    with pytest.raises(MIOpenNotFoundError) as info:
+        load_first(loader.MIOPEN_SPEC, junk, MIOpenNotFoundError)
+    (place, reason), = info.value.attempts
+    assert place == f"explicit path argument: {junk}" and reason != "no such file"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc/self/maps is Linux-only")
+def test_already_loaded_copy_is_found_first(clean_env: pytest.MonkeyPatch) -> None:
+    spec = LibrarySpec("HIPDNN_TEST_BOGUS_LIBRARY", ("libc.so.6",), ("x.dll",), "libc.so", "c", "printf")
+    found = candidates(spec)
+    assert found[0].place.startswith("already loaded in this process")
+    lib, where = load_first(spec, None, MIOpenNotFoundError)
+    assert "libc.so" in os.path.basename(where) and hasattr(lib, "printf")
+
+
+def test_rocm_sdk_wheels_are_consulted(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    wheel_lib = tmp_path / "site-packages" / "_rocm_sdk_libraries" / "lib" / "libMIOpen.so.1"
+    asked: list[str] = []
+
+    def find_libraries(*names: str) -> list[Path]:
+        asked.extend(names)
+        return [wheel_lib]
+
+    clean_env.setitem(sys.modules, "rocm_sdk", types.SimpleNamespace(find_libraries=find_libraries))
+    found = candidates(loader.MIOPEN_SPEC)
+    assert asked == ["miopen"]
+    wheel = [c for c in found if c.target == str(wheel_lib)]
+    assert wheel and "TheRock wheel" in wheel[0].place
+    assert found.index(wheel[0]) < next(i for i, c in enumerate(found) if "default ROCm" in c.place)
+
+
+def test_rocm_sdk_failure_is_reported_not_raised(clean_env: pytest.MonkeyPatch) -> None:
+    def find_libraries(*names: str) -> list[Path]:
+        raise ModuleNotFoundError("rocm-sdk-libraries not installed")
+
+    clean_env.setitem(sys.modules, "rocm_sdk", types.SimpleNamespace(find_libraries=find_libraries))
+    with pytest.raises(MIOpenNotFoundError) as info:
+        load_first(BOGUS, None, MIOpenNotFoundError)
+    assert any("rocm-sdk-libraries not installed" in place for place, _ in info.value.attempts)
+
+
+def test_windows_names_and_dirs(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setattr(_discovery, "_IS_WINDOWS", True)
+    clean_env.setattr(_discovery, "_already_loaded", lambda spec: iter(()))
+    clean_env.setenv("HIP_PATH", "C:\\ROCm\\6.4")
+    found = candidates(loader.MIOPEN_SPEC)
+    targets = [c.target for c in found]
+    assert str(Path("C:\\ROCm\\6.4") / "bin" / "MIOpen.dll") in targets
+    assert targets[-1] == "MIOpen.dll"
