@@ -5,7 +5,7 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, ClassVar
 
 from miopen_ctypes import types as mt
 
@@ -23,7 +23,7 @@ def int_array(values: Sequence[int]) -> Any:
 class Objects:
     """Creates MIOpen objects through the binding and destroys them (reverse order) on exit."""
 
-    _KINDS = {
+    _KINDS: ClassVar[dict[str, tuple[Any, str, str]]] = {
         "tensor": (mt.miopenTensorDescriptor_t, "miopenCreateTensorDescriptor", "miopenDestroyTensorDescriptor"),
         "conv": (mt.miopenConvolutionDescriptor_t, "miopenCreateConvolutionDescriptor",
                  "miopenDestroyConvolutionDescriptor"),

@@ -7,12 +7,11 @@ import os
 from typing import Any
 
 import pytest
+from live_util import int_array, objects
 
 import miopen_ctypes
 from miopen_ctypes import types as mt
 from miopen_ctypes.errors import MIOpenBadParmError, MIOpenVersionError
-
-from live_util import int_array, objects
 
 
 def test_loader_took_the_env_override(lib: Any, live_library_path: str) -> None:
