@@ -1,0 +1,224 @@
+"""Batchnorm rows: the _V2 calls (FP32 parameter descriptors), the 3.5 *Activation calls, the
+3.4 fusion plans, and the unfused fallbacks with intermediates in the workspace."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+
+from hipdnn.engines.miopen.descriptors import ActivationDesc, Resources, TensorDesc, bn_param_desc
+from hipdnn.engines.miopen.fusion import ONE, ZERO, FusionPlan
+from hipdnn.engines.miopen.memory import copy, tensor_nbytes
+from hipdnn.engines.miopen.patterns import Match, Row
+from hipdnn.engines.miopen.runtime import Arena, Ctx, Runner
+from miopen_ctypes.enums import miopenBatchNormMode_t
+
+__all__ = ["DEFAULT_EPSILON", "BnBackwardRunner", "BnInferenceRunner", "BnTrainingRunner"]
+
+_SPATIAL = miopenBatchNormMode_t.miopenBNSpatial
+#: Epsilon passed where MIOpen uses the saved statistics and ignores it (hipDNN's default).
+DEFAULT_EPSILON = 1e-5
+
+
+def _desc(lib: Any, res: Resources, t: Any) -> TensorDesc:
+    return res.add(TensorDesc(lib, t.data_type, t.dim, t.stride))
+
+
+def _act(lib: Any, res: Resources, m: Match) -> ActivationDesc:
+    a = m.activation
+    assert a is not None
+    return res.add(ActivationDesc(lib, a.mode, a.alpha, a.beta, a.gamma))
+
+
+class BnInferenceRunner(Runner):
+    """BN inference with variance: miopenBatchNormalizationForwardInference_V2."""
+
+    path = "v2"
+
+    def __init__(self, lib: Any, hip: Any, res: Resources, m: Match, handle: Any) -> None:
+        self.lib = lib
+        self.x, self.y = _desc(lib, res, m.t["x"]), _desc(lib, res, m.t["y"])
+        self.p = res.add(bn_param_desc(lib, self.x))
+
+    def run(self, ctx: Ctx) -> None:
+        p, q = ctx.ptr, self.p.handle
+        self.lib.miopenBatchNormalizationForwardInference_V2(
+            ctx.handle, _SPATIAL, ONE, ZERO, self.x.handle, p["x"], self.y.handle, p["y"],
+            q, q, q, q, p["scale"], p["bias"], p["mean"], p["variance"], ctx.scalars["epsilon"])
+
+
+class BnTrainingRunner(Runner):
+    """BN training (batch statistics; running statistics when the graph has them), optionally
+    followed by an activation: 3.5 miopenBatchNormForwardTrainingActivation, else the fusion plan
+    [BatchNormForward, ActivationForward], else _V2 then miopenActivationForward."""
+
+    def __init__(self, lib: Any, hip: Any, res: Resources, m: Match, handle: Any) -> None:
+        self.lib, self.hip, self.m = lib, hip, m
+        self.x, self.y = _desc(lib, res, m.t["x"]), _desc(lib, res, m.t["y"])
+        self.p = res.add(bn_param_desc(lib, self.x))
+        self.running = "prev_running_mean" in m.t
+        self.param_bytes = int(m.t["x"].dim[1]) * 4
+        self.arena = Arena()
+        self.fusion: FusionPlan | None = None
+        self.act: ActivationDesc | None = None
+        if m.row == Row.BN_TRAINING:
+            self.path = "v2"
+        elif lib.capabilities.has("miopenBatchNormForwardTrainingActivation"):
+            self.path, self.act = "bn_activation", _act(lib, res, m)
+        else:
+            self._try_fusion(res, handle)
+        self.workspace_size = self.arena.size
+
+    def _try_fusion(self, res: Resources, handle: Any) -> None:
+        a = self.m.activation
+        assert a is not None
+        plan = FusionPlan(self.lib, res, self.x)
+        self.bn_op = plan.batchnorm_forward(True)
+        self.act_op = plan.activation_forward(a.mode)
+        if plan.compile(handle):
+            self.path, self.fusion = "fused", plan
+            # the fused kernel always writes saved stats and read-modify-writes running stats
+            for name in ("mean", "inv_variance", "run_mean", "run_var"):
+                self.arena.reserve(name, self.param_bytes)
+        else:
+            self.path = "unfused"
+            self.act = _act(self.lib, res, self.m)
+            self.arena.reserve("bn_y", tensor_nbytes(self.m.t["x"]))
+
+    def _running(self, ctx: Ctx) -> tuple[int | None, int | None, float]:
+        p = ctx.ptr
+        if not self.running:
+            return None, None, 0.0
+        for prev, nxt in (("prev_running_mean", "next_running_mean"),
+                          ("prev_running_variance", "next_running_variance")):
+            if p[prev] != p[nxt]:
+                copy(self.hip, p[nxt], p[prev], self.param_bytes)
+        return p["next_running_mean"], p["next_running_variance"], ctx.scalars["momentum"]
+
+    def run(self, ctx: Ctx) -> None:
+        lib, p, q = self.lib, ctx.ptr, self.p.handle
+        run_mean, run_var, factor = self._running(ctx)
+        eps = ctx.scalars["epsilon"]
+        mean, inv = p.get("mean"), p.get("inv_variance")
+        if self.path == "fused":
+            assert self.fusion is not None and self.fusion.args is not None and self.m.activation
+            a, ar = self.m.activation, self.arena
+            if run_mean is None:
+                run_mean, run_var = ar.at(ctx, "run_mean"), ar.at(ctx, "run_var")
+            args = self.fusion.args.handle
+            lib.miopenSetOpArgsBatchNormForward(
+                args, self.bn_op, ONE, ZERO, p["scale"], p["bias"],
+                mean or ar.at(ctx, "mean"), inv or ar.at(ctx, "inv_variance"),
+                run_mean, run_var, factor, eps)
+            lib.miopenSetOpArgsActivForward(args, self.act_op, ONE, ZERO, a.alpha, a.beta, a.gamma)
+            self.fusion.execute(ctx.handle, self.x, p["x"], self.y, p["y"], ctx.ws)
+            return
+        common = (ctx.handle, _SPATIAL, ONE, ZERO, self.x.handle, p["x"])
+        if self.path == "bn_activation":
+            assert self.act is not None
+            lib.miopenBatchNormForwardTrainingActivation(
+                *common, self.y.handle, p["y"], q, q, q, q, p["scale"], p["bias"], factor,
+                run_mean, run_var, eps, mean, inv, self.act.handle)
+            return
+        y = self.arena.at(ctx, "bn_y") if self.path == "unfused" else p["y"]
+        lib.miopenBatchNormalizationForwardTraining_V2(
+            *common, self.x.handle if self.path == "unfused" else self.y.handle, y,
+            q, q, q, q, p["scale"], p["bias"], factor, run_mean, run_var, eps, mean, inv)
+        if self.path == "unfused":
+            assert self.act is not None
+            lib.miopenActivationForward(ctx.handle, self.act.handle, ONE, self.x.handle, y, ZERO,
+                                        self.y.handle, p["y"])
+
+
+class BnBackwardRunner(Runner):
+    """BN backward (_V2), and BN inference + DReLU + BN backward: 3.5
+    miopenBatchNormBackwardActivation, else the fusion plan [BatchNormBackward,
+    ActivationBackward], else recompute (ForwardInference_V2 with variance derived from the saved
+    inverse variance) + miopenActivationBackward + Backward_V2."""
+
+    def __init__(self, lib: Any, hip: Any, res: Resources, m: Match, handle: Any) -> None:
+        self.lib, self.hip, self.m = lib, hip, m
+        self.x = _desc(lib, res, m.t["x"])
+        self.dy, self.dx = _desc(lib, res, m.t["dy"]), _desc(lib, res, m.t["dx"])
+        self.p = res.add(bn_param_desc(lib, self.x))
+        self.channels = int(m.t["x"].dim[1])
+        self.arena = Arena()
+        self.fusion: FusionPlan | None = None
+        self.act: ActivationDesc | None = None
+        if m.row == Row.BN_BACKWARD:
+            self.path = "v2"
+        elif lib.capabilities.has("miopenBatchNormBackwardActivation"):
+            self.path, self.act = "bn_activation", _act(lib, res, m)
+        else:
+            a = m.activation
+            assert a is not None
+            plan = FusionPlan(lib, res, self.dy)
+            self.bn_op = plan.batchnorm_backward()
+            self.act_op = plan.activation_backward(a.mode)
+            if plan.compile(handle):
+                self.path, self.fusion = "fused", plan
+            else:
+                self.path, self.act = "unfused", _act(lib, res, m)
+                nbytes = tensor_nbytes(m.t["x"])
+                self.arena.reserve("variance", self.channels * 4)
+                self.arena.reserve("bn_y", nbytes)
+                self.arena.reserve("drelu", nbytes)
+        self.workspace_size = self.arena.size
+
+    def _backward_v2(self, ctx: Ctx, dy: int) -> None:
+        p, q = ctx.ptr, self.p.handle
+        self.lib.miopenBatchNormalizationBackward_V2(
+            ctx.handle, _SPATIAL, ONE, ZERO, ONE, ZERO, self.x.handle, p["x"], self.dy.handle, dy,
+            self.dx.handle, p["dx"], q, q, q, q, p["scale"], p["dscale"], p["dbias"],
+            DEFAULT_EPSILON, p["mean"], p["inv_variance"])
+
+    def run(self, ctx: Ctx) -> None:
+        lib, p, q = self.lib, ctx.ptr, self.p.handle
+        if self.path == "v2":
+            self._backward_v2(ctx, p["dy"])
+        elif self.path == "bn_activation":
+            assert self.act is not None
+            lib.miopenBatchNormBackwardActivation(
+                ctx.handle, _SPATIAL, ONE, ZERO, ONE, ZERO, self.x.handle, p["x"], self.dy.handle,
+                p["dy"], self.dx.handle, p["dx"], q, q, q, q, p["scale"], p["bias"], p["dscale"],
+                p["dbias"], DEFAULT_EPSILON, p["mean"], p["inv_variance"], self.act.handle)
+        elif self.path == "fused":
+            assert self.fusion is not None and self.fusion.args is not None and self.m.activation
+            a, args = self.m.activation, self.fusion.args.handle
+            lib.miopenSetOpArgsBatchNormBackward(args, self.bn_op, ONE, ZERO, p["x"], p["scale"],
+                                                 p["bias"], p["dscale"], p["dbias"], p["mean"],
+                                                 p["inv_variance"])
+            # y must be a valid buffer of x's shape; the ReLU derivative uses the recomputed BN output
+            lib.miopenSetOpArgsActivBackward(args, self.act_op, ONE, ZERO, p["x"], None,
+                                             a.alpha, a.beta, a.gamma)
+            self.fusion.execute(ctx.handle, self.dy, p["dy"], self.dx, p["dx"], ctx.ws)
+        else:
+            self._unfused(ctx)
+
+    def _unfused(self, ctx: Ctx) -> None:
+        lib, p, q, ar = self.lib, ctx.ptr, self.p.handle, self.arena
+        var, bn_y, drelu = ar.at(ctx, "variance"), ar.at(ctx, "bn_y"), ar.at(ctx, "drelu")
+        eps = self._derive_variance(ctx, var)
+        lib.miopenBatchNormalizationForwardInference_V2(
+            ctx.handle, _SPATIAL, ONE, ZERO, self.x.handle, p["x"], self.x.handle, bn_y,
+            q, q, q, q, p["scale"], p["bias"], p["mean"], var, eps)
+        assert self.act is not None
+        # y = x = the recomputed pre-activation: ReLU/clipped ReLU/clamp derivatives gate on x
+        lib.miopenActivationBackward(ctx.handle, self.act.handle, ONE, self.x.handle, bn_y,
+                                     self.dy.handle, p["dy"], self.x.handle, bn_y, ZERO,
+                                     self.x.handle, drelu)
+        self._backward_v2(ctx, drelu)
+
+    def _derive_variance(self, ctx: Ctx, dst: int) -> float:
+        """variance = 1/inv^2 - eps on the host, written to ``dst``; returns eps (> 0)."""
+        inv = np.empty(self.channels, np.float32)
+        if ctx.stream:
+            self.hip.hipStreamSynchronize(ctypes.c_void_p(ctx.stream))
+        copy(self.hip, inv.ctypes.data, ctx.ptr["inv_variance"], inv.nbytes, 2)
+        var_eps = 1.0 / np.square(inv.astype(np.float64))
+        eps = float(min(DEFAULT_EPSILON, 0.5 * float(var_eps.min())))
+        var = np.ascontiguousarray((var_eps - eps).astype(np.float32))
+        copy(self.hip, dst, var.ctypes.data, var.nbytes, 1)
+        return eps

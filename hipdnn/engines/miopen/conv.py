@@ -1,0 +1,203 @@
+"""Convolutions on MIOpen: immediate mode (benchmarking 0) or Find 2.0 with tuning (1).
+
+The three directions share one shape: descriptors ``(A, B, conv, C)`` where C is the output --
+forward (w, x, conv, y), backward data (dy, w, conv, dx), backward weights (dy, x, conv, dw).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hipdnn.engines.miopen.descriptors import ConvDesc, Owned, Resources, TensorDesc
+from hipdnn.engines.miopen.memory import DeviceBlock
+from hipdnn.engines.miopen.patterns import Row
+from hipdnn.errors import KnobError
+from hipdnn.shapes import packed_strides
+from miopen_ctypes import types as mt
+from miopen_ctypes.enums import (
+    miopenConvolutionFindMode_t,
+    miopenFindResultsOrder_t,
+    miopenProblemDirection_t,
+    miopenTensorArgumentId_t,
+    miopenTuningPolicy_t,
+)
+
+__all__ = ["DIRECTIONS", "ConvOp", "Direction", "conv_geometry"]
+
+_X = miopenTensorArgumentId_t.miopenTensorConvolutionX
+_W = miopenTensorArgumentId_t.miopenTensorConvolutionW
+_Y = miopenTensorArgumentId_t.miopenTensorConvolutionY
+_MAX_FIND = 16
+
+
+@dataclass(frozen=True)
+class Direction:
+    """One convolution direction: C prefix, descriptor roles (A, B, output) and Find 2.0 ids."""
+
+    prefix: str
+    problem: miopenProblemDirection_t
+    roles: tuple[str, str, str]
+    find_ids: tuple[miopenTensorArgumentId_t, miopenTensorArgumentId_t, miopenTensorArgumentId_t]
+
+
+DIRECTIONS: dict[Row, Direction] = {
+    Row.CONV_FPROP: Direction("miopenConvolutionForward", miopenProblemDirection_t.miopenProblemDirectionForward,
+                              ("w", "x", "y"), (_W, _X, _Y)),
+    Row.CONV_DGRAD: Direction("miopenConvolutionBackwardData",
+                              miopenProblemDirection_t.miopenProblemDirectionBackward,
+                              ("dy", "w", "dx"), (_Y, _W, _X)),
+    Row.CONV_WGRAD: Direction("miopenConvolutionBackwardWeights",
+                              miopenProblemDirection_t.miopenProblemDirectionBackwardWeights,
+                              ("dy", "x", "dw"), (_Y, _X, _W)),
+}
+
+
+def conv_geometry(node: Any) -> tuple[list[int], list[int], list[int], int]:
+    """(padding, stride, dilation, groups) of a convolution node (padding is symmetric)."""
+    groups = int(getattr(node, "groups", None) or 1)
+    return list(node.pre_padding), list(node.stride), list(node.dilation), groups
+
+
+class ConvOp:
+    """One convolution owned by a plan: descriptors, the chosen solution, the call.
+
+    ``tensors`` maps the direction's roles to (dtype, dims); descriptors use packed strides of
+    ``layout`` (the graph's strides for real tensors, the same layout for intermediates).
+    """
+
+    def __init__(self, lib: Any, hip: Any, res: Resources, node: Any, direction: Direction,
+                 tensors: Mapping[str, tuple[Any, tuple[int, ...]]], layout: str) -> None:
+        self.lib, self.hip, self.res, self.direction = lib, hip, res, direction
+        self.descs: dict[str, TensorDesc] = {}
+        for role in direction.roles:
+            dtype, dims = tensors[role]
+            self.descs[role] = res.add(TensorDesc(lib, dtype, dims, packed_strides(dims, layout)))
+        pad, stride, dilation, groups = conv_geometry(node)
+        self.conv = res.add(ConvDesc(lib, pad, stride, dilation, groups))
+        self.benchmarking = 0
+        self.solution_id: int | None = None
+        self.workspace_size = 0
+        self.limit = 0
+        self._problem: Owned | None = None
+        self._solution: Owned | None = None
+        self._solution_ws = 0
+
+    # ------------------------------------------------------------------ queries (immediate mode)
+    def _quad(self) -> tuple[Any, Any, Any, Any]:
+        a, b, c = (self.descs[r].handle for r in self.direction.roles)
+        return a, b, self.conv.handle, c
+
+    def solutions(self, handle: Any) -> list[tuple[int, int]]:
+        """(solution_id, workspace_size) of the applicable solutions, best first."""
+        lib, p = self.lib, self.direction.prefix
+        count = ctypes.c_size_t()
+        getattr(lib, p + "GetSolutionCount")(handle, *self._quad(), ctypes.byref(count))
+        if count.value == 0:
+            return []
+        sols = (mt.miopenConvSolution_t * count.value)()
+        got = ctypes.c_size_t()
+        getattr(lib, p + "GetSolution")(handle, *self._quad(), count.value, ctypes.byref(got), sols)
+        return [(int(s.solution_id), int(s.workspace_size)) for s in sols[: got.value]]
+
+    # ------------------------------------------------------------------------------ plan build
+    def prepare(self, handle: Any, benchmarking: int, limit: int | None,
+                solutions: list[tuple[int, int]] | None = None) -> int:
+        """Choose the path; returns the workspace size the plan needs."""
+        sols = self.solutions(handle) if solutions is None else solutions
+        if not sols:
+            raise KnobError("no MIOpen solution applies to this convolution", knob=None)
+        lo, hi = min(ws for _, ws in sols), max(ws for _, ws in sols)
+        limit = hi if limit is None else int(limit)
+        if limit < lo:
+            raise KnobError(f"knob 'global.workspace_size_limit' = {limit} is below every "
+                            f"applicable solution's workspace; valid range [{lo}, {hi}]",
+                            knob="global.workspace_size_limit")
+        self.benchmarking, self.limit = int(benchmarking), limit
+        if self.benchmarking == 0:
+            sid, ws = next((s, w) for s, w in sols if w <= limit)
+            getattr(self.lib, self.direction.prefix + "CompileSolution")(handle, *self._quad(), sid)
+            self.solution_id, self.workspace_size = sid, ws
+        else:
+            lib = self.lib
+            # the problem copies the descriptor: the find mode must be set before creating it
+            lib.miopenSetConvolutionFindMode(self.conv.handle,
+                                             miopenConvolutionFindMode_t.miopenConvolutionFindModeNormal)
+            problem = mt.miopenProblem_t()
+            lib.miopenCreateConvProblem(ctypes.byref(problem), self.conv.handle, self.direction.problem)
+            self._problem = self.res.add(Owned(lib, problem, "miopenDestroyProblem"))
+            for role, tid in zip(self.direction.roles, self.direction.find_ids, strict=False):
+                lib.miopenSetProblemTensorDescriptor(problem, tid, self.descs[role].handle)
+            self.workspace_size = limit
+        return self.workspace_size
+
+    # --------------------------------------------------------------------------------- execute
+    def run(self, handle: Any, ptrs: Mapping[str, int], ws: int, ws_size: int) -> None:
+        """Run the convolution: ``ptrs`` maps the direction's roles to device pointers."""
+        a, b, c = self.direction.roles
+        if self.benchmarking == 0:
+            da, db, conv, dc = self._quad()
+            getattr(self.lib, self.direction.prefix + "Immediate")(
+                handle, da, ptrs[a], db, ptrs[b], conv, dc, ptrs[c],
+                ws or None, self.workspace_size, self.solution_id)
+            return
+        if self._solution is None:
+            self._find(handle, ptrs, ws, ws_size)
+        assert self._solution is not None
+        args = (mt.miopenTensorArgument_t * 3)()
+        for i, (role, tid) in enumerate(zip(self.direction.roles, self.direction.find_ids, strict=False)):
+            args[i].id, args[i].buffer = int(tid), ptrs[role]
+        self.lib.miopenRunSolution(handle, self._solution.handle, 3, args,
+                                   ws or None, self._solution_ws)
+
+    def _find(self, handle: Any, ptrs: Mapping[str, int], ws: int, ws_size: int) -> None:
+        """Find 2.0 with tuning; the output is a scratch copy so find never writes user data."""
+        lib, caps = self.lib, self.lib.capabilities
+        out_role = self.direction.roles[2]
+        scratch = DeviceBlock(self.hip, self.descs[out_role].nbytes)
+        options = mt.miopenFindOptions_t()
+        lib.miopenCreateFindOptions(ctypes.byref(options))
+        opts = Owned(lib, options, "miopenDestroyFindOptions")
+        policy_set = False
+        old = ctypes.c_uint()
+        try:
+            lib.miopenSetFindOptionTuning(options, 1)
+            lib.miopenSetFindOptionResultsOrder(options, miopenFindResultsOrder_t.miopenFindResultsOrderByTime)
+            if ws and ws_size:
+                lib.miopenSetFindOptionPreallocatedWorkspace(options, ws, self.limit)
+            else:
+                lib.miopenSetFindOptionWorkspaceLimit(options, self.limit)
+            for role, tid in zip(self.direction.roles, self.direction.find_ids, strict=False):
+                lib.miopenSetFindOptionPreallocatedTensor(
+                    options, tid, scratch.ptr if role == out_role else ptrs[role])
+            if caps.has("miopenGetTuningPolicy") and caps.has("miopenSetTuningPolicy"):
+                lib.miopenGetTuningPolicy(handle, ctypes.byref(old))
+                lib.miopenSetTuningPolicy(handle, miopenTuningPolicy_t.miopenTuningPolicySearch)
+                policy_set = True
+            sols = (mt.miopenSolution_t * _MAX_FIND)()
+            found = ctypes.c_size_t()
+            try:
+                lib.miopenFindSolutions(handle, self._problem.handle if self._problem else None,
+                                        options, sols, ctypes.byref(found), _MAX_FIND)
+            finally:
+                if policy_set:
+                    lib.miopenSetTuningPolicy(handle, old.value)
+            owned = [Owned(lib, sols[i], "miopenDestroySolution") for i in range(found.value)]
+            chosen: Owned | None = None
+            for sol in owned:
+                size = ctypes.c_size_t()
+                lib.miopenGetSolutionWorkspaceSize(sol.handle, ctypes.byref(size))
+                if chosen is None and size.value <= self.limit:
+                    chosen, self._solution_ws = sol, int(size.value)
+            for sol in owned:
+                if sol is not chosen:
+                    sol.close()
+            if chosen is None:
+                raise KnobError(f"Find 2.0 returned no solution within the workspace limit "
+                                f"{self.limit}", knob="global.workspace_size_limit")
+            self._solution = self.res.add(chosen)
+        finally:
+            opts.close()
+            scratch.close()

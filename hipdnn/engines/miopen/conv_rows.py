@@ -1,0 +1,104 @@
+"""Convolution rows: a single conv (fprop/dgrad/wgrad), and conv + (bias) + activation through a
+fusion plan whose compile decides applicability, else unfused conv, bias (miopenOpTensor add)
+and miopenActivationForward with intermediates in the workspace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hipdnn.engines.miopen.conv import DIRECTIONS, ConvOp
+from hipdnn.engines.miopen.descriptors import ActivationDesc, Resources, TensorDesc
+from hipdnn.engines.miopen.fusion import ONE, ZERO, FusionPlan
+from hipdnn.engines.miopen.patterns import Match, Row
+from hipdnn.engines.miopen.runtime import ALIGN, Arena, Ctx, Runner
+from hipdnn.shapes import packed_strides
+from hipdnn.types import DataType
+from miopen_ctypes.enums import miopenTensorOp_t
+
+__all__ = ["ConvBiasActRunner", "ConvRunner", "conv_op_for"]
+
+
+def conv_op_for(lib: Any, hip: Any, res: Resources, m: Match) -> ConvOp:
+    """The ConvOp of a conv row (for conv + bias + act: forward into an intermediate Y of the
+    input type, since MIOpen convolutions take one data type)."""
+    row = Row.CONV_FPROP if m.row == Row.CONV_BIAS_ACT else m.row
+    direction = DIRECTIONS[row]
+    tensors: dict[str, tuple[Any, tuple[int, ...]]] = {}
+    for role in direction.roles:
+        key = "conv_y" if (m.row == Row.CONV_BIAS_ACT and role == "y") else role
+        t = m.t[key]
+        dtype = m.t["x"].data_type if key == "conv_y" else t.data_type
+        tensors[role] = (dtype, tuple(t.dim))
+    return ConvOp(lib, hip, res, m.conv, direction, tensors, m.layout)
+
+
+class ConvRunner(Runner):
+    """One convolution: immediate mode or Find 2.0 (see :class:`ConvOp`)."""
+
+    def __init__(self, lib: Any, hip: Any, res: Resources, m: Match, handle: Any,
+                 benchmarking: int, limit: int | None,
+                 solutions: list[tuple[int, int]] | None = None) -> None:
+        self.op = conv_op_for(lib, hip, res, m)
+        self.workspace_size = self.op.prepare(handle, benchmarking, limit, solutions)
+        self.path = "find2" if benchmarking else "immediate"
+
+    def run(self, ctx: Ctx) -> None:
+        self.op.run(ctx.handle, ctx.ptr, ctx.ws, ctx.ws_size)
+
+
+class ConvBiasActRunner(Runner):
+    """Conv fprop + (bias) + activation: fused when the fusion plan compiles, else unfused."""
+
+    def __init__(self, lib: Any, hip: Any, res: Resources, m: Match, handle: Any,
+                 benchmarking: int, limit: int | None,
+                 solutions: list[tuple[int, int]] | None = None) -> None:
+        self.lib, self.m = lib, m
+        a = m.activation
+        assert a is not None
+        x, _w, y = m.t["x"], m.t["w"], m.t["y"]
+        self.x = res.add(TensorDesc(lib, x.data_type, x.dim, x.stride))
+        self.y = res.add(TensorDesc(lib, y.data_type, y.dim, y.stride))
+        bias = m.opt("bias")
+        self.bias = (res.add(TensorDesc(lib, bias.data_type, bias.dim, bias.stride))
+                     if bias is not None else None)
+        self.op = conv_op_for(lib, hip, res, m)
+        self.w = self.op.descs["w"]
+        self.fusion: FusionPlan | None = FusionPlan(lib, res, self.x)
+        self.conv_op = self.fusion.conv_forward(self.op.conv, self.w)
+        self.bias_op = self.fusion.bias_forward(self.bias) if self.bias is not None else None
+        self.act_op = self.fusion.activation_forward(a.mode)
+        if self.fusion.compile(handle, with_conv=True):
+            self.path = "fused"
+            self.workspace_size = self.fusion.workspace_size
+            return
+        self.fusion = None
+        self.path = "unfused"
+        self.act = res.add(ActivationDesc(lib, a.mode, a.alpha, a.beta, a.gamma))
+        conv_ws = self.op.prepare(handle, benchmarking, limit, solutions)
+        cy = m.t["conv_y"]
+        self.cy = self.op.descs["y"]
+        self.arena = Arena(conv_ws)
+        nbytes = (1 + sum((d - 1) * s for d, s in zip(cy.dim, packed_strides(cy.dim, m.layout), strict=False)))
+        self.arena.reserve("conv_y", nbytes * DataType(x.data_type).itemsize)
+        self.workspace_size = -(-self.arena.size // ALIGN) * ALIGN
+
+    def run(self, ctx: Ctx) -> None:
+        lib, p = self.lib, ctx.ptr
+        a = self.m.activation
+        assert a is not None
+        if self.fusion is not None:
+            assert self.fusion.args is not None
+            args = self.fusion.args.handle
+            lib.miopenSetOpArgsConvForward(args, self.conv_op, ONE, ZERO, p["w"])
+            if self.bias_op is not None:
+                lib.miopenSetOpArgsBiasForward(args, self.bias_op, ONE, ZERO, p["bias"])
+            lib.miopenSetOpArgsActivForward(args, self.act_op, ONE, ZERO, a.alpha, a.beta, a.gamma)
+            self.fusion.execute(ctx.handle, self.x, p["x"], self.y, p["y"], ctx.ws)
+            return
+        cy = self.arena.at(ctx, "conv_y")
+        self.op.run(ctx.handle, {"x": p["x"], "w": p["w"], "y": cy}, ctx.ws, ctx.ws_size)
+        if self.bias is not None:
+            lib.miopenOpTensor(ctx.handle, miopenTensorOp_t.miopenTensorOpAdd, ONE, self.cy.handle,
+                               cy, ONE, self.bias.handle, p["bias"], ZERO, self.cy.handle, cy)
+        lib.miopenActivationForward(ctx.handle, self.act.handle, ONE, self.cy.handle, cy, ZERO,
+                                    self.y.handle, p["y"])

@@ -1,0 +1,207 @@
+"""MIOPEN_ENGINE: the seed table's rows on libMIOpen, with hipDNN's two knobs.
+
+>>> from hipdnn.engines.miopen import MiopenEngine
+>>> MiopenEngine().name, MiopenEngine.rank
+('MIOPEN_ENGINE', 0)
+
+No library is loaded until a graph is checked; without MIOpen or without a GPU the engine
+declines every graph with the reason, and the graph falls back to the next engine.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from hipdnn.engines.base import (
+    BENCHMARKING_KNOB,
+    WORKSPACE_SIZE_LIMIT_KNOB,
+    Engine,
+    ExecutionPlan,
+    IntConstraint,
+    Knob,
+    KnobValue,
+)
+from hipdnn.engines.miopen.batchnorm import BnBackwardRunner, BnInferenceRunner, BnTrainingRunner
+from hipdnn.engines.miopen.conv_rows import ConvBiasActRunner, ConvRunner, conv_op_for
+from hipdnn.engines.miopen.descriptors import Resources
+from hipdnn.engines.miopen.errors import translating
+from hipdnn.engines.miopen.memory import MiopenHandleState
+from hipdnn.engines.miopen.patterns import Declined, Match, Row, match
+from hipdnn.engines.miopen.plan import MiopenPlan
+from hipdnn.engines.miopen.runtime import Runner
+from hipdnn.errors import EngineError
+from hipdnn.types import KnobValueType
+
+if TYPE_CHECKING:
+    from hipdnn.graph import Graph
+    from hipdnn.handle import Handle
+
+__all__ = ["MiopenEngine", "Unavailable"]
+
+_serials = itertools.count(1)
+_BN_RUNNERS: dict[Row, type[Any]] = {
+    Row.BN_INFERENCE: BnInferenceRunner,
+    Row.BN_TRAINING: BnTrainingRunner,
+    Row.BN_TRAINING_ACT: BnTrainingRunner,
+    Row.BN_BACKWARD: BnBackwardRunner,
+    Row.BN_INF_DRELU_BN_BWD: BnBackwardRunner,
+}
+
+
+class Unavailable(Exception):
+    """MIOpen cannot run here (no library, no GPU); ``str(exc)`` is check_support's reason."""
+
+
+def _default_miopen() -> Any:
+    import miopen_ctypes
+
+    return miopen_ctypes.load()
+
+
+def _default_hip() -> Any:
+    from miopen_ctypes.hip import load_hip
+
+    return load_hip()
+
+
+def _short(exc: BaseException) -> str:
+    attempts = getattr(exc, "attempts", None)
+    if attempts:
+        return "tried " + "; ".join(str(place) for place, _ in attempts[:6]) + (
+            f" (+{len(attempts) - 6} more)" if len(attempts) > 6 else "")
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+class MiopenEngine(Engine):
+    """hipDNN's MIOpen provider in Python (rank 0: preferred when it applies).
+
+    ``miopen_loader`` / ``hip_loader`` return the bound libraries (default: discover the
+    installed ones); tests inject an emulated device through them.
+    """
+
+    name = "MIOPEN_ENGINE"
+    rank = 0
+
+    def __init__(self, miopen_loader: Callable[[], Any] | None = None,
+                 hip_loader: Callable[[], Any] | None = None) -> None:
+        self._miopen_loader = miopen_loader or _default_miopen
+        self._hip_loader = hip_loader or _default_hip
+        self._libs: tuple[Any, Any] | None = None
+        self._lock = threading.Lock()
+        self._key = ("MIOPEN_ENGINE", next(_serials))
+
+    # ------------------------------------------------------------------------- libraries/handle
+    def libraries(self) -> tuple[Any, Any]:
+        """(MIOpenLibrary, HipLibrary), loaded on first use; raises :class:`Unavailable`."""
+        if self._libs is None:
+            with self._lock:
+                if self._libs is None:
+                    try:
+                        lib = self._miopen_loader()
+                    except Exception as exc:
+                        raise Unavailable(f"MIOpen library not found: {_short(exc)}") from exc
+                    try:
+                        hip = self._hip_loader()
+                    except Exception as exc:
+                        raise Unavailable(f"HIP runtime not found: {_short(exc)}") from exc
+                    self._libs = (lib, hip)
+        return self._libs
+
+    def handle_state(self, handle: Handle | None) -> MiopenHandleState:
+        """The MIOpen handle of ``handle`` (the default handle when None), created on first use."""
+        from hipdnn.handle import default_handle
+
+        lib, hip = self.libraries()
+        h = handle if handle is not None else default_handle()
+        try:
+            return h.state(self._key, lambda hh: MiopenHandleState(lib, hip, hh.device, hh.stream))
+        except Unavailable:
+            raise
+        except Exception as exc:
+            raise Unavailable(f"no AMD GPU available: miopenCreate failed ({exc})") from exc
+
+    # ----------------------------------------------------------------------------- the contract
+    def check_support(self, graph: Graph, handle: Handle | None) -> str | None:
+        """None when a seed row matches and MIOpen can run it here, else the reason (never raises)."""
+        try:
+            m = match(graph)
+            state = self.handle_state(handle)
+            if m.has_conv:
+                self._solutions(m, state)
+        except (Declined, Unavailable) as exc:
+            return str(exc)
+        except Exception as exc:  # check_support never raises
+            return f"{type(exc).__name__}: {exc}"
+        return None
+
+    def _solutions(self, m: Match, state: MiopenHandleState) -> list[tuple[int, int]]:
+        """Applicable conv solutions (id, workspace) for the row's convolution."""
+        lib, hip = self.libraries()
+        res = Resources()
+        try:
+            with translating(f"{m.row.value}: solution query", building=True):
+                sols = conv_op_for(lib, hip, res, m).solutions(state.handle)
+        finally:
+            res.close()
+        if not sols:
+            raise Declined(f"node {m.conv.name!r}: MIOpen reports no applicable solution for this "
+                           "convolution")
+        return sols
+
+    def get_knobs(self, graph: Graph, handle: Handle | None) -> list[Knob]:
+        """global.benchmarking always; global.workspace_size_limit for graphs with a convolution."""
+        knobs = [Knob(BENCHMARKING_KNOB, KnobValueType.INT64, 0, IntConstraint(0, 1),
+                      "0: heuristic solution (immediate mode); 1: exhaustive search (Find 2.0 "
+                      "with tuning, results kept in MIOpen's user databases)")]
+        try:
+            m = match(graph)
+        except Declined:
+            return knobs
+        if m.has_conv:
+            try:
+                sols = self._solutions(m, self.handle_state(handle))
+            except (Declined, Unavailable) as exc:
+                raise EngineError(f"MIOPEN_ENGINE cannot list knobs: {exc}") from exc
+            sizes = [ws for _, ws in sols]
+            knobs.append(Knob(WORKSPACE_SIZE_LIMIT_KNOB, KnobValueType.INT64, max(sizes),
+                              IntConstraint(min(sizes), max(sizes)),
+                              "largest workspace (bytes) a convolution solution may use"))
+        return knobs
+
+    def build_plan(self, graph: Graph, knobs: dict[str, KnobValue],
+                   handle: Handle | None) -> ExecutionPlan:
+        """Match, create the MIOpen objects, choose the path; errors name the row and call."""
+        try:
+            m = match(graph)
+            state = self.handle_state(handle)
+        except (Declined, Unavailable) as exc:
+            raise EngineError(f"MIOPEN_ENGINE cannot build this graph: {exc}") from exc
+        lib, hip = self.libraries()
+        bench = int(knobs.get(BENCHMARKING_KNOB, 0))
+        limit = knobs.get(WORKSPACE_SIZE_LIMIT_KNOB)
+        res = Resources()
+        try:
+            with translating(f"{m.row.value} (plan build)", building=True):
+                runner = self._runner(lib, hip, res, m, state, bench,
+                                      None if limit is None else int(limit))
+        except BaseException:
+            res.close()
+            raise
+        settings = {BENCHMARKING_KNOB: bench}
+        if m.has_conv:
+            settings[WORKSPACE_SIZE_LIMIT_KNOB] = (
+                int(limit) if limit is not None else runner.workspace_size)
+        return MiopenPlan(self, settings, m, runner, res, state, hip)
+
+    @staticmethod
+    def _runner(lib: Any, hip: Any, res: Resources, m: Match, state: MiopenHandleState,
+                bench: int, limit: int | None) -> Runner:
+        h = state.handle
+        if m.row in _BN_RUNNERS:
+            return _BN_RUNNERS[m.row](lib, hip, res, m, h)
+        if m.row == Row.CONV_BIAS_ACT:
+            return ConvBiasActRunner(lib, hip, res, m, h, bench, limit)
+        return ConvRunner(lib, hip, res, m, h, bench, limit)

@@ -1,0 +1,57 @@
+"""Binding errors -> typed hipdnn errors naming the graph operation and the C function."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from hipdnn.errors import EngineError, ExecutionError
+
+__all__ = ["MiopenBuildError", "MiopenCallError", "MiopenExecutionError", "translating"]
+
+
+class MiopenCallError:
+    """Mixin: ``operation`` (graph node/row), ``function`` (C symbol) and ``status`` (int or None)."""
+
+    operation: str
+    function: str
+    status: int | None
+
+
+def _message(operation: str, function: str, cause: BaseException) -> str:
+    return f"MIOPEN_ENGINE: {operation}: {function} failed: {cause}"
+
+
+class MiopenExecutionError(ExecutionError, MiopenCallError):
+    """A MIOpen/HIP call failed while a plan executed."""
+
+    def __init__(self, operation: str, function: str, cause: BaseException) -> None:
+        super().__init__(_message(operation, function, cause))
+        self.operation, self.function = operation, function
+        self.status = getattr(cause, "status", None)
+
+
+class MiopenBuildError(EngineError, MiopenCallError):
+    """A MIOpen/HIP call failed while a plan was built or the knobs were queried."""
+
+    def __init__(self, operation: str, function: str, cause: BaseException) -> None:
+        super().__init__(_message(operation, function, cause))
+        self.operation, self.function = operation, function
+        self.status = getattr(cause, "status", None)
+
+
+@contextmanager
+def translating(operation: str, *, building: bool = False) -> Iterator[None]:
+    """Re-raise any binding error (``MIOpenError``, incl. ``HipError``) as a hipdnn error.
+
+    >>> with translating("conv_fprop 'c1'"):   # doctest: +SKIP
+    ...     lib.miopenConvolutionForwardImmediate(...)
+    """
+    from miopen_ctypes.errors import MIOpenError
+
+    try:
+        yield
+    except MIOpenError as exc:
+        function = getattr(exc, "function", type(exc).__name__)
+        cls = MiopenBuildError if building else MiopenExecutionError
+        raise cls(operation, function, exc) from exc

@@ -1,0 +1,113 @@
+"""MIOpen fusion plans: build, compile (the applicability test), set arguments, execute."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+from hipdnn.engines.miopen.descriptors import Owned, Resources, TensorDesc
+from miopen_ctypes import types as mt
+from miopen_ctypes.enums import (
+    miopenBatchNormMode_t,
+    miopenConvFwdAlgorithm_t,
+    miopenFusionDirection_t,
+)
+
+__all__ = ["FUSION_DECLINED_STATUSES", "ONE", "ZERO", "FusionPlan"]
+
+_one, _zero = ctypes.c_float(1.0), ctypes.c_float(0.0)
+#: Addresses of host floats 1 and 0: MIOpen reads every alpha/beta as ``const float*``.
+ONE, ZERO = ctypes.addressof(_one), ctypes.addressof(_zero)
+
+#: Statuses of miopenCompileFusionPlan meaning "no fused kernel applies" (fall back, no error).
+FUSION_DECLINED_STATUSES = frozenset({3, 6, 8})  # BadParm, NotImplemented, UnsupportedOp
+
+_SPATIAL = miopenBatchNormMode_t.miopenBNSpatial
+
+
+class FusionPlan:
+    """A vertical fusion plan with its ops and operator args, owned by a plan's resources."""
+
+    def __init__(self, lib: Any, res: Resources, input_desc: TensorDesc) -> None:
+        self.lib = lib
+        self._res = Resources()  # the plan and its args; handed to ``res`` once compiled
+        plan = mt.miopenFusionPlanDescriptor_t()
+        lib.miopenCreateFusionPlan(ctypes.byref(plan), miopenFusionDirection_t.miopenVerticalFusion,
+                                   input_desc.handle)
+        self.plan = self._res.add(Owned(lib, plan, "miopenDestroyFusionPlan"))
+        self.args: Owned | None = None
+        self.ops: list[Any] = []
+        self.workspace_size = 0
+        self._outer = res
+
+    def _op(self, create: str, *args: Any) -> Any:
+        op = mt.miopenFusionOpDescriptor_t()
+        getattr(self.lib, create)(self.plan.handle, ctypes.byref(op), *args)
+        self.ops.append(op)  # destroyed with the plan
+        return op
+
+    def conv_forward(self, conv: Any, w_desc: TensorDesc) -> Any:
+        """miopenCreateOpConvForward."""
+        return self._op("miopenCreateOpConvForward", conv.handle, w_desc.handle)
+
+    def bias_forward(self, b_desc: TensorDesc) -> Any:
+        """miopenCreateOpBiasForward."""
+        return self._op("miopenCreateOpBiasForward", b_desc.handle)
+
+    def activation_forward(self, mode: int) -> Any:
+        """miopenCreateOpActivationForward."""
+        return self._op("miopenCreateOpActivationForward", int(mode))
+
+    def activation_backward(self, mode: int) -> Any:
+        """miopenCreateOpActivationBackward."""
+        return self._op("miopenCreateOpActivationBackward", int(mode))
+
+    def batchnorm_forward(self, running: bool) -> Any:
+        """miopenCreateOpBatchNormForward (spatial, training)."""
+        return self._op("miopenCreateOpBatchNormForward", _SPATIAL, bool(running))
+
+    def batchnorm_backward(self) -> Any:
+        """miopenCreateOpBatchNormBackward (spatial)."""
+        return self._op("miopenCreateOpBatchNormBackward", _SPATIAL)
+
+    def compile(self, handle: Any, *, with_conv: bool = False) -> bool:
+        """miopenCompileFusionPlan; False (plan freed) when MIOpen has no fused kernel for it."""
+        from miopen_ctypes.errors import MIOpenStatusError
+
+        lib = self.lib
+        try:
+            lib.miopenCompileFusionPlan(handle, self.plan.handle)
+        except MIOpenStatusError as exc:
+            if exc.status in FUSION_DECLINED_STATUSES:
+                self._res.close()
+                return False
+            self._res.close()
+            raise
+        try:
+            if with_conv and lib.capabilities.has("miopenExecuteFusionPlan_v2"):
+                size = ctypes.c_size_t()
+                lib.miopenFusionPlanGetWorkSpaceSize(
+                    handle, self.plan.handle, ctypes.byref(size),
+                    miopenConvFwdAlgorithm_t.miopenConvolutionFwdAlgoDirect)
+                self.workspace_size = int(size.value)
+            args = mt.miopenOperatorArgs_t()
+            lib.miopenCreateOperatorArgs(ctypes.byref(args))
+            self.args = self._res.add(Owned(lib, args, "miopenDestroyOperatorArgs"))
+        except BaseException:
+            self._res.close()
+            raise
+        self._outer.add(self._res)
+        return True
+
+    def execute(self, handle: Any, in_desc: TensorDesc, x: int, out_desc: TensorDesc, y: int,
+                ws: int) -> None:
+        """miopenExecuteFusionPlan_v2 (with exactly the queried workspace) or miopenExecuteFusionPlan."""
+        assert self.args is not None
+        lib = self.lib
+        if lib.capabilities.has("miopenExecuteFusionPlan_v2"):
+            lib.miopenExecuteFusionPlan_v2(handle, self.plan.handle, in_desc.handle, x,
+                                           out_desc.handle, y, self.args.handle,
+                                           ws if self.workspace_size else None, self.workspace_size)
+        else:
+            lib.miopenExecuteFusionPlan(handle, self.plan.handle, in_desc.handle, x,
+                                        out_desc.handle, y, self.args.handle)

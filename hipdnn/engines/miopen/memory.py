@@ -1,0 +1,194 @@
+"""Device memory, host-array staging, and the per-``hipdnn.Handle`` MIOpen handle.
+
+Staging is a convenience for scripts and notebooks: a host (CPU) buffer in the variant pack is
+copied to a ``hipMalloc`` block before the MIOpen calls, and outputs are copied back after them.
+Only outputs are written back, and only when every call succeeded (never a partial result).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+from hipdnn.engines.miopen.descriptors import Owned
+from hipdnn.errors import VariantPackError, WorkspaceError
+from miopen_ctypes import types as mt
+
+__all__ = [
+    "DeviceBlock",
+    "MiopenHandleState",
+    "Staging",
+    "check_workspace",
+    "copy",
+    "scalar_value",
+    "tensor_nbytes",
+]
+
+_H2D, _D2H, _D2D = 1, 2, 3  # hipMemcpyKind
+
+
+def tensor_nbytes(tensor: Any) -> int:
+    """Bytes a (positive-stride) graph tensor spans."""
+    from hipdnn.types import DataType
+
+    span = 1 + sum((int(d) - 1) * int(s) for d, s in zip(tensor.dim, tensor.stride, strict=False))
+    return span * DataType(tensor.data_type).itemsize
+
+
+def _malloc(hip: Any, nbytes: int) -> int:
+    ptr = ctypes.c_void_p()
+    hip.hipMalloc(ctypes.byref(ptr), max(int(nbytes), 1))
+    return int(ptr.value or 0)
+
+
+def _free(hip: Any, ptr: int) -> None:
+    try:
+        hip.hipFree(ctypes.c_void_p(ptr))
+    except Exception:
+        pass
+
+
+class DeviceBlock:
+    """A ``hipMalloc`` block owned by a plan (scratch or staging); freed by close/finalizer."""
+
+    def __init__(self, hip: Any, nbytes: int) -> None:
+        self.nbytes = int(nbytes)
+        self.ptr = _malloc(hip, nbytes)
+        self._finalizer = weakref.finalize(self, _free, hip, self.ptr)
+        self._finalizer.atexit = False
+
+    def close(self) -> None:
+        """hipFree now (idempotent)."""
+        self._finalizer()
+
+
+def copy(hip: Any, dst: int, src: int, nbytes: int, kind: int = _D2D) -> None:
+    """hipMemcpy ``nbytes`` (device to device by default)."""
+    hip.hipMemcpy(ctypes.c_void_p(dst), ctypes.c_void_p(src), int(nbytes), kind)
+
+
+class Staging:
+    """Turns variant-pack buffers into device pointers for one execute.
+
+    ``pointer()`` passes device pointers (ints, GPU Buffers) straight through and stages host
+    Buffers; ``commit()`` copies staged outputs back; ``close()`` frees every staged block.
+    """
+
+    def __init__(self, hip: Any, stream: int | None) -> None:
+        self.hip, self.stream = hip, stream
+        self._blocks: list[int] = []
+        self._write_back: list[tuple[int, int, int]] = []  # (host ptr, device ptr, nbytes)
+
+    def pointer(self, value: Any, tensor: Any, *, is_output: bool) -> int:
+        """The device pointer for ``tensor``'s variant-pack value."""
+        if isinstance(value, int):
+            return value
+        ptr = getattr(value, "ptr", None)
+        if ptr is None:
+            raise VariantPackError(f"tensor {tensor.name!r} (uid {tensor.uid}): value {value!r} "
+                                   "is not a pointer or Buffer", tensor=tensor.name)
+        if getattr(value, "device", "gpu") != "cpu":
+            return int(ptr)
+        nbytes = tensor_nbytes(tensor)
+        dev = _malloc(self.hip, nbytes)
+        self._blocks.append(dev)
+        if is_output:
+            self._write_back.append((int(ptr), dev, nbytes))
+        else:
+            copy(self.hip, dev, int(ptr), nbytes, _H2D)
+        return dev
+
+    def workspace(self, value: Any, size: int) -> int:
+        """The workspace pointer (0 when ``size`` is 0); host workspaces get a device block."""
+        if size == 0:
+            return 0 if value is None else _ptr_of(value)
+        check_workspace(value, size)
+        if getattr(value, "device", "gpu") == "cpu":
+            dev = _malloc(self.hip, size)
+            self._blocks.append(dev)
+            return dev
+        return _ptr_of(value)
+
+    def commit(self) -> None:
+        """Copy staged outputs back to the host (after every MIOpen call succeeded)."""
+        if not self._write_back:
+            return
+        if self.stream:
+            self.hip.hipStreamSynchronize(ctypes.c_void_p(self.stream))
+        for host, dev, nbytes in self._write_back:
+            copy(self.hip, host, dev, nbytes, _D2H)
+
+    def close(self) -> None:
+        """hipFree every staged block."""
+        while self._blocks:
+            _free(self.hip, self._blocks.pop())
+
+
+def _ptr_of(value: Any) -> int:
+    return value if isinstance(value, int) else int(value.ptr)
+
+
+def check_workspace(value: Any, size: int) -> None:
+    """Raise :class:`WorkspaceError` before any call when the workspace is missing or too small."""
+    if size == 0:
+        return
+    if value is None:
+        raise WorkspaceError(f"this plan needs a workspace of {size} bytes; got None")
+    nbytes = None if isinstance(value, int) else getattr(value, "nbytes", None)
+    if nbytes is not None and nbytes < size:
+        raise WorkspaceError(f"workspace of {nbytes} bytes is smaller than the plan's workspace "
+                             f"size {size} bytes")
+
+
+class MiopenHandleState:
+    """The MIOpen handle of one hipdnn.Handle: created on ``device`` with ``stream``."""
+
+    def __init__(self, lib: Any, hip: Any, device: int, stream: int | None) -> None:
+        self.lib, self.hip, self.device = lib, hip, int(device)
+        if hip is not None and "hipSetDevice" in hip.symbols:
+            hip.hipSetDevice(self.device)
+        handle = mt.miopenHandle_t()
+        if stream:
+            lib.miopenCreateWithStream(ctypes.byref(handle), ctypes.c_void_p(stream))
+        else:
+            lib.miopenCreate(ctypes.byref(handle))
+        self._owned = Owned(lib, handle, "miopenDestroy")
+        self.stream = stream or None
+
+    @property
+    def handle(self) -> Any:
+        """The ``miopenHandle_t``."""
+        return self._owned.handle
+
+    def set_stream(self, stream: int | None) -> None:
+        """``miopenSetStream`` when the stream changed (idempotent)."""
+        stream = stream or None
+        if stream != self.stream:
+            self.lib.miopenSetStream(self._owned.handle, ctypes.c_void_p(stream))
+            self.stream = stream
+
+    def synchronize(self) -> None:
+        """Wait for the handle's stream (hipStreamSynchronize)."""
+        if self.hip is not None and "hipStreamSynchronize" in self.hip.symbols:
+            self.hip.hipStreamSynchronize(ctypes.c_void_p(self.stream))
+
+    def close(self) -> None:
+        """miopenDestroy (idempotent)."""
+        self._owned.close()
+
+
+def scalar_value(tensor: Any, buffers: Mapping[int, Any], what: str) -> float:
+    """A pass-by-value scalar: the tensor's baked value, else the variant pack's."""
+    if getattr(tensor, "value", None) is not None:
+        return float(tensor.value)
+    buf = buffers.get(tensor.uid)
+    val = getattr(buf, "scalar", None) if buf is not None else None
+    if val is None and isinstance(buf, (int, float)) and not isinstance(buf, bool):
+        val = buf
+    if val is None:
+        raise VariantPackError(f"{what} (tensor {tensor.name!r}, uid {tensor.uid}) has no value: "
+                               "give it when building the graph or in the variant pack",
+                               tensor=tensor.name)
+    return float(val)

@@ -1,0 +1,87 @@
+"""The MIOPEN_ENGINE execution plan: owns its MIOpen objects, stages host buffers, runs a row."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from hipdnn.engines.base import ExecutionPlan, KnobValue
+from hipdnn.engines.miopen.descriptors import Resources
+from hipdnn.engines.miopen.errors import translating
+from hipdnn.engines.miopen.memory import MiopenHandleState, Staging, check_workspace, scalar_value
+from hipdnn.engines.miopen.patterns import Match
+from hipdnn.engines.miopen.runtime import Ctx, Runner
+from hipdnn.errors import VariantPackError
+
+if TYPE_CHECKING:
+    from hipdnn.engines.miopen.engine import MiopenEngine
+    from hipdnn.handle import Handle
+
+__all__ = ["OUTPUT_ROLES", "SCALAR_ROLES", "MiopenPlan"]
+
+#: Roles a row writes (copied back when staged); everything else non-virtual is read.
+OUTPUT_ROLES = frozenset({"y", "dx", "dw", "dscale", "dbias", "mean", "inv_variance",
+                          "next_running_mean", "next_running_variance"})
+#: Pass-by-value scalars (not pointers).
+SCALAR_ROLES = ("epsilon", "momentum")
+
+
+def _close_all(res: Resources) -> None:
+    res.close()
+
+
+class MiopenPlan(ExecutionPlan):
+    """A built plan for one seed row. ``path`` says which MIOpen path was chosen.
+
+    Owns descriptors, solutions and fusion plans; :meth:`close` (or the context manager, or
+    garbage collection) frees them. Host (CPU) buffers are staged through ``hipMalloc``.
+    """
+
+    def __init__(self, engine: MiopenEngine, knobs: Mapping[str, KnobValue], m: Match,
+                 runner: Runner, res: Resources, state: MiopenHandleState, hip: Any) -> None:
+        super().__init__(engine, knobs, name=f"{engine.name}:{m.row.name.lower()}:{runner.path}",
+                         workspace_size=runner.workspace_size)
+        self.match, self.runner, self.path, self.row = m, runner, runner.path, m.row
+        self._state, self._hip = state, hip
+        self._res = res
+        self._finalizer = weakref.finalize(self, _close_all, res)
+        self._finalizer.atexit = False
+        nodes = ", ".join(repr(n.name) for n in m.nodes)
+        self.operation = f"{m.row.value} (node {nodes})"
+        self._io = [(role, t, role in OUTPUT_ROLES) for role, t in m.t.items()
+                    if role not in SCALAR_ROLES and not t.is_virtual]
+        self._scalars = [(role, m.t[role]) for role in SCALAR_ROLES if role in m.t]
+
+    @property
+    def live_objects(self) -> int:
+        """How many owned MIOpen objects are still alive (0 after close)."""
+        return len(self._res)
+
+    def execute(self, buffers: Mapping[int, Any], workspace: Any, handle: Handle | None) -> None:
+        """Run the row's calls; see the class docstring for staging."""
+        check_workspace(workspace, self.workspace_size)  # before any call
+        state = self._state
+        if handle is not None:
+            state = self.engine.handle_state(handle)  # type: ignore[attr-defined]
+        for role, t, _ in self._io:
+            if t.uid not in buffers:
+                raise VariantPackError(f"{self.operation}: tensor {t.name!r} (uid {t.uid}, "
+                                       f"{role}) is missing from the variant pack", tensor=t.name)
+        scalars = {role: scalar_value(t, buffers, f"{self.operation}: {role}")
+                   for role, t in self._scalars}
+        staging = Staging(self._hip, state.stream)
+        try:
+            with translating(self.operation):
+                ptr = {role: staging.pointer(buffers[t.uid], t, is_output=out)
+                       for role, t, out in self._io}
+                ws = staging.workspace(workspace, self.workspace_size)
+                self.runner.run(Ctx(state.handle, ptr, scalars, ws, self.workspace_size,
+                                    state.stream))
+                staging.commit()
+        finally:
+            staging.close()
+
+    def close(self) -> None:
+        """Free every MIOpen object the plan owns (idempotent)."""
+        self._finalizer()

@@ -1,0 +1,456 @@
+"""MIOPEN_ENGINE pattern matching (no device needed) and the seed-row graph builders the other
+test_miopen_engine_* modules use, each with a PyTorch (CPU) reference and DESIGN.md's tolerances.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from hipdnn.engines.miopen.patterns import Declined, Row, match
+from hipdnn.graph import Graph
+from hipdnn.shapes import LAYOUTS, packed_strides
+from hipdnn.types import ConvolutionMode, DataType
+
+D = DataType
+DTYPES = {"fp32": D.FLOAT, "fp16": D.HALF, "bf16": D.BFLOAT16}
+NP = {D.FLOAT: np.dtype(np.float32), D.HALF: np.dtype(np.float16),
+      D.BFLOAT16: np.dtype(ml_dtypes.bfloat16)}
+LAYOUT_NAMES = tuple(LAYOUTS)  # NCHW, NHWC, NCDHW, NDHWC
+
+# DESIGN.md tolerances (atol = rtol) per op and dtype; conv fprop lists (atol, rtol).
+TOL: dict[str, dict[DataType, tuple[float, float]]] = {
+    "bn_inference": {D.FLOAT: (2e-4, 2e-4), D.HALF: (8e-4, 8e-4), D.BFLOAT16: (7e-3, 7e-3)},
+    "bn_training": {D.FLOAT: (4e-3, 4e-3), D.HALF: (4e-3, 4e-3), D.BFLOAT16: (8e-3, 8e-3)},
+    "bn_backward": {D.FLOAT: (2e-3, 2e-3), D.HALF: (4e-4, 4e-4), D.BFLOAT16: (3e-3, 3e-3)},
+    "conv_fprop": {D.FLOAT: (1e-5, 1e-5), D.HALF: (1e-1, 1e-2), D.BFLOAT16: (1e-1, 2e-2)},
+    "conv_dgrad": {D.FLOAT: (8.5e-6, 8.5e-6), D.HALF: (2e-2, 2e-2), D.BFLOAT16: (2e-2, 2e-2)},
+    "conv_wgrad": {D.FLOAT: (2e-4, 2e-4), D.HALF: (2e-1, 2e-1), D.BFLOAT16: (2e-1, 2e-1)},
+}
+ROW_TOL = {
+    Row.BN_INFERENCE: "bn_inference", Row.BN_TRAINING: "bn_training",
+    Row.BN_TRAINING_ACT: "bn_training", Row.BN_BACKWARD: "bn_backward",
+    Row.BN_INF_DRELU_BN_BWD: "bn_backward", Row.CONV_FPROP: "conv_fprop",
+    Row.CONV_DGRAD: "conv_dgrad", Row.CONV_WGRAD: "conv_wgrad", Row.CONV_BIAS_ACT: "conv_fprop",
+}
+
+
+@dataclass
+class Case:
+    """A graph of one seed row, host inputs (by tensor) and the PyTorch reference per output."""
+
+    row: Row
+    graph: Graph
+    dtype: DataType
+    layout: str
+    inputs: dict[Any, np.ndarray] = field(default_factory=dict)
+    outputs: dict[str, Any] = field(default_factory=dict)   # role -> Tensor
+    expected: dict[str, np.ndarray] = field(default_factory=dict)  # role -> float32 logical
+
+    def tol(self) -> tuple[float, float]:
+        return TOL[ROW_TOL[self.row]][self.dtype]
+
+    def empty_outputs(self) -> dict[str, np.ndarray]:
+        return {role: host_array(np.zeros(t.dim, np.float32), DataType(t.data_type), self.layout
+                                 if len(t.dim) == len(LAYOUTS[self.layout]) and t.dim[0] != 1
+                                 else None)
+                for role, t in self.outputs.items()}
+
+
+def host_array(logical: np.ndarray, dtype: DataType, layout: str | None) -> np.ndarray:
+    """A host array holding ``logical`` (N,C,...) in ``dtype``, stored in ``layout`` order."""
+    order = LAYOUTS[layout] if layout else tuple(range(logical.ndim))
+    phys = np.ascontiguousarray(logical.transpose(order)).astype(NP[dtype])
+    return phys.transpose(np.argsort(order))
+
+
+def _rq(a: np.ndarray, dtype: DataType) -> np.ndarray:
+    """Round through ``dtype`` (what the engine actually sees), back to float32."""
+    return a.astype(NP[dtype]).astype(np.float32)
+
+
+def _data(g: Graph, name: str, dims: tuple[int, ...], dtype: DataType, layout: str) -> Any:
+    return g.tensor(dim=list(dims), stride=list(packed_strides(dims, layout)), data_type=dtype,
+                    name=name)
+
+
+def _param(g: Graph, name: str, c: int, rank: int) -> Any:
+    dims = (1, c) + (1,) * (rank - 2)
+    return g.tensor(dim=list(dims), stride=list(packed_strides(dims)), data_type=D.FLOAT, name=name)
+
+
+def _out(t: Any, layout: str | None) -> Any:
+    t.set_output(True)
+    if layout is not None:
+        t.set_stride(list(packed_strides(tuple(t.dim), layout)))
+    return t
+
+
+def _graph(dtype: DataType) -> Graph:
+    return Graph(io_data_type=dtype, intermediate_data_type=D.FLOAT, compute_data_type=D.FLOAT)
+
+
+# ------------------------------------------------------------------------------------ references
+def _torch() -> Any:
+    return pytest.importorskip("torch")
+
+
+def act_ref(x: Any, lower: float | None, upper: float | None) -> Any:
+    """RELU_FWD with clips (cudnn semantics): max(x, lower or 0), then min(., upper)."""
+    torch = _torch()
+    y = torch.clamp(x, min=0.0 if lower is None else lower)
+    return y if upper is None else torch.clamp(y, max=upper)
+
+
+def act_grad_mask(x: Any, lower: float | None, upper: float | None) -> Any:
+    lo = 0.0 if lower is None else lower
+    m = x > lo
+    return m if upper is None else m & (x < upper)
+
+
+def _conv_fn(rank: int) -> Any:
+    torch = _torch()
+    return torch.nn.functional.conv2d if rank == 4 else torch.nn.functional.conv3d
+
+
+# ------------------------------------------------------------------------------------- builders
+def conv_case(row: Row, dtype: DataType, layout: str, seed: int = 0) -> Case:
+    """conv fprop / dgrad / wgrad with padding 1."""
+    torch = _torch()
+    rng = np.random.default_rng(seed)
+    rank = len(LAYOUTS[layout])
+    xd = (2, 4, 5, 5) if rank == 4 else (2, 3, 3, 4, 4)
+    wd = (3, xd[1], 3, 3) if rank == 4 else (4, xd[1], 3, 3, 3)
+    pad = [1] * (rank - 2)
+    x = _rq(rng.standard_normal(xd, np.float32), dtype)
+    w = _rq(rng.standard_normal(wd, np.float32) * 0.3, dtype)
+    yd = (xd[0], wd[0], *xd[2:])
+    g = _graph(dtype)
+    c = Case(row, g, dtype, layout)
+    conv = _conv_fn(rank)
+    if row == Row.CONV_FPROP:
+        tx, tw = _data(g, "x", xd, dtype, layout), _data(g, "w", wd, dtype, layout)
+        ty = _out(g.conv_fprop(tx, tw, padding=pad, name="conv"), layout)
+        c.inputs = {tx: host_array(x, dtype, layout), tw: host_array(w, dtype, layout)}
+        c.outputs = {"y": ty}
+        c.expected = {"y": conv(torch.from_numpy(x), torch.from_numpy(w), padding=pad).numpy()}
+    elif row == Row.CONV_DGRAD:
+        dy = _rq(rng.standard_normal(yd, np.float32), dtype)
+        tdy, tw = _data(g, "dy", yd, dtype, layout), _data(g, "w", wd, dtype, layout)
+        tdx = _out(g.conv_dgrad(tdy, tw, padding=pad, name="dgrad"), layout)
+        tdx.set_dim(list(xd))
+        tdx.set_stride(list(packed_strides(xd, layout)))
+        c.inputs = {tdy: host_array(dy, dtype, layout), tw: host_array(w, dtype, layout)}
+        c.outputs = {"dx": tdx}
+        xt = torch.from_numpy(x).requires_grad_(True)
+        conv(xt, torch.from_numpy(w), padding=pad).backward(torch.from_numpy(dy))
+        c.expected = {"dx": xt.grad.numpy()}
+    else:
+        dy = _rq(rng.standard_normal(yd, np.float32), dtype)
+        tx, tdy = _data(g, "x", xd, dtype, layout), _data(g, "dy", yd, dtype, layout)
+        tdw = _out(g.conv_wgrad(tx, tdy, padding=pad, name="wgrad"), layout)
+        tdw.set_dim(list(wd))
+        tdw.set_stride(list(packed_strides(wd, layout)))
+        c.inputs = {tx: host_array(x, dtype, layout), tdy: host_array(dy, dtype, layout)}
+        c.outputs = {"dw": tdw}
+        wt = torch.from_numpy(w).requires_grad_(True)
+        conv(torch.from_numpy(x), wt, padding=pad).backward(torch.from_numpy(dy))
+        c.expected = {"dw": wt.grad.numpy()}
+    return c
+
+
+def conv_bias_act_case(dtype: DataType, layout: str, *, bias: bool = True,
+                       lower: float | None = None, upper: float | None = None,
+                       seed: int = 0) -> Case:
+    """conv fprop (+ bias ADD) + RELU_FWD; conv Y virtual FP32, bias compute = input type."""
+    torch = _torch()
+    rng = np.random.default_rng(seed)
+    rank = len(LAYOUTS[layout])
+    xd = (2, 4, 5, 5) if rank == 4 else (2, 3, 3, 4, 4)
+    wd = (3, xd[1], 3, 3) if rank == 4 else (4, xd[1], 3, 3, 3)
+    pad = [1] * (rank - 2)
+    x = _rq(rng.standard_normal(xd, np.float32), dtype)
+    w = _rq(rng.standard_normal(wd, np.float32) * 0.3, dtype)
+    b = _rq(rng.standard_normal((1, wd[0]) + (1,) * (rank - 2), np.float32), dtype)
+    g = _graph(dtype)
+    tx, tw = _data(g, "x", xd, dtype, layout), _data(g, "w", wd, dtype, layout)
+    cy = g.conv_fprop(tx, tw, padding=pad, name="conv")
+    c = Case(Row.CONV_BIAS_ACT, g, dtype, layout)
+    c.inputs = {tx: host_array(x, dtype, layout), tw: host_array(w, dtype, layout)}
+    ref = _conv_fn(rank)(torch.from_numpy(x), torch.from_numpy(w), padding=pad)
+    if bias:
+        tb = g.tensor(dim=list(b.shape), stride=list(packed_strides(b.shape)), data_type=dtype,
+                      name="b")
+        cy = g.bias(cy, tb, compute_data_type=dtype, name="bias")
+        c.inputs[tb] = b.copy()
+        ref = ref + torch.from_numpy(b)
+    ty = _out(g.relu(cy, lower_clip=lower, upper_clip=upper, name="act"), layout)
+    c.outputs = {"y": ty}
+    c.expected = {"y": act_ref(ref, lower, upper).numpy()}
+    return c
+
+
+def _bn_shape(layout: str) -> tuple[int, ...]:
+    return (2, 3, 4, 4) if len(LAYOUTS[layout]) == 4 else (2, 3, 2, 3, 3)
+
+
+def _bn_params(rng: np.random.Generator, c: int) -> dict[str, np.ndarray]:
+    return {"scale": (rng.random(c, np.float32) + 0.5), "bias": rng.standard_normal(c, np.float32),
+            "mean": rng.standard_normal(c, np.float32) * 0.1,
+            "variance": rng.random(c, np.float32) + 0.5}
+
+
+def _p(v: np.ndarray, rank: int) -> np.ndarray:
+    return v.reshape((1, -1) + (1,) * (rank - 2)).astype(np.float32)
+
+
+def bn_inference_case(dtype: DataType, layout: str, seed: int = 0) -> Case:
+    """BN inference with variance (batchnorm_inference_variance_ext)."""
+    rng = np.random.default_rng(seed)
+    xd = _bn_shape(layout)
+    rank = len(xd)
+    x = _rq(rng.standard_normal(xd, np.float32), dtype)
+    p = _bn_params(rng, xd[1])
+    eps = 1e-5
+    g = _graph(dtype)
+    tx = _data(g, "x", xd, dtype, layout)
+    tp = {k: _param(g, k, xd[1], rank) for k in p}
+    ty = _out(g.batchnorm_inference(tx, tp["mean"], scale=tp["scale"], bias=tp["bias"],
+                                    variance=tp["variance"], epsilon=eps, name="bn"), layout)
+    c = Case(Row.BN_INFERENCE, g, dtype, layout)
+    c.inputs = {tx: host_array(x, dtype, layout), **{tp[k]: _p(v, rank) for k, v in p.items()}}
+    c.outputs = {"y": ty}
+    pp = {k: _p(v, rank).astype(np.float64) for k, v in p.items()}
+    y = (x - pp["mean"]) / np.sqrt(pp["variance"] + eps) * pp["scale"] + pp["bias"]
+    c.expected = {"y": y.astype(np.float32)}
+    return c
+
+
+def bn_training_case(dtype: DataType, layout: str, *, running: bool = False,
+                     activation: bool = False, lower: float | None = None,
+                     upper: float | None = None, seed: int = 0) -> Case:
+    """BN training (batch stats; running stats when ``running``), optionally + RELU_FWD."""
+    torch = _torch()
+    rng = np.random.default_rng(seed)
+    xd = _bn_shape(layout)
+    rank, ch = len(xd), xd[1]
+    x = _rq(rng.standard_normal(xd, np.float32) * 2 + 0.5, dtype)
+    p = _bn_params(rng, ch)
+    eps, momentum = 1e-5, 0.1
+    g = _graph(dtype)
+    tx = _data(g, "x", xd, dtype, layout)
+    ts, tb = _param(g, "scale", ch, rank), _param(g, "bias", ch, rank)
+    kw: dict[str, Any] = {}
+    if running:
+        trm, trv = _param(g, "running_mean", ch, rank), _param(g, "running_var", ch, rank)
+        kw = {"momentum": momentum, "in_running_mean": trm, "in_running_var": trv}
+    y, mean, inv, nrm, nrv = g.batchnorm(tx, ts, tb, eps, name="bn", **kw)
+    row = Row.BN_TRAINING_ACT if activation else Row.BN_TRAINING
+    c = Case(row, g, dtype, layout)
+    if activation:
+        y = g.relu(y, lower_clip=lower, upper_clip=upper, name="act")
+    c.outputs = {"y": _out(y, layout), "mean": _out(mean, None), "inv_variance": _out(inv, None)}
+    c.inputs = {tx: host_array(x, dtype, layout), ts: _p(p["scale"], rank), tb: _p(p["bias"], rank)}
+    rm, rv = torch.from_numpy(p["mean"].copy()), torch.from_numpy(p["variance"].copy())
+    if running:
+        c.inputs[trm], c.inputs[trv] = _p(p["mean"], rank), _p(p["variance"], rank)
+        c.outputs["next_running_mean"] = _out(nrm, None)
+        c.outputs["next_running_variance"] = _out(nrv, None)
+    xt = torch.from_numpy(x)
+    ref = torch.nn.functional.batch_norm(xt, rm, rv, torch.from_numpy(p["scale"]),
+                                         torch.from_numpy(p["bias"]), True, momentum, eps)
+    dims = [0, *range(2, rank)]
+    bm = xt.double().mean(dim=dims)
+    bv = xt.double().var(dim=dims, unbiased=False)
+    c.expected = {"y": (act_ref(ref, lower, upper) if activation else ref).numpy(),
+                  "mean": _p(bm.float().numpy(), rank),
+                  "inv_variance": _p((1.0 / torch.sqrt(bv + eps)).float().numpy(), rank)}
+    if running:
+        c.expected["next_running_mean"] = _p(rm.numpy(), rank)
+        c.expected["next_running_variance"] = _p(rv.numpy(), rank)
+    return c
+
+
+def bn_backward_case(dtype: DataType, layout: str, *, drelu: bool = False,
+                     lower: float | None = None, upper: float | None = None,
+                     seed: int = 0) -> Case:
+    """BN backward with saved stats; with ``drelu``: BN inference -> RELU_BWD -> BN backward."""
+    torch = _torch()
+    xd = _bn_shape(layout)
+    rank, ch = len(xd), xd[1]
+    eps = 1e-5
+    dims = [0, *range(2, rank)]
+    for s in range(seed, seed + 50):  # keep the recomputed pre-activation away from the kinks
+        rng = np.random.default_rng(s)
+        x = _rq(rng.standard_normal(xd, np.float32), dtype)
+        dy = _rq(rng.standard_normal(xd, np.float32) * 0.2, dtype)
+        p = _bn_params(rng, ch)
+        xt = torch.from_numpy(x).double()
+        mean = xt.mean(dim=dims)
+        inv = 1.0 / torch.sqrt(xt.var(dim=dims, unbiased=False) + eps)
+        pre = ((xt - torch.from_numpy(_p(mean.numpy(), rank))) * torch.from_numpy(_p(inv.numpy(), rank))
+               * torch.from_numpy(_p(p["scale"], rank)) + torch.from_numpy(_p(p["bias"], rank)))
+        kinks = [k for k in (0.0 if lower is None else lower, upper) if k is not None]
+        if not drelu or all(float((pre - k).abs().min()) > 0.05 for k in kinks):
+            break
+    g = _graph(dtype)
+    tx, tdy = _data(g, "x", xd, dtype, layout), _data(g, "dy", xd, dtype, layout)
+    ts, tm, ti = (_param(g, n, ch, rank) for n in ("scale", "mean", "inv_variance"))
+    grad = torch.from_numpy(dy).double()
+    c = Case(Row.BN_INF_DRELU_BN_BWD if drelu else Row.BN_BACKWARD, g, dtype, layout)
+    c.inputs = {tx: host_array(x, dtype, layout), tdy: host_array(dy, dtype, layout),
+                ts: _p(p["scale"], rank), tm: _p(mean.float().numpy(), rank),
+                ti: _p(inv.float().numpy(), rank)}
+    if drelu:
+        tbias = _param(g, "bias", ch, rank)
+        c.inputs[tbias] = _p(p["bias"], rank)
+        by = g.batchnorm_inference(tx, tm, ti, ts, tbias, name="bn_inf")
+        gdy = g.relu_backward(tdy, by, lower_clip=lower, upper_clip=upper, name="drelu")
+        grad = grad * act_grad_mask(pre, lower, upper)
+    else:
+        gdy = tdy
+    dx, dscale, dbias = g.batchnorm_backward(gdy, tx, ts, tm, ti, name="bn_bwd")
+    c.outputs = {"dx": _out(dx, layout), "dscale": _out(dscale, None), "dbias": _out(dbias, None)}
+    xr = torch.from_numpy(x).double().requires_grad_(True)
+    sr = torch.from_numpy(p["scale"]).double().requires_grad_(True)
+    br = torch.zeros(ch, dtype=torch.float64, requires_grad=True)
+    torch.nn.functional.batch_norm(xr, None, None, sr, br, True, 0.0, eps).backward(grad)
+    c.expected = {"dx": xr.grad.float().numpy(), "dscale": _p(sr.grad.float().numpy(), rank),
+                  "dbias": _p(br.grad.float().numpy(), rank)}
+    return c
+
+
+def build(row: Row, dtype: DataType, layout: str, **kw: Any) -> Case:
+    """The case for ``row``."""
+    makers: dict[Row, Callable[..., Case]] = {
+        Row.CONV_FPROP: lambda d, lay, **k: conv_case(Row.CONV_FPROP, d, lay, **k),
+        Row.CONV_DGRAD: lambda d, lay, **k: conv_case(Row.CONV_DGRAD, d, lay, **k),
+        Row.CONV_WGRAD: lambda d, lay, **k: conv_case(Row.CONV_WGRAD, d, lay, **k),
+        Row.CONV_BIAS_ACT: conv_bias_act_case,
+        Row.BN_INFERENCE: bn_inference_case,
+        Row.BN_TRAINING: bn_training_case,
+        Row.BN_TRAINING_ACT: lambda d, lay, **k: bn_training_case(d, lay, activation=True, **k),
+        Row.BN_BACKWARD: bn_backward_case,
+        Row.BN_INF_DRELU_BN_BWD: lambda d, lay, **k: bn_backward_case(d, lay, drelu=True, **k),
+    }
+    case = makers[row](dtype, layout, **kw)
+    case.graph.validate()
+    return case
+
+
+# ========================================================================== pattern tests
+@pytest.mark.parametrize("row", list(Row))
+@pytest.mark.parametrize("layout", LAYOUT_NAMES)
+def test_every_row_matches(row: Row, layout: str) -> None:
+    for dtype in DTYPES.values():
+        case = build(row, dtype, layout)
+        m = match(case.graph)
+        assert m.row == row
+        assert m.layout == layout
+        assert m.has_conv == row.name.startswith("CONV")
+
+
+def test_running_stats_roles() -> None:
+    m = match(build(Row.BN_TRAINING, D.HALF, "NHWC", running=True).graph)
+    assert {"prev_running_mean", "next_running_variance", "momentum"} <= set(m.t)
+
+
+def _declined(g: Graph) -> str:
+    g.validate()
+    with pytest.raises(Declined) as info:
+        match(g)
+    return str(info.value)
+
+
+def _conv_graph(dtype: DataType = D.FLOAT, **kw: Any) -> tuple[Graph, Any, Any]:
+    g = _graph(dtype)
+    x = g.tensor(dim=[2, 4, 5, 5], data_type=dtype, name="x")
+    w = g.tensor(dim=[3, 4, 3, 3], data_type=dtype, name="w")
+    return g, x, w
+
+
+def test_declines_convolution_mode() -> None:
+    g, x, w = _conv_graph()
+    g.conv_fprop(x, w, padding=[1, 1], convolution_mode=ConvolutionMode.CONVOLUTION,
+                 name="c").set_output(True)
+    msg = _declined(g)
+    assert "'c'" in msg and "CONVOLUTION" in msg and "CROSS_CORRELATION only" in msg
+
+
+def test_declines_asymmetric_padding() -> None:
+    g, x, w = _conv_graph()
+    g.conv_fprop(x, w, pre_padding=[1, 1], post_padding=[0, 0], name="c").set_output(True)
+    assert "symmetric padding" in _declined(g)
+
+
+def test_declines_non_dense_tensor() -> None:
+    g = _graph(D.FLOAT)
+    x = g.tensor(dim=[2, 4, 5, 5], stride=[200, 50, 10, 2], name="x")
+    w = g.tensor(dim=[3, 4, 3, 3], name="w")
+    g.conv_fprop(x, w, padding=[1, 1], name="c").set_output(True)
+    msg = _declined(g)
+    assert "port X" in msg and "dense tensors only" in msg and "NHWC" in msg
+
+
+def test_declines_conv_compute_half() -> None:
+    g, x, w = _conv_graph(D.HALF)
+    g.conv_fprop(x, w, padding=[1, 1], compute_data_type=D.HALF, name="c").set_output(True)
+    assert "compute data type HALF" in _declined(g)
+
+
+def test_declines_conv_y_input_type_without_bias() -> None:
+    g, x, w = _conv_graph(D.HALF)
+    y = g.conv_fprop(x, w, padding=[1, 1], name="c")
+    y.set_data_type(D.HALF)
+    g.relu(y, name="r").set_output(True)
+    msg = _declined(g)
+    assert "port Y" in msg and "HALF" in msg and "only with bias" in msg
+
+
+def test_declines_bias_compute_not_input_type() -> None:
+    g, x, w = _conv_graph(D.HALF)
+    y = g.conv_fprop(x, w, padding=[1, 1], name="c")
+    b = g.tensor(dim=[1, 3, 1, 1], data_type=D.HALF, name="b")
+    g.relu(g.bias(y, b, compute_data_type=D.FLOAT, name="add"), name="r").set_output(True)
+    msg = _declined(g)
+    assert "'add'" in msg and "bias compute type" in msg
+
+
+def test_declines_leaky_relu() -> None:
+    g, x, w = _conv_graph()
+    y = g.conv_fprop(x, w, padding=[1, 1], name="c")
+    g.relu(y, negative_slope=0.1, name="r").set_output(True)
+    assert "relu_lower_clip_slope" in _declined(g)
+
+
+def test_declines_half_bn_params() -> None:
+    g = _graph(D.HALF)
+    x = g.tensor(dim=[2, 3, 4, 4], name="x")
+    ps = [g.tensor(dim=[1, 3, 1, 1], data_type=D.HALF, name=n)
+          for n in ("mean", "var", "scale", "bias")]
+    g.batchnorm_inference(x, ps[0], scale=ps[2], bias=ps[3], variance=ps[1], epsilon=1e-5,
+                          name="bn").set_output(True)
+    msg = _declined(g)
+    assert "port MEAN" in msg and "FP32" in msg
+
+
+def test_declines_inv_variance_inference_alone() -> None:
+    g = _graph(D.FLOAT)
+    x = g.tensor(dim=[2, 3, 4, 4], name="x")
+    ps = [g.tensor(dim=[1, 3, 1, 1], data_type=D.FLOAT, name=n)
+          for n in ("mean", "inv", "scale", "bias")]
+    g.batchnorm_inference(x, ps[0], ps[1], ps[2], ps[3], name="bn").set_output(True)
+    assert "variance form" in _declined(g)
+
+
+def test_declines_other_graphs() -> None:
+    g = _graph(D.FLOAT)
+    a = g.tensor(dim=[2, 3, 4, 4], name="a")
+    g.relu(a, name="r").set_output(True)
+    msg = _declined(g)
+    assert "not a seed-table pattern" in msg and "PointwiseNode(RELU_FWD)" in msg
