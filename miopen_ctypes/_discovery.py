@@ -25,6 +25,7 @@ from pathlib import Path
 __all__ = ["Candidate", "LibrarySpec", "candidates", "load_first"]
 
 _IS_WINDOWS = sys.platform == "win32"
+_dll_directories: list[object] = []  # os.add_dll_directory handles: keep them (and the path) alive
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,8 @@ def _open(candidate: Candidate) -> ctypes.CDLL:
         if not os.path.isfile(candidate.target):
             raise OSError("no such file")
         if _IS_WINDOWS:  # dependencies (hip, rocblas, ...) live next to the DLL
-            os.add_dll_directory(os.path.dirname(os.path.abspath(candidate.target)))  # type: ignore[attr-defined,unused-ignore]
+            directory = os.path.dirname(os.path.abspath(candidate.target))
+            _dll_directories.append(os.add_dll_directory(directory))  # type: ignore[attr-defined,unused-ignore]
     return ctypes.CDLL(candidate.target)
 
 

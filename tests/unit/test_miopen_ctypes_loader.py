@@ -145,3 +145,22 @@ def test_windows_names_and_dirs(clean_env: pytest.MonkeyPatch) -> None:
     targets = [c.target for c in found]
     assert str(Path("C:\\ROCm\\6.4") / "bin" / "MIOpen.dll") in targets
     assert targets[-1] == "MIOpen.dll"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="uses the C library as a stand-in")
+def test_load_is_cached_per_path(clean_env: pytest.MonkeyPatch) -> None:
+    libc = ctypes.util.find_library("c")
+    assert libc
+    opened: list[str | None] = []
+
+    def fake_load_first(spec: LibrarySpec, path: str | None, not_found: object) -> tuple[ctypes.CDLL, str]:
+        opened.append(path)
+        return ctypes.CDLL(libc), libc
+
+    clean_env.setattr(loader, "load_first", fake_load_first)
+    clean_env.setattr(loader, "_cache", {})
+    first = miopen_ctypes.load()
+    assert miopen_ctypes.load() is first and opened == [None]
+    assert first.capabilities.version == (0, 0, 0) and not first.capabilities.symbols
+    with pytest.raises(miopen_ctypes.MIOpenVersionError, match="miopenCreate requires"):
+        first.miopenCreate(None)
