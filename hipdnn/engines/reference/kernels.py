@@ -62,9 +62,36 @@ def _stat_axes(x: np.ndarray) -> tuple[int, ...]:
     return (0, *range(2, x.ndim))
 
 
+def _as_matrix(a: np.ndarray) -> tuple[str, np.ndarray] | None:
+    """A no-copy view of a packed array: ("cf", (N, C, S)) or ("cl", (N*S, C)); None otherwise."""
+    n, c = a.shape[0], a.shape[1]
+    if a.flags.c_contiguous:
+        return "cf", a.reshape(n, c, -1)
+    cl = np.moveaxis(a, 1, -1)
+    if cl.flags.c_contiguous:
+        return "cl", cl.reshape(-1, c)
+    return None
+
+
 def _channel_sum(a: np.ndarray) -> np.ndarray:
-    """Per-channel sum over N and spatial dims, accumulated in float64 (returned as float64)."""
-    return np.add.reduce(a, axis=_stat_axes(a), dtype=np.float64)
+    """Per-channel sum over N and spatial dims as float64 (C,); BLAS on packed float32 data."""
+    m = _as_matrix(a) if a.dtype == _F32 else None
+    if m is None:
+        return np.add.reduce(a, axis=_stat_axes(a), dtype=np.float64)
+    kind, mat = m
+    if kind == "cf":
+        return (mat @ np.ones(mat.shape[2], _F32)).sum(axis=0, dtype=np.float64)
+    return (np.ones(mat.shape[0], _F32) @ mat).astype(np.float64)
+
+
+def _channel_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per-channel sum of a*b over N and spatial dims as float64 (C,), without a temporary."""
+    ma, mb = _as_matrix(a), _as_matrix(b)
+    if ma is not None and mb is not None and ma[0] == mb[0] and a.dtype == b.dtype == _F32:
+        if ma[0] == "cf":
+            return np.einsum("ncs,ncs->c", ma[1], mb[1]).astype(np.float64)
+        return np.einsum("mc,mc->c", ma[1], mb[1]).astype(np.float64)
+    return _channel_sum(a * b)
 
 
 def bn_train_forward(
@@ -86,7 +113,7 @@ def bn_train_forward(
     shp = _bshape(xf)
     mean64 = _channel_sum(xf) / max(count, 1)
     d = xf - mean64.astype(_F32).reshape(shp)
-    var64 = _channel_sum(np.square(d)) / max(count, 1)
+    var64 = _channel_dot(d, d) / max(count, 1)
     inv = (1.0 / np.sqrt(var64 + float(eps))).astype(_F32)
     d *= (g * inv).reshape(shp)
     d += b.reshape(shp)
@@ -168,12 +195,13 @@ def bn_backward(
     xhat = xf - _param(mean, c, "mean").reshape(shp)
     xhat *= inv.reshape(shp)
     dbias = _channel_sum(dyf)
-    dscale = _channel_sum(dyf * xhat)
+    dscale = _channel_dot(dyf, xhat)
     k = g * inv
-    # dx = k*dy - k*dbias/M - xhat*(k*dscale/M), built in place on xhat
-    xhat *= (-(k * dscale / count)).astype(_F32).reshape(shp)
-    xhat += dyf * k.reshape(shp)
-    xhat -= (k * dbias / count).astype(_F32).reshape(shp)
+    # dx = k*(dy - dbias/M - xhat*dscale/M), built in place on xhat
+    xhat *= (-(dscale / count)).astype(_F32).reshape(shp)
+    xhat += dyf
+    xhat += (-(dbias / count)).astype(_F32).reshape(shp)
+    xhat *= k.reshape(shp)
     return xhat, dscale.astype(_F32), dbias.astype(_F32)
 
 
