@@ -56,8 +56,13 @@ class _CallbackReturn:
             data = value.encode() if isinstance(value, str) else bytes(value)
             buffer = self._strings.setdefault(data, ctypes.create_string_buffer(data))
             return ctypes.addressof(buffer)
-        if value is None and self.proto.returns_status:
-            return 0
+        if self.proto.returns_status:
+            if value is None:
+                return 0
+            if not isinstance(value, int):  # ctypes would print it and report success
+                raise TypeError(
+                    f"injected {self.proto.name} must return a status (int) or None, got {value!r}"
+                )
         return value
 
 

@@ -251,6 +251,15 @@ def test_exception_inside_an_injected_function_reaches_the_caller() -> None:
     lib2.miopenCreate(byref(miopenHandle_t()))  # nothing left pending from the failed call
 
 
+def test_injected_function_must_return_a_status() -> None:
+    lib = MIOpenLibrary.from_functions({"miopenDestroy": lambda handle: "ok"})
+    with pytest.raises(TypeError, match="injected miopenDestroy must return a status"):
+        lib.miopenDestroy(fake_handle(miopenHandle_t))
+    lib = MIOpenLibrary.from_functions({"miopenDestroy": lambda handle: miopenStatus_t(3)})
+    with pytest.raises(errors.MIOpenBadParmError):
+        lib.miopenDestroy(fake_handle(miopenHandle_t))
+
+
 def test_absent_function_raises_version_error_not_attribute_error() -> None:
     lib = MIOpenLibrary.from_functions({"miopenCreate": lambda out: 0}, version=(3, 4, 0))
     with pytest.raises(errors.MIOpenVersionError) as info:
