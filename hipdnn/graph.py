@@ -130,7 +130,8 @@ class Graph(GraphOps, GraphPlans):
             if val not in (None, 0) and getattr(val, "name", "NONE") != "NONE":
                 raise ValidationError(f"{key} is not supported", tensor=name or None)
         t = Tensor(dim, stride, data_type, name=name or f"tensor_{len(self.all_tensors)}",
-                   uid=uid, is_virtual=is_virtual, is_pass_by_value=is_pass_by_value,
+                   uid=uid, is_virtual=is_virtual,
+                   is_pass_by_value=is_pass_by_value or value is not None,
                    value=value, graph=self)
         check_tensor(t)
         if t.dim is not None and t.stride is None:

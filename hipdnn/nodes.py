@@ -129,8 +129,11 @@ class ConvFpropNode(_ConvNode):
             pre, post, stride, dil = self._geometry(len(x.dim))
         except ValidationError:
             return
-        set_output_shape(self, "Y", conv_output_dims(x.dim, w.dim, pre, post, stride, dil), x,
-                         strict=False)
+        if min(stride + dil, default=1) < 1:
+            return
+        dims = conv_output_dims(x.dim, w.dim, pre, post, stride, dil)
+        if all(d > 0 for d in dims):
+            set_output_shape(self, "Y", dims, x, strict=False)
 
     def validate(self) -> None:
         x = check_dims(self, "X", FLOAT_TYPES)
@@ -231,7 +234,7 @@ class ConvWgradNode(_ConvNode):
         ks = []
         for i in range(len(x.dim) - 2):
             span = x.dim[i + 2] + pre[i] + post[i] - dy.dim[i + 2]
-            if span < 0 or span % dil[i]:
+            if dil[i] < 1 or span < 0 or span % dil[i]:
                 return None
             ks.append(span // dil[i] + 1)
         return (dy.dim[1], x.dim[1], *ks)
