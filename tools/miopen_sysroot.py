@@ -17,6 +17,7 @@ Idempotent: each finished piece leaves a stamp and is reused. Example::
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import re
@@ -371,7 +372,15 @@ def build_sysroot(spec: SysrootSpec, base: Path, apt: PrivateApt, did: list[str]
             did.append("apt-get update (private lists: sid, experimental)")
         targets = [t for t in _targets(spec, apt) if t.split("=")[0].split("/")[0] not in have]
         log(f"{spec.version}: downloading {len(targets)} packages")
-        apt.download(targets, debs)
+        try:
+            apt.download(targets, debs)
+        except RuntimeError:
+            # cached lists may name versions the archive has since replaced: refresh once
+            log(f"{spec.version}: download failed; refreshing the private lists and retrying")
+            apt.update()
+            did.append("apt-get update (retry after a failed download)")
+            targets = [t for t in _targets(spec, apt) if t.split("=")[0].split("/")[0] not in have]
+            apt.download(targets, debs)
         did.append(f"{spec.version}: downloaded {len(targets)} packages")
     else:
         did.append(f"{spec.version}: reused {len(have)} cached .deb files")
@@ -410,6 +419,12 @@ def ensure_all(versions: Iterable[str] = tuple(SYSROOTS), base: Path | None = No
     """Build or reuse every requested sysroot; print what was done; return them by version."""
     base = base or cache_dir()
     base.mkdir(parents=True, exist_ok=True)
+    with open(base / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent runs wait instead of unpacking twice
+        return _ensure_locked(list(versions), base)
+
+
+def _ensure_locked(versions: list[str], base: Path) -> dict[str, Sysroot]:
     apt = PrivateApt(base / "apt")
     did: list[str] = []
     out: dict[str, Sysroot] = {}
