@@ -38,8 +38,10 @@ class Graph(GraphOps, GraphPlans):
     """A hipDNN operation graph (cudnn-frontend's ``pygraph``).
 
     Graph-level data types are defaults: a tensor without a data type gets
-    ``intermediate_data_type`` when virtual and ``io_data_type`` otherwise; a node without a
-    compute type gets ``compute_data_type`` (FLOAT when that is unset too). ``handle`` defaults
+    ``intermediate_data_type`` when virtual (FLOAT if that is unset) and ``io_data_type``
+    otherwise; batchnorm statistics outputs (mean, inv_variance, running stats, dscale, dbias)
+    default to the SCALE tensor's type; a node without a compute type gets
+    ``compute_data_type`` (FLOAT if that is unset). ``handle`` defaults
     to the calling thread's default :class:`~hipdnn.handle.Handle`.
 
     The graph owns the plans it builds: ``close()`` (or ``with``) releases them.

@@ -2,7 +2,7 @@
 
 Per-node checks (shapes, ranks, channels, attributes) live in the node classes; this module
 checks what spans nodes and fills what the graph decides: dtypes from the graph's io /
-intermediate / compute types (virtual -> intermediate, else io, as cudnn-frontend does) and uids.
+intermediate / compute types (virtual -> intermediate, FLOAT when unset; else io, as cudnn-frontend does) and uids.
 """
 
 from __future__ import annotations
@@ -87,7 +87,10 @@ def _fill_dtypes(graph: Graph, tensors: list[Tensor]) -> None:
                     special = t._producer.default_output_type(port)
                     if special is not None:
                         return special
-        return graph.intermediate_data_type if t.is_virtual else graph.io_data_type
+        if t.is_virtual:
+            inter = graph.intermediate_data_type
+            return inter if inter != DataType.NOT_SET else DataType.FLOAT
+        return graph.io_data_type
 
     inputs = [t for t in tensors if t._producer is None]
     outputs = [t for node in graph.nodes for t in node.outputs.values() if t is not None]
@@ -96,7 +99,7 @@ def _fill_dtypes(graph: Graph, tensors: list[Tensor]) -> None:
             t.data_type = default_for(t)
             t._dtype_inferred = True
         if t.data_type == DataType.NOT_SET:
-            kind = "intermediate_data_type" if t.is_virtual else "io_data_type"
+            kind = "io_data_type"
             where = t._producer.name if t._producer is not None else None
             raise ValidationError(f"data type is not set: call set_data_type(...) or give the "
                                   f"graph an {kind}", node=where, tensor=t.name)

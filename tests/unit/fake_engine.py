@@ -9,6 +9,7 @@ plan's workspace size. Every call is recorded in ``FakeEngine.calls``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -16,7 +17,8 @@ import numpy as np
 import pytest
 
 from hipdnn import interop
-from hipdnn.engines import register, unregister
+from hipdnn.engines import base as engines_base
+from hipdnn.engines import load_builtin_engines, register, unregister
 from hipdnn.engines.base import (
     BENCHMARKING_KNOB,
     Engine,
@@ -27,7 +29,7 @@ from hipdnn.engines.base import (
 from hipdnn.nodes import BatchnormInferenceVarianceNode, PointwiseNode
 from hipdnn.types import KnobValueType, PointwiseMode
 
-__all__ = ["FakeEngine", "FakePlan", "fake_engine"]
+__all__ = ["DecliningEngine", "FakeEngine", "FakePlan", "fake_engine", "only_fake_engines"]
 
 _MODES = {PointwiseMode.RELU_FWD, PointwiseMode.RELU_BWD, PointwiseMode.ADD, PointwiseMode.SUB,
           PointwiseMode.MUL}
@@ -45,6 +47,7 @@ class FakePlan(ExecutionPlan):
     def execute(self, buffers: Mapping[int, Any], workspace: Any, handle: Any) -> None:
         self.engine.calls.append(("execute", self.name))  # type: ignore[attr-defined]
         self.executions += 1
+        time.sleep(self.knobs["fake.tile"] * 2e-5)  # larger tiles are slower (for autotune)
         vals: dict[int, np.ndarray[Any, Any]] = {}
 
         def get(t: Any) -> np.ndarray[Any, Any]:
@@ -129,3 +132,31 @@ def fake_engine() -> Iterator[FakeEngine]:
         yield engine  # type: ignore[misc]
     finally:
         unregister(engine)
+
+
+class DecliningEngine(FakeEngine):
+    """Declines every graph with a fixed reason (ranked after FakeEngine)."""
+
+    name = "FAKE_DECLINING_ENGINE"
+    rank = 50
+
+    def check_support(self, graph: Any, handle: Any) -> str | None:
+        self.calls.append(("check_support", graph.name))
+        return "declines everything (test engine)"
+
+
+@pytest.fixture
+def only_fake_engines() -> Iterator[tuple[FakeEngine, DecliningEngine]]:
+    """Hide the built-in engines and register a FakeEngine and a DecliningEngine for one test."""
+    load_builtin_engines()
+    saved = engines_base.registry()
+    for engine in saved.values():
+        unregister(engine)
+    fake, declining = register(FakeEngine()), register(DecliningEngine())
+    try:
+        yield fake, declining  # type: ignore[misc]
+    finally:
+        unregister(fake)
+        unregister(declining)
+        for engine in saved.values():
+            register(engine)
