@@ -1,4 +1,4 @@
-"""A tiny engine for exercising the graph API's pipeline (registered by fixtures only).
+"""A tiny engine for exercising the graph API's pipeline (registered by test fixtures only).
 
 It supports pointwise graphs (RELU_FWD / RELU_BWD / ADD / SUB / MUL), batchnorm inference in
 the variance form, and chains of those, computing on host buffers with numpy in float32. Any
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-import pytest
 
 from hipdnn import interop
 from hipdnn.engines import base as engines_base
@@ -29,7 +29,9 @@ from hipdnn.engines.base import (
 from hipdnn.nodes import BatchnormInferenceVarianceNode, PointwiseNode
 from hipdnn.types import KnobValueType, PointwiseMode
 
-__all__ = ["DecliningEngine", "FakeEngine", "FakePlan", "fake_engine", "only_fake_engines"]
+__all__ = [
+    "DecliningEngine", "FakeEngine", "FakePlan", "only_fake_engines", "registered_fake_engine",
+]
 
 _MODES = {PointwiseMode.RELU_FWD, PointwiseMode.RELU_BWD, PointwiseMode.ADD, PointwiseMode.SUB,
           PointwiseMode.MUL}
@@ -124,9 +126,9 @@ class FakeEngine(Engine):
         return FakePlan(self, graph, knobs)
 
 
-@pytest.fixture
-def fake_engine() -> Iterator[FakeEngine]:
-    """Register a fresh FakeEngine for one test, then unregister it."""
+@contextmanager
+def registered_fake_engine() -> Iterator[FakeEngine]:
+    """Register a fresh FakeEngine (alongside the built-in engines), then unregister it."""
     engine = register(FakeEngine())
     try:
         yield engine  # type: ignore[misc]
@@ -145,7 +147,7 @@ class DecliningEngine(FakeEngine):
         return "declines everything (test engine)"
 
 
-@pytest.fixture
+@contextmanager
 def only_fake_engines() -> Iterator[tuple[FakeEngine, DecliningEngine]]:
     """Hide the built-in engines and register a FakeEngine and a DecliningEngine for one test."""
     load_builtin_engines()
