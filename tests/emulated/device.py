@@ -1,0 +1,253 @@
+"""EmulatedDevice: a test-side stand-in for libMIOpen + the HIP runtime, reached through the same
+ctypes prototypes as the real libraries (production code never branches on it).
+
+    >>> dev = EmulatedDevice("3.5")
+    >>> handle = miopen_ctypes.types.miopenHandle_t()
+    >>> dev.miopen.miopenCreate(ctypes.byref(handle))
+    >>> dev.call_names()
+    ['miopenCreate']
+
+Every emulated C function is a Python callable wrapped by ``MIOpenLibrary.from_functions`` /
+``HipLibrary.from_functions`` in ``CFUNCTYPE(restype, *argtypes)`` of the PROTOTYPES entry, so
+arguments cross the exact ctypes conversions they cross with the real library. ``"3.4"`` omits
+every prototype with ``since >= (3, 5, 0)`` (the engine then sees the 3.4 symbol set).
+
+Device memory is host memory (numpy buffers in an allocation table, see _memory.py); every
+access the emulated kernels make is bounds-checked and a bad one becomes a failing status, never
+a segfault. Every call is recorded in ``calls``; ``fail(name, status, nth)`` injects a status.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+import miopen_ctypes
+from miopen_ctypes.hip import HIP_PROTOTYPES, HipLibrary
+
+from ._batchnorm import BatchNormApi
+from ._conv import ConvProblem, SolutionSpec, default_catalogue
+from ._core import Args, Call, Status, addr, implementations
+from ._descriptors import DescriptorApi
+from ._find import FindApi
+from ._fusion import FusionApi, default_fusion_applicable
+from ._memory import MemoryFault
+from ._pointwise import PointwiseApi
+from ._runtime import HIP_INVALID_VALUE, HipApi, RuntimeApi, _HipStatus
+
+__all__ = ["VERSIONS", "EmulatedDevice"]
+
+#: Accepted ``version`` strings -> what miopenGetVersion reports (the Debian builds' versions).
+VERSIONS: dict[str, tuple[int, int, int]] = {"3.4": (3, 4, 0), "3.5": (3, 5, 1)}
+_V3_5 = (3, 5, 0)
+
+
+def _recorded(value: Any) -> Any:
+    """A call argument as recorded: pointers and handles become int addresses (NULL -> 0)."""
+    if value is None:
+        return 0
+    if isinstance(value, (bool, int, float, bytes)):
+        return value
+    try:
+        return addr(value)
+    except TypeError:
+        return value
+
+
+class EmulatedDevice(
+    DescriptorApi, FindApi, BatchNormApi, PointwiseApi, FusionApi, RuntimeApi, HipApi
+):
+    """The emulated libMIOpen (``.miopen``) and HIP runtime (``.hip``) of one fake GPU.
+
+    ``version``: "3.4" or "3.5". ``without``: C names to leave out (as if the library lacked
+    them). ``conv_catalogue(problem) -> [SolutionSpec]`` (best first) and
+    ``fusion_applicable(plan, ops, version) -> reason | None`` may be replaced at any time.
+    """
+
+    def __init__(
+        self,
+        version: str = "3.5",
+        *,
+        gcn_arch_name: str = "gfx942",
+        device_count: int = 1,
+        total_memory: int = 64 << 30,
+        without: Iterable[str] = (),
+        conv_catalogue: Callable[[ConvProblem], list[SolutionSpec]] = default_catalogue,
+        fusion_applicable: Callable[..., str | None] = default_fusion_applicable,
+    ) -> None:
+        if version not in VERSIONS:
+            raise ValueError(f"version must be one of {sorted(VERSIONS)}, got {version!r}")
+        super().__init__()
+        self.version_name = version
+        self.version = VERSIONS[version]
+        self.gcn_arch_name = gcn_arch_name
+        self.device_count = device_count
+        self.total_memory = total_memory
+        self.conv_catalogue = conv_catalogue
+        self.known_solvers: dict[int, int] = {}
+        self.fusion_applicable = fusion_applicable
+        #: (name, status, message) of every failing status the emulation returned.
+        self.errors: list[tuple[str, int, str]] = []
+        #: Python exceptions raised inside the emulation (bugs of the device itself).
+        self.internal_errors: list[tuple[str, BaseException]] = []
+        self._armed: dict[str, list[list[int]]] = {}
+        omitted = set(without)
+        unknown = omitted - set(miopen_ctypes.PROTOTYPES) - set(HIP_PROTOTYPES)
+        if unknown:
+            raise ValueError(f"without= names no known prototype: {sorted(unknown)}")
+        self.miopen = miopen_ctypes.MIOpenLibrary.from_functions(self._miopen_functions(omitted), version=self.version)
+        self.hip = HipLibrary.from_functions(self._hip_functions(omitted))
+
+    # ------------------------------------------------------------------ binding
+    def _miopen_functions(self, omitted: set[str]) -> dict[str, Callable[..., Any]]:
+        impls = implementations(self)
+        out: dict[str, Callable[..., Any]] = {}
+        for name, proto in miopen_ctypes.PROTOTYPES.items():
+            if name in omitted or name not in impls or (proto.since >= _V3_5 and self.version < _V3_5):
+                continue
+            out[name] = self._wrap_miopen(name, proto.argnames, impls[name], proto.returns_status)
+        return out
+
+    def _wrap_miopen(
+        self, name: str, names: tuple[str, ...], impl: Callable[[Args], Any], returns_status: bool
+    ) -> Callable[..., Any]:
+        def emulated(*args: Any) -> Any:
+            self.calls.append(Call(name, tuple(_recorded(v) for v in args), names))
+            injected = self._injected(name)
+            if injected is not None:
+                self.errors.append((name, injected, "injected"))
+                return injected
+            try:
+                result = impl(Args(names, args))
+            except Status as status:
+                self.errors.append((name, status.code, status.message))
+                return status.code
+            except MemoryFault as exc:
+                fault = self.fault(str(exc))
+                self.errors.append((name, fault.code, fault.message))
+                return fault.code
+            except Exception as exc:
+                self.internal_errors.append((name, exc))
+                raise
+            return result if not returns_status else 0
+
+        emulated.__name__ = name
+        return emulated
+
+    def _hip_functions(self, omitted: set[str]) -> dict[str, Callable[..., Any]]:
+        out: dict[str, Callable[..., Any]] = {}
+        for name, impl in self.hip_functions().items():
+            proto = HIP_PROTOTYPES.get(name)
+            if proto is None or name in omitted:
+                continue
+            out[name] = self._wrap_hip(name, proto.argnames, impl, proto.returns_status)
+        return out
+
+    def _wrap_hip(self, name: str, names: tuple[str, ...], impl: Any, returns_status: bool) -> Callable[..., Any]:
+        def emulated(*args: Any) -> Any:
+            self.calls.append(Call(name, tuple(_recorded(v) for v in args), names))
+            injected = self._injected(name)
+            if injected is not None:
+                self.errors.append((name, injected, "injected"))
+                return injected
+            try:
+                result = impl(*args)
+            except _HipStatus as status:
+                self.errors.append((name, status.code, str(status)))
+                return status.code
+            except Status as status:
+                self.errors.append((name, HIP_INVALID_VALUE, status.message))
+                return HIP_INVALID_VALUE
+            except Exception as exc:
+                self.internal_errors.append((name, exc))
+                raise
+            return result if not returns_status else 0
+
+        emulated.__name__ = name
+        return emulated
+
+    # ------------------------------------------------------------------ recording and faults
+    def call_names(self) -> list[str]:
+        """Names of the recorded calls, in order."""
+        return [c.name for c in self.calls]
+
+    def calls_of(self, name: str) -> list[Call]:
+        """The recorded calls of one function."""
+        return [c for c in self.calls if c.name == name]
+
+    def clear_calls(self) -> None:
+        """Forget the recorded calls (and recorded error statuses)."""
+        self.calls.clear()
+        self.errors.clear()
+
+    def fail(self, name: str, status: int, nth: int = 1) -> None:
+        """Make the ``nth`` call of ``name`` from now on return ``status`` (once)."""
+        if name not in miopen_ctypes.PROTOTYPES and name not in HIP_PROTOTYPES:
+            raise ValueError(f"{name!r} is not a bound MIOpen or HIP function")
+        if nth < 1 or status == 0:
+            raise ValueError("nth must be >= 1 and status non-zero")
+        self._armed.setdefault(name, []).append([nth, int(status)])
+
+    def _injected(self, name: str) -> int | None:
+        armed = self._armed.get(name)
+        if not armed:
+            return None
+        hit = None
+        for entry in armed:
+            entry[0] -= 1
+            if entry[0] == 0 and hit is None:
+                hit = entry[1]
+        armed[:] = [e for e in armed if e[0] > 0]
+        return hit
+
+    # ------------------------------------------------------------------ test helpers
+    def alloc(self, nbytes: int) -> int:
+        """A device allocation of ``nbytes`` (garbage-filled, as hipMalloc'd memory may be)."""
+        return self.memory.alloc(max(int(nbytes), 1))
+
+    def free(self, ptr: int) -> None:
+        """Release an allocation made by ``alloc``/``upload``/hipMalloc."""
+        self.memory.free(ptr)
+
+    def upload(self, array: np.ndarray) -> int:
+        """Copy ``array`` (its C-order bytes) into a new allocation; returns the device pointer."""
+        data = np.ascontiguousarray(array)
+        ptr = self.alloc(data.nbytes)
+        if data.nbytes:
+            ctypes.memmove(ptr, data.ctypes.data, data.nbytes)
+        return ptr
+
+    def download(
+        self, ptr: int, shape: Sequence[int], dtype: Any, strides: Sequence[int] | None = None
+    ) -> np.ndarray:
+        """A host copy of the tensor at ``ptr`` (``strides`` in elements; default C order)."""
+        dt = np.dtype(dtype)
+        dims = tuple(int(d) for d in shape)
+        if strides is None:
+            strides, step = [0] * len(dims), 1
+            for i in reversed(range(len(dims))):
+                strides[i], step = step, step * dims[i]
+        return self.memory.tensor(ptr, dt, dims, tuple(strides), "download").copy()
+
+    def fill(self, ptr: int, value: float, dtype: Any = np.float32, count: int | None = None) -> None:
+        """Set ``count`` elements (default: up to the allocation's end) at ``ptr`` to ``value``."""
+        dt = np.dtype(dtype)
+        if count is None:
+            base = max(b for b in self.memory.live() if b <= ptr)
+            count = (base + self.memory.live()[base] - ptr) // dt.itemsize
+        self.memory.tensor(ptr, dt, (count,), (1,), "fill")[...] = value
+
+    def live_allocations(self) -> dict[int, int]:
+        """Live device allocations: pointer -> size in bytes (for leak checks)."""
+        return self.memory.live()
+
+    def live_objects(self, kind: str | None = None) -> dict[int, Any]:
+        """Live MIOpen/HIP objects (handles, descriptors, plans, ...) for leak checks."""
+        return self.handles.live(kind)
+
+    def create_stream(self) -> int:
+        """A new stream of this device (as hipStreamCreate would return)."""
+        return self.handles.new("stream", object())
