@@ -1,7 +1,7 @@
 """A tiny engine for exercising the graph API's pipeline (registered by test fixtures only).
 
-It supports pointwise graphs (RELU_FWD / RELU_BWD / ADD / SUB / MUL), batchnorm inference in
-the variance form, and chains of those, computing on host buffers with numpy in float32. Any
+It supports pointwise graphs (RELU_FWD / RELU_BWD / ADD / SUB / MUL), batchnorm inference
+(both forms), and chains of those, computing on host buffers with numpy in float32. Any
 other op makes it decline with a reason. It offers two knobs: ``global.benchmarking`` (0..1)
 and ``fake.tile`` (1..8 in steps of 1, default 4); ``fake.workspace`` (bytes, 0..4096) sets the
 plan's workspace size. Every call is recorded in ``FakeEngine.calls``.
@@ -26,7 +26,7 @@ from hipdnn.engines.base import (
     IntConstraint,
     Knob,
 )
-from hipdnn.nodes import BatchnormInferenceVarianceNode, PointwiseNode
+from hipdnn.nodes import BatchnormInferenceNode, BatchnormInferenceVarianceNode, PointwiseNode
 from hipdnn.types import KnobValueType, PointwiseMode
 
 __all__ = [
@@ -77,6 +77,10 @@ class FakePlan(ExecutionPlan):
                 else:
                     out = a * b
                 vals[node.outputs["OUT_0"].uid] = out  # type: ignore[union-attr]
+            elif isinstance(node, BatchnormInferenceNode):
+                x, mean, inv_var, scale, bias = (get(node.inputs[p]) for p in (
+                    "X", "MEAN", "INV_VARIANCE", "SCALE", "BIAS"))
+                vals[node.outputs["Y"].uid] = (x - mean) * inv_var * scale + bias  # type: ignore[union-attr]
             else:
                 x, mean, var, scale, bias, eps = (get(node.inputs[p]) for p in (
                     "X", "MEAN", "VARIANCE", "SCALE", "BIAS", "EPSILON"))
@@ -107,7 +111,7 @@ class FakeEngine(Engine):
             if isinstance(node, PointwiseNode):
                 if node.mode not in _MODES:
                     return f"node {node.name!r}: pointwise mode {node.mode.name} not supported"
-            elif not isinstance(node, BatchnormInferenceVarianceNode):
+            elif not isinstance(node, (BatchnormInferenceNode, BatchnormInferenceVarianceNode)):
                 return f"node {node.name!r}: {type(node).__name__} not supported"
         return None
 
