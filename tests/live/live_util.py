@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import ctypes
+import random
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
+from hipdnn.shapes import conv_output_dims
 from miopen_ctypes import types as mt
 
-__all__ = ["ELEMENT_BYTES", "Objects", "get_tensor", "int_array", "objects"]
+__all__ = ["ELEMENT_BYTES", "Objects", "conv_configs", "get_tensor", "int_array", "objects"]
 
 #: Bytes per element of every miopenDataType_t value both versions accept.
 ELEMENT_BYTES = {0: 2, 1: 4, 2: 4, 3: 1, 5: 2, 6: 8, 7: 1, 8: 1, 9: 8}
@@ -84,3 +86,25 @@ def get_tensor(lib: Any, desc: Any) -> tuple[int, tuple[int, ...], tuple[int, ..
     strides = (ctypes.c_int * size.value)()
     lib.miopenGetTensorDescriptor(desc, ctypes.byref(dtype), dims, strides)
     return dtype.value, tuple(dims), tuple(strides)
+
+
+def _conv_config(rng: random.Random, spatial: int) -> dict[str, Any]:
+    """A random valid forward conv: every output spatial size >= 1 (per hipdnn.shapes)."""
+    while True:
+        groups = rng.choice([1, 1, 2, 3, 4])
+        c, k = groups * rng.randint(1, 3), groups * rng.randint(1, 3)
+        size = [rng.randint(1, 12 if spatial == 3 else 20) for _ in range(spatial)]
+        kernel = [rng.randint(1, 5) for _ in range(spatial)]
+        pad = [rng.randint(0, 3) for _ in range(spatial)]
+        stride = [rng.randint(1, 4) for _ in range(spatial)]
+        dil = [rng.randint(1, 3) for _ in range(spatial)]
+        x = [rng.randint(1, 3), c, *size]
+        w = [k, c // groups, *kernel]
+        out = conv_output_dims(x, w, pad, pad, stride, dil)
+        if min(out[2:]) >= 1:
+            return {"x": x, "w": w, "pad": pad, "stride": stride, "dil": dil, "groups": groups, "out": out}
+
+
+def conv_configs(count: int) -> list[dict[str, Any]]:
+    """``count`` reproducible random configs, alternating 2-D and 3-D."""
+    return [_conv_config(random.Random(seed), 2 + seed % 2) for seed in range(count)]

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import ctypes
-import random
 from typing import Any
 
 import pytest
-from live_util import int_array, objects
+from live_util import conv_configs, int_array, objects
 
 from hipdnn.shapes import conv_output_dims, packed_strides
 from miopen_ctypes.enums import miopenConvolutionMode_t, miopenDataType_t
@@ -16,24 +15,7 @@ FLOAT = int(miopenDataType_t.miopenFloat)
 CONV = int(miopenConvolutionMode_t.miopenConvolution)
 
 
-def _config(rng: random.Random, spatial: int) -> dict[str, Any]:
-    """A random valid config: every output spatial size >= 1."""
-    while True:
-        groups = rng.choice([1, 1, 2, 3, 4])
-        c, k = groups * rng.randint(1, 3), groups * rng.randint(1, 3)
-        size = [rng.randint(1, 12 if spatial == 3 else 20) for _ in range(spatial)]
-        kernel = [rng.randint(1, 5) for _ in range(spatial)]
-        pad = [rng.randint(0, 3) for _ in range(spatial)]
-        stride = [rng.randint(1, 4) for _ in range(spatial)]
-        dil = [rng.randint(1, 3) for _ in range(spatial)]
-        x = [rng.randint(1, 3), c, *size]
-        w = [k, c // groups, *kernel]
-        out = conv_output_dims(x, w, pad, pad, stride, dil)
-        if min(out[2:]) >= 1:
-            return {"x": x, "w": w, "pad": pad, "stride": stride, "dil": dil, "groups": groups, "out": out}
-
-
-CONFIGS = [_config(random.Random(seed), 2 + seed % 2) for seed in range(240)]
+CONFIGS = conv_configs(240)
 
 
 def _miopen_output(lib: Any, cfg: dict[str, Any], layout: str | None = None) -> tuple[int, ...]:

@@ -1,0 +1,201 @@
+"""Cross-check: the emulated device's descriptor bookkeeping against the real library.
+
+Every case runs the same calls on the real libMIOpen (this sysroot) and on
+``tests/emulated``'s EmulatedDevice of the same version, and compares what a caller observes:
+the outputs, or the failing status. A mismatch means the emulation (which the MIOpen engine's
+tests rely on) no longer tells the truth about the library.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from live_util import conv_configs, get_tensor, int_array, objects
+
+from hipdnn.shapes import LAYOUTS, packed_strides
+from miopen_ctypes import types as mt
+from miopen_ctypes.errors import MIOpenStatusError
+
+Outcome = tuple[str, Any]
+Case = Callable[[Any], Any]
+DTYPES = [0, 1, 2, 3, 5, 6, 7, 8, 9]
+DIMS = {4: (2, 3, 5, 7), 5: (2, 3, 4, 5, 6)}
+
+
+@pytest.fixture(scope="module")
+def emulated(live_version: str, require_or_skip: Callable[[str, str], Any]) -> Any:
+    """The emulated libMIOpen of the version under test (tests/ is on sys.path via the root conftest)."""
+    try:
+        from emulated.device import EmulatedDevice
+    except ImportError as exc:
+        require_or_skip("HIPDNN_REQUIRE_LIVE", f"tests/emulated is not importable ({exc})")
+    return EmulatedDevice("3.5" if live_version == "7.2.4" else "3.4").miopen
+
+
+def outcome(lib: Any, case: Case) -> Outcome:
+    """("ok", outputs) or ("status", miopenStatus_t value) of one case on one library."""
+    try:
+        return ("ok", case(lib))
+    except MIOpenStatusError as exc:
+        return ("status", exc.status)
+
+
+def compare(real: Any, emulated: Any, cases: dict[str, Case], failing: set[str]) -> list[str]:
+    """Every case whose outcome differs, described; ``failing`` names the cases that must fail on
+    the real library (so a broken case that fails everywhere cannot pass as "equal")."""
+    out = []
+    for name, case in cases.items():
+        want, got = outcome(real, case), outcome(emulated, case)
+        if (want[0] == "status") != (name in failing):
+            out.append(f"{name}: expected the real library to {'fail' if name in failing else 'succeed'}, got {want}")
+        if want != got:
+            out.append(f"{name}: real {want}, emulated {got}")
+    return out
+
+
+# ------------------------------------------------------------------ tensors
+def _tensor_case(dtype: int, dims: tuple[int, ...], strides: tuple[int, ...] | None) -> Case:
+    def run(lib: Any) -> Any:
+        with objects(lib) as o:
+            desc = o.tensor(dtype, dims, strides)
+            nbytes = ctypes.c_size_t()
+            lib.miopenGetTensorNumBytes(desc, ctypes.byref(nbytes))
+            return (*get_tensor(lib, desc), nbytes.value)
+    return run
+
+
+def _layout_case(dtype: int, layout: int, lens: tuple[int, ...]) -> Case:
+    def run(lib: Any) -> Any:
+        with objects(lib) as o:
+            desc = o.new("tensor")
+            lib.miopenSetNdTensorDescriptorWithLayout(desc, dtype, layout, int_array(lens), len(lens))
+            return get_tensor(lib, desc)
+    return run
+
+
+def test_tensor_descriptors(lib: Any, emulated: Any) -> None:
+    cases: dict[str, Case] = {}
+    for dtype, layout in itertools.product(DTYPES, sorted(LAYOUTS)):
+        dims = DIMS[len(LAYOUTS[layout])]
+        cases[f"set dt{dtype} {layout}"] = _tensor_case(dtype, dims, packed_strides(dims, layout))
+    cases["default strides"] = _tensor_case(1, (2, 3, 4, 5), None)
+    cases["padded strides"] = _tensor_case(1, (2, 3, 4, 5), (200, 60, 15, 3))
+    cases["1-d"] = _tensor_case(1, (7,), None)
+    cases["zero length"] = _tensor_case(1, (2, 0, 4, 5), None)
+    cases["zero stride"] = _tensor_case(1, (2, 3, 4, 5), (60, 20, 5, 0))
+    for layout, dtype in itertools.product((0, 1, 2, 7, 8), (0, 1, 5)):
+        for lens in ((2, 3, 5, 7), (2, 3, 4, 5, 6)):
+            cases[f"layout {layout} dt{dtype} rank {len(lens)}"] = _layout_case(dtype, layout, lens)
+    assert compare(lib, emulated, cases, {"zero length", "zero stride", "layout 2 dt0 rank 5", "layout 2 dt1 rank 5",
+                                          "layout 2 dt5 rank 5", *(f"layout {la} dt{dt} rank {r}" for la, r in
+                                          [(0, 5), (1, 5), (7, 4), (8, 4)] for dt in (0, 1, 5))}) == []
+
+
+# ------------------------------------------------------------------ convolution
+def _conv_case(x: list[int], w: list[int], pad: list[int], stride: list[int], dil: list[int], groups: int = 1,
+               mode: int = 0, x_dtype: int = 1, w_dtype: int = 1) -> Case:
+    def run(lib: Any) -> Any:
+        with objects(lib) as o:
+            conv = o.new("conv")
+            lib.miopenInitConvolutionNdDescriptor(conv, len(pad), int_array(pad), int_array(stride), int_array(dil),
+                                                  mode)
+            lib.miopenSetConvolutionGroupCount(conv, groups)
+            xd, wd = o.tensor(x_dtype, x), o.tensor(w_dtype, w)
+            ndim, dims = ctypes.c_int(), (ctypes.c_int * 8)()
+            lib.miopenGetConvolutionNdForwardOutputDim(conv, xd, wd, ctypes.byref(ndim), dims)
+            return tuple(dims[: ndim.value])
+    return run
+
+
+def test_convolution_output_dims(lib: Any, emulated: Any) -> None:
+    cases: dict[str, Case] = {
+        f"random {i}": _conv_case(c["x"], c["w"], c["pad"], c["stride"], c["dil"], c["groups"])
+        for i, c in enumerate(conv_configs(120))
+    }
+    cases.update({
+        "kernel larger than input": _conv_case([2, 3, 4, 5], [4, 3, 7, 7], [0, 0], [1, 1], [1, 1]),
+        "channel mismatch": _conv_case([2, 3, 8, 8], [4, 2, 3, 3], [1, 1], [1, 1], [1, 1]),
+        "groups not dividing": _conv_case([2, 6, 8, 8], [4, 4, 3, 3], [1, 1], [1, 1], [1, 1], groups=2),
+        "dtype mismatch": _conv_case([2, 3, 8, 8], [4, 3, 3, 3], [1, 1], [1, 1], [1, 1], w_dtype=0),
+        "5-d tensors, 2-d conv": _conv_case([2, 3, 4, 8, 8], [4, 3, 3, 3, 3], [1, 1], [1, 1], [1, 1]),
+        "transpose": _conv_case([2, 4, 8, 8], [4, 3, 3, 3], [1, 1], [2, 2], [1, 1], mode=1),
+        "transpose grouped": _conv_case([2, 4, 8, 8], [4, 3, 3, 3], [0, 0], [1, 1], [1, 1], groups=2, mode=1),
+    })
+    failing = {"channel mismatch", "groups not dividing", "dtype mismatch", "5-d tensors, 2-d conv"}
+    assert compare(lib, emulated, cases, failing) == []
+
+
+def _conv_nd_get(requested: int) -> Case:
+    def run(lib: Any) -> Any:
+        with objects(lib) as o:
+            conv = o.new("conv")
+            lib.miopenInitConvolutionNdDescriptor(conv, 2, int_array([1, 2]), int_array([3, 1]), int_array([1, 2]), 0)
+            n, mode = ctypes.c_int(), ctypes.c_uint()
+            arrays = [(ctypes.c_int * 3)() for _ in range(3)]
+            lib.miopenGetConvolutionNdDescriptor(conv, requested, ctypes.byref(n), *arrays, ctypes.byref(mode))
+            return n.value, [list(a[:requested]) for a in arrays], mode.value
+    return run
+
+
+def test_convolution_descriptor_get(lib: Any, emulated: Any) -> None:
+    assert compare(lib, emulated, {f"requested {r}": _conv_nd_get(r) for r in (1, 2, 3)}, {"requested 3"}) == []
+
+
+# ------------------------------------------------------------------ BN, activation, fusion
+def _bn_case(dtype: int, dims: tuple[int, ...], strides: tuple[int, ...], mode: int) -> Case:
+    def run(lib: Any) -> Any:
+        with objects(lib) as o:
+            derived = o.new("tensor")
+            lib.miopenDeriveBNTensorDescriptor(derived, o.tensor(dtype, dims, strides), mode)
+            return get_tensor(lib, derived)
+    return run
+
+
+def test_derived_bn(lib: Any, emulated: Any) -> None:
+    cases = {
+        f"dt{dt} {layout} mode{mode}": _bn_case(dt, DIMS[len(LAYOUTS[layout])],
+                                                packed_strides(DIMS[len(LAYOUTS[layout])], layout), mode)
+        for dt, layout, mode in itertools.product((0, 1, 5), sorted(LAYOUTS), (0, 1))
+    }
+    assert compare(lib, emulated, cases, set()) == []
+
+
+def _activation_case(mode: int) -> Case:
+    def run(lib: Any) -> Any:
+        with objects(lib) as o:
+            desc = o.new("activation")
+            lib.miopenSetActivationDescriptor(desc, mode, 0.5, 6.0, -1.0)
+            m, a, b, g = ctypes.c_uint(), ctypes.c_double(), ctypes.c_double(), ctypes.c_double()
+            lib.miopenGetActivationDescriptor(desc, ctypes.byref(m), ctypes.byref(a), ctypes.byref(b), ctypes.byref(g))
+            return m.value, a.value, b.value, g.value
+    return run
+
+
+def test_activation_descriptors(lib: Any, emulated: Any) -> None:
+    assert compare(lib, emulated, {f"mode {m}": _activation_case(m) for m in range(11)}, set()) == []
+
+
+def _fusion_case(index: int) -> Case:
+    def run(lib: Any) -> Any:
+        with objects(lib) as o:
+            x = o.tensor(1, (2, 3, 8, 8))
+            conv = o.new("conv")
+            lib.miopenInitConvolutionNdDescriptor(conv, 2, int_array([1, 1]), int_array([1, 1]), int_array([1, 1]), 0)
+            plan = mt.miopenFusionPlanDescriptor_t()
+            lib.miopenCreateFusionPlan(ctypes.byref(plan), 0, x)
+            o.own("miopenDestroyFusionPlan", plan)
+            op = mt.miopenFusionOpDescriptor_t()
+            lib.miopenCreateOpConvForward(plan, ctypes.byref(op), conv, o.tensor(1, (4, 3, 3, 3)))
+            lib.miopenCreateOpActivationForward(plan, ctypes.byref(mt.miopenFusionOpDescriptor_t()), 3)
+            got = mt.miopenFusionOpDescriptor_t()
+            lib.miopenFusionPlanGetOp(plan, index, ctypes.byref(got))
+            return ctypes.cast(got, ctypes.c_void_p).value == ctypes.cast(op, ctypes.c_void_p).value
+    return run
+
+
+def test_fusion_get_op(lib: Any, emulated: Any) -> None:
+    assert compare(lib, emulated, {f"index {i}": _fusion_case(i) for i in (-1, 0, 1, 2)}, {"index -1", "index 2"}) == []
