@@ -140,7 +140,7 @@ def _bn_data(layout: str, dtype: str, seed: int = 1) -> dict[str, np.ndarray]:
 @pytest.mark.parametrize("dtype", DTYPE_NAMES)
 def test_bn_training_forward_and_running_stats(dtype: str, layout: str, pad: int) -> None:
     d = _bn_data(layout, dtype)
-    eps, momentum = 1e-5, 0.1
+    eps, momentum = 1e-5, 0.9  # large, so a missing M/(M-1) correction is detected
     rm, rv = torch.tensor(d["rmean"]), torch.tensor(d["rvar"])
     xt = torch.tensor(d["x"])
     y_ref = F.batch_norm(xt, rm, rv, torch.tensor(d["scale"]), torch.tensor(d["bias"]),

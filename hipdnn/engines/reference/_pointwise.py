@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from hipdnn.engines.reference.kernels import relu_backward, relu_forward
+from hipdnn.engines.reference import kernels as K
 from hipdnn.types import PointwiseMode
 
 __all__ = ["POINTWISE_OPS", "pointwise"]
@@ -22,10 +22,10 @@ def _sigmoid(a: np.ndarray) -> np.ndarray:
 
 #: mode -> f(node, *fp32 inputs); RELU_BWD takes (dy, forward input).
 POINTWISE_OPS: dict[PointwiseMode, Callable[..., np.ndarray]] = {
-    M.RELU_FWD: lambda n, x: relu_forward(x, n.relu_lower_clip, n.relu_upper_clip,
-                                          n.relu_lower_clip_slope),
-    M.RELU_BWD: lambda n, dy, x: relu_backward(dy, x, n.relu_lower_clip, n.relu_upper_clip,
-                                               n.relu_lower_clip_slope),
+    M.RELU_FWD: lambda n, x: K.relu_forward(x, n.relu_lower_clip, n.relu_upper_clip,
+                                            n.relu_lower_clip_slope),
+    M.RELU_BWD: lambda n, dy, x: K.relu_backward(dy, x, n.relu_lower_clip, n.relu_upper_clip,
+                                                 n.relu_lower_clip_slope),
     M.ADD: lambda n, a, b: a + b,
     M.SUB: lambda n, a, b: a - b,
     M.MUL: lambda n, a, b: a * b,
