@@ -87,9 +87,9 @@ def test_tensor_descriptors(lib: Any, emulated: Any) -> None:
     cases["1-d"] = _tensor_case(1, (7,), None)
     cases["zero length"] = _tensor_case(1, (2, 0, 4, 5), None)
     cases["zero stride"] = _tensor_case(1, (2, 3, 4, 5), (60, 20, 5, 0))
-    for layout, dtype in itertools.product((0, 1, 2, 7, 8), (0, 1, 5)):
+    for layout_id, dtype in itertools.product((0, 1, 2, 7, 8), (0, 1, 5)):
         for lens in ((2, 3, 5, 7), (2, 3, 4, 5, 6)):
-            cases[f"layout {layout} dt{dtype} rank {len(lens)}"] = _layout_case(dtype, layout, lens)
+            cases[f"layout {layout_id} dt{dtype} rank {len(lens)}"] = _layout_case(dtype, layout_id, lens)
     assert compare(lib, emulated, cases, {"zero length", "zero stride", "layout 2 dt0 rank 5", "layout 2 dt1 rank 5",
                                           "layout 2 dt5 rank 5", *(f"layout {la} dt{dt} rank {r}" for la, r in
                                           [(0, 5), (1, 5), (7, 4), (8, 4)] for dt in (0, 1, 5))}) == []
