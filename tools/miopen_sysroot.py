@@ -17,7 +17,6 @@ Idempotent: each finished piece leaves a stamp and is reused. Example::
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import os
 import re
@@ -419,6 +418,8 @@ def ensure_all(versions: Iterable[str] = tuple(SYSROOTS), base: Path | None = No
     """Build or reuse every requested sysroot; print what was done; return them by version."""
     base = base or cache_dir()
     base.mkdir(parents=True, exist_ok=True)
+    import fcntl  # POSIX only, like apt and dpkg; imported here so find_sysroot works anywhere
+
     with open(base / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent runs wait instead of unpacking twice
         return _ensure_locked(list(versions), base)
