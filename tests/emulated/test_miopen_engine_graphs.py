@@ -187,7 +187,7 @@ def conv_bias_act_case(dtype: DataType, layout: str, *, bias: bool = True,
         tb = g.tensor(dim=list(b.shape), stride=list(packed_strides(b.shape)), data_type=dtype,
                       name="b")
         cy = g.bias(cy, tb, compute_data_type=dtype, name="bias")
-        c.inputs[tb] = b.copy()
+        c.inputs[tb] = host_array(b, dtype, None)
         ref = ref + torch.from_numpy(b)
     ty = _out(g.relu(cy, lower_clip=lower, upper_clip=upper, name="act"), layout)
     c.outputs = {"y": ty}

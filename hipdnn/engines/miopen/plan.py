@@ -18,11 +18,8 @@ if TYPE_CHECKING:
     from hipdnn.engines.miopen.engine import MiopenEngine
     from hipdnn.handle import Handle
 
-__all__ = ["OUTPUT_ROLES", "SCALAR_ROLES", "MiopenPlan"]
+__all__ = ["SCALAR_ROLES", "MiopenPlan"]
 
-#: Roles a row writes (copied back when staged); everything else non-virtual is read.
-OUTPUT_ROLES = frozenset({"y", "dx", "dw", "dscale", "dbias", "mean", "inv_variance",
-                          "next_running_mean", "next_running_variance"})
 #: Pass-by-value scalars (not pointers).
 SCALAR_ROLES = ("epsilon", "momentum")
 
@@ -49,7 +46,8 @@ class MiopenPlan(ExecutionPlan):
         self._finalizer.atexit = False
         nodes = ", ".join(repr(n.name) for n in m.nodes)
         self.operation = f"{m.row.value} (node {nodes})"
-        self._io = [(role, t, role in OUTPUT_ROLES) for role, t in m.t.items()
+        produced = {t.uid for n in m.nodes for t in n.outputs.values() if t is not None}
+        self._io = [(role, t, t.uid in produced) for role, t in m.t.items()
                     if role not in SCALAR_ROLES and not t.is_virtual]
         self._scalars = [(role, m.t[role]) for role in SCALAR_ROLES if role in m.t]
 
