@@ -133,7 +133,7 @@ class DescriptorApi(DeviceBase):
         require(mode in (0, 1, 2, 3), "Convolution mode not supported")
         conv.spatial_dim = len(pads)
         conv.pads, conv.strides, conv.dilations = tuple(pads), tuple(strides), tuple(dils)
-        conv.mode = mode
+        conv.mode = 0 if mode in (2, 3) else mode  # the deprecated group/depthwise modes read back as 0
         conv.trans_output_pads = (0,) * len(pads)
 
     @api("miopenInitConvolutionDescriptor")

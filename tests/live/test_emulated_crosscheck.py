@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import ctypes
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from emulated._client import Client, Failed
+from emulated.device import EmulatedDevice
 from live_util import conv_configs, get_tensor, int_array, objects
 
 from hipdnn.shapes import LAYOUTS, packed_strides
@@ -199,3 +201,121 @@ def _fusion_case(index: int) -> Case:
 
 def test_fusion_get_op(lib: Any, emulated: Any) -> None:
     assert compare(lib, emulated, {f"index {i}": _fusion_case(i) for i in (-1, 0, 1, 2)}, {"index -1", "index 2"}) == []
+
+# ------------------------------------------------------------------ more cases, through tests/emulated/_client.py
+# (each runs on both libraries through the same Client and must give the same answer or status)
+HALF, FLOAT, BF16 = 0, 1, 5
+DTYPE_IDS = {"fp16": HALF, "fp32": FLOAT, "bf16": BF16}
+EMULATED_VERSION = {"6.4.3": "3.4", "7.2.4": "3.5"}
+
+
+@pytest.fixture
+def both(lib: Any, live_version: str) -> Iterator[tuple[Client, Client]]:
+    """(client on the real library, client on the emulated device of the same version)."""
+    device = EmulatedDevice(EMULATED_VERSION[live_version])
+    with Client(lib) as real, Client(device.miopen) as emulated:
+        yield real, emulated
+    assert not device.internal_errors
+
+
+def same(both: tuple[Client, Client], op: Callable[[Client], Any]) -> Any:
+    """Run ``op`` on both clients; the answers (or failing statuses) must be equal."""
+    real, emulated = both
+    want = Client.attempt(lambda: op(real))
+    got = Client.attempt(lambda: op(emulated))
+    assert got == want, f"emulated {got!r} != real {want!r}"
+    return want
+
+
+def test_versions_agree(lib: Any, live_version: str) -> None:
+    device = EmulatedDevice(EMULATED_VERSION[live_version])
+    assert device.miopen.capabilities.version == lib.capabilities.version
+
+
+def test_fresh_tensor_descriptor(both: tuple[Client, Client]) -> None:
+    assert same(both, lambda c: c.describe(c.new_tensor())) == (0, FLOAT, (), (), 4)
+
+
+@pytest.mark.parametrize("dtype", [0, 1, 2, 3, 5, 6, 7, 8, 9, 4, 99])
+def test_set4d_every_dtype(both: tuple[Client, Client], dtype: int) -> None:
+    same(both, lambda c: c.describe(c.tensor_4d(dtype, 2, 3, 4, 5)))
+    same(both, lambda c: c.get_4d(c.tensor_4d(dtype, 2, 3, 4, 5)))
+
+
+@pytest.mark.parametrize(("dims", "strides"), [
+    ((2, 3, 4, 5), (100, 30, 6, 1)),        # padded: GetTensorNumBytes counts the span
+    ((2, 3, 4, 5), (60, 1, 15, 3)),         # NHWC strides
+    ((7,), None), ((2, 3, 4), None), ((1, 2, 2, 2, 2, 2, 2, 2), None),
+    ((2, 3, 4, 5, 6), None),
+    ((2, 0, 4, 5), None), ((2, -1, 4, 5), None), ((2, 3, 4, 5), (0, 1, 15, 3)),
+])
+def test_tensor_set_get_and_rejections(both: tuple[Client, Client], dims: tuple[int, ...],
+                                       strides: tuple[int, ...] | None) -> None:
+    same(both, lambda c: c.describe(c.tensor(FLOAT, dims, strides)))
+
+
+def test_get4d_on_5d(both: tuple[Client, Client]) -> None:
+    same(both, lambda c: c.get_4d(c.tensor(FLOAT, (2, 3, 4, 5, 6))))
+
+
+def test_conv_output_dims_layouts_and_types(both: tuple[Client, Client]) -> None:
+    def out(cl: Client, xt: int, wt: int, nhwc: bool) -> tuple[int, ...]:
+        conv = cl.conv((1, 1), (2, 2), (1, 1))
+        x = cl.tensor_layout(xt, 1 if nhwc else 0, (2, 4, 9, 9))
+        return cl.conv_out(conv, x, cl.tensor(wt, (6, 4, 3, 3)))
+
+    for xt, wt, nhwc in ((FLOAT, FLOAT, True), (HALF, HALF, False), (BF16, FLOAT, False), (BF16, BF16, True)):
+        same(both, lambda cl, xt=xt, wt=wt, nhwc=nhwc: out(cl, xt, wt, nhwc))
+    # 2-D convolution over 5-D tensors and 3-D over 4-D are rejected (with different statuses)
+    same(both, lambda cl: cl.conv_out(cl.conv((0, 0), (1, 1), (1, 1)), cl.tensor(FLOAT, (1, 2, 4, 4, 4)),
+                                      cl.tensor(FLOAT, (1, 2, 3, 3, 3))))
+    same(both, lambda cl: cl.conv_out(cl.conv((0, 0, 0), (1, 1, 1), (1, 1, 1)), cl.tensor(FLOAT, (1, 2, 4, 4)),
+                                      cl.tensor(FLOAT, (1, 2, 3, 3))))
+
+
+def test_conv_descriptor_defaults_and_settings(both: tuple[Client, Client]) -> None:
+    import ctypes
+
+    from miopen_ctypes.types import miopenConvolutionDescriptor_t
+
+    def fresh(cl: Client) -> Any:
+        c = miopenConvolutionDescriptor_t()
+        cl.lib.miopenCreateConvolutionDescriptor(ctypes.byref(c))
+        cl._cleanup.append(lambda: cl.lib.miopenDestroyConvolutionDescriptor(c))
+        return c
+
+    same(both, lambda cl: cl.conv_settings(fresh(cl)))
+    same(both, lambda cl: cl.conv_settings(cl.conv((1, 2, 0), (2, 1, 3), (1, 2, 1), groups=3)))
+    for mode in (1, 2, 3, 4):
+        same(both, lambda cl, m=mode: cl.conv_settings(cl.conv((0, 0), (1, 1), (1, 1), mode=m)))
+    for bad in (((-1, 0), (1, 1), (1, 1)), ((0, 0), (0, 1), (1, 1)), ((0, 0), (1, 1), (0, 1))):
+        assert isinstance(same(both, lambda cl, b=bad: cl.conv(*b)), Failed)
+    for find_mode in range(9):
+        same(both, lambda cl, f=find_mode: cl.lib.miopenSetConvolutionFindMode(fresh(cl), f))
+    for attr, value in ((0, -2), (0, -1), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2), (2, 1), (7, 1)):
+        same(both, lambda cl, a=attr, v=value: cl.lib.miopenSetConvolutionAttribute(fresh(cl), a, v))
+    for groups in (0, -1, 4):
+        same(both, lambda cl, g=groups: cl.lib.miopenSetConvolutionGroupCount(fresh(cl), g))
+
+
+@pytest.mark.parametrize("dims", [(2, 3), (2, 3, 4), (2, 3, 4, 5)])
+def test_derived_bn_low_rank(both: tuple[Client, Client], dims: tuple[int, ...]) -> None:
+    for mode in (0, 1):
+        same(both, lambda c, m=mode: c.describe(c.derive_bn(c.tensor(FLOAT, dims), m)))
+
+
+@pytest.mark.parametrize("mode", range(11))
+def test_activation_descriptor(both: tuple[Client, Client], mode: int) -> None:
+    same(both, lambda c: c.get_activation(c.activation(mode, 0.5, 6.0, 1.5)))
+    same(both, lambda c: c.get_activation(c.activation(mode, -1.0, 0.0, 2.0)))
+
+
+@pytest.mark.parametrize("dtype", list(DTYPE_IDS), ids=list(DTYPE_IDS))
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_tensor_v2_and_layout_calls(both: tuple[Client, Client], layout: str, dtype: str) -> None:
+    dims = DIMS[len(LAYOUTS[layout])]
+    strides = packed_strides(dims, layout)
+    code = {"NCHW": 0, "NHWC": 1, "NCDHW": 7, "NDHWC": 8}[layout]
+    by_layout = same(both, lambda c: c.describe(c.tensor_layout(DTYPE_IDS[dtype], code, dims)))
+    assert by_layout[2:4] == (dims, strides)  # lens stay in logical N,C,(D),H,W order
+    assert same(both, lambda c: c.describe(c.tensor_v2(DTYPE_IDS[dtype], dims, strides))) == by_layout
