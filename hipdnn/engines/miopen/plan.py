@@ -60,7 +60,8 @@ class MiopenPlan(ExecutionPlan):
         """Run the row's calls; see the class docstring for staging."""
         check_workspace(workspace, self.workspace_size)  # before any call
         state = self._state
-        if handle is not None:
+        # a compiled fusion plan is bound to the MIOpen handle it was compiled on
+        if handle is not None and self.path != "fused":
             state = self.engine.handle_state(handle)  # type: ignore[attr-defined]
         for role, t, _ in self._io:
             if t.uid not in buffers:
