@@ -19,6 +19,7 @@ from ._proto import Prototype
 from .capabilities import Capabilities
 from .errors import (
     MIOpenError,
+    MIOpenNoDeviceError,
     MIOpenNotFoundError,
     MIOpenStatusError,
     MIOpenVersionError,
@@ -32,6 +33,7 @@ __all__ = [
     "Capabilities",
     "MIOpenError",
     "MIOpenLibrary",
+    "MIOpenNoDeviceError",
     "MIOpenNotFoundError",
     "MIOpenStatusError",
     "MIOpenVersionError",

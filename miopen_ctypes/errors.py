@@ -27,6 +27,7 @@ __all__ = [
     "MIOpenGpuOperationsSkippedError",
     "MIOpenInternalError",
     "MIOpenInvalidValueError",
+    "MIOpenNoDeviceError",
     "MIOpenNotFoundError",
     "MIOpenNotImplementedError",
     "MIOpenNotInitializedError",
@@ -110,6 +111,22 @@ class MIOpenUnknownError(MIOpenStatusError):
     status_value = 7
 
 
+class MIOpenNoDeviceError(MIOpenUnknownError):
+    """No AMD GPU available: handle creation failed with miopenStatusUnknownError (7).
+
+    MIOpen reports a missing or unusable ROCm device this way (its stderr says "No device").
+    """
+
+    def __init__(self, function: str, status: int, text: str | None = None) -> None:
+        super().__init__(function, status, text)
+        self.args = (
+            f"no AMD GPU available: {self.args[0]}. MIOpen found no usable ROCm device. Check that "
+            "an AMD GPU supported by this ROCm release is present, that /dev/kfd and /dev/dri are "
+            "accessible to this user (groups 'video' and 'render'), and that HIP_VISIBLE_DEVICES / "
+            "ROCR_VISIBLE_DEVICES do not hide it. Without a GPU, use hipdnn's CPU_REFERENCE_ENGINE.",
+        )
+
+
 class MIOpenUnsupportedOpError(MIOpenStatusError):
     """miopenStatusUnsupportedOp (8): e.g. a fusion plan that does not compile."""
 
@@ -150,10 +167,17 @@ STATUS_ERRORS: dict[int, type[MIOpenStatusError]] = {
 }
 
 
+#: Functions whose miopenStatusUnknownError means "no usable device" (upstream handlehip.cpp).
+_HANDLE_CREATORS = frozenset({"miopenCreate", "miopenCreateWithStream"})
+
+
 def check_status(function: str, status: int, text: str | None = None) -> None:
     """Raise the ``MIOpenStatusError`` subclass for ``status`` unless it is success (0)."""
-    if status != 0:
-        raise STATUS_ERRORS.get(status, MIOpenUnknownStatusError)(function, status, text)
+    if status == 0:
+        return
+    if status == MIOpenUnknownError.status_value and function in _HANDLE_CREATORS:
+        raise MIOpenNoDeviceError(function, status, text)
+    raise STATUS_ERRORS.get(status, MIOpenUnknownStatusError)(function, status, text)
 
 
 class MIOpenVersionError(MIOpenError, NotImplementedError):

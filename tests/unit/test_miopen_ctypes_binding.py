@@ -217,6 +217,26 @@ def test_each_status_raises_its_own_class(status: miopenStatus_t) -> None:
     assert isinstance(info.value, errors.MIOpenStatusError)
 
 
+@pytest.mark.parametrize("creator", ["miopenCreate", "miopenCreateWithStream"])
+def test_handle_creation_unknown_error_means_no_device(creator: str) -> None:
+    def create(*args: object) -> int:
+        return 7
+
+    lib = MIOpenLibrary.from_functions({creator: create})
+    handle = miopenHandle_t()
+    args = (byref(handle),) if creator == "miopenCreate" else (byref(handle), None)
+    with pytest.raises(errors.MIOpenNoDeviceError) as info:
+        getattr(lib, creator)(*args)
+    assert isinstance(info.value, errors.MIOpenUnknownError)
+    assert str(info.value).startswith(f"no AMD GPU available: {creator} failed")
+    assert "CPU_REFERENCE_ENGINE" in str(info.value)
+    # The same status from any other function keeps its plain class.
+    other = MIOpenLibrary.from_functions({"miopenDestroy": lambda handle: 7})
+    with pytest.raises(errors.MIOpenUnknownError) as plain:
+        other.miopenDestroy(fake_handle(miopenHandle_t))
+    assert not isinstance(plain.value, errors.MIOpenNoDeviceError)
+
+
 def test_status_classes_are_one_per_status() -> None:
     assert sorted(errors.STATUS_ERRORS) == list(range(1, 11))
     assert len(set(errors.STATUS_ERRORS.values())) == 10
