@@ -246,9 +246,16 @@ class GraphPlans(GraphExec):
               self.handle.serial)
         plan = plan_cache.acquire(ck)
         if plan is None:
-            plan = engine.build_plan(self, dict(values), self.handle)  # type: ignore[arg-type]
+            plan = engine.build_plan(self._snapshot(), dict(values), self.handle)
             plan_cache.insert(ck, plan)
         return plan
+
+    def _snapshot(self) -> Graph:
+        """A validated private copy for engines: a cached plan, shared by every graph of the
+        same key, must not see later edits of the graph it was first built from."""
+        snap = type(self).from_json(self.to_json(), handle=self._handle)  # type: ignore[attr-defined]
+        snap.validate()
+        return snap
 
     def build_plan_at_index(self, index: int) -> None:
         """Build only candidate ``index`` (appended to the built plans)."""

@@ -304,3 +304,18 @@ def test_autotune_keeps_the_fastest(fakes: Engines) -> None:
     assert timings[0][1] <= timings[1][1]
     assert g.get_plan_name() == "FAKE_TEST_ENGINE[tile=1]"
     assert all(p.executions == 6 for p in g.plans)  # type: ignore[attr-defined]
+
+
+def test_engines_get_a_private_copy_of_the_graph(fakes: Engines) -> None:
+    hipdnn.clear_plan_cache()
+    g1, x1, _ = _relu_graph("first")
+    g1.build()
+    plan_graph = g1.plans[0].graph  # type: ignore[attr-defined]
+    assert plan_graph is not g1 and plan_graph.to_json() == g1.to_json()
+    x1.set_dim([4, 3, 4, 4])  # editing g1 later must not reach the cached plan
+    g2, x2, y2 = _relu_graph("second")
+    g2.build()
+    assert g2.plans[0] is g1.plans[0]
+    assert plan_graph.tensors[x2.get_uid()].get_dim() == [2, 3, 4, 4]
+    ya = np.zeros((2, 3, 4, 4), np.float32)
+    g2.execute({x2: _data(), y2: ya})
