@@ -122,14 +122,17 @@ class GraphOps:
                           compute_data_type, name)
 
     # -- batchnorm -------------------------------------------------------------------------------
-    def batchnorm(self, input: Tensor, scale: Tensor, bias: Tensor, epsilon: Any,
+    def batchnorm(self, input: Tensor, scale: Tensor, bias: Tensor, epsilon: Any, *,
                   momentum: Any = None, in_running_mean: Tensor | None = None,
                   in_running_var: Tensor | None = None, peer_stats: Sequence[Tensor] | None = None,
-                  *, compute_data_type: Any = DataType.NOT_SET,
+                  compute_data_type: Any = DataType.NOT_SET,
                   name: str = "") -> list[Tensor | None]:
         """Batchnorm training. Returns [Y, mean, inv_variance, next_running_mean,
         next_running_var]; the running outputs are None unless both running inputs and
         ``momentum`` are given. ``epsilon``/``momentum``: float or pass-by-value scalar tensor.
+
+        Arguments after ``epsilon`` are keyword-only: cudnn-frontend's positional order puts the
+        running statistics before epsilon, so positional calls would silently mix them up.
         """
         name = self._node_name(name, "batchnorm")
         if peer_stats:
