@@ -85,6 +85,9 @@ class GraphExec:
                 raise VariantPackError(f"variant pack: tensor {t.name!r} (uid {t.uid}): {exc}",
                                        tensor=t.name) from exc
             interop.check_against(buf, t, "execute: variant pack")
+            if buf.readonly and t._producer is not None:
+                raise VariantPackError(f"variant pack: output tensor {t.name!r} (uid {t.uid}) "
+                                       f"is backed by read-only memory", tensor=t.name)
             assert t.uid is not None
             buffers[t.uid] = buf
         missing = [t for t in self._required if t.uid not in buffers]

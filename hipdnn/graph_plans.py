@@ -302,6 +302,18 @@ class GraphPlans(GraphExec):
         self._plan(0)
         return max(p.workspace_size for p in self._plans)
 
+    def get_engine_and_knobs_at_index(self, index: int) -> tuple[int, dict[str, KnobValue]]:
+        """(engine id, knob values) of built plan ``index``: persist an autotuned choice and
+        replay it with ``create_execution_plan_ext(engine_id, knobs)``."""
+        plan = self._plan(index)
+        return plan.engine.engine_id, dict(plan.knobs)
+
+    def select_plan(self, index: int) -> None:
+        """Make built plan ``index`` the one ``execute`` runs (index 0)."""
+        plan = self._plan(index)
+        self._plans.remove(plan)
+        self._plans.insert(0, plan)
+
     @property
     def plans(self) -> list[ExecutionPlan]:
         """The built plans, selected first."""

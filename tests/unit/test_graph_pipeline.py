@@ -319,3 +319,27 @@ def test_engines_get_a_private_copy_of_the_graph(fakes: Engines) -> None:
     assert plan_graph.tensors[x2.get_uid()].get_dim() == [2, 3, 4, 4]
     ya = np.zeros((2, 3, 4, 4), np.float32)
     g2.execute({x2: _data(), y2: ya})
+
+
+def test_tuned_choice_can_be_persisted_and_replayed(fakes: Engines) -> None:
+    fake, _ = fakes
+    g, _, _ = _relu_graph()
+    g.create_execution_plan_ext(fake.engine_id, {"fake.tile": 8})
+    g.create_execution_plan_ext(fake.engine_id, {"fake.tile": 2})
+    g.build_plans(BuildPlanPolicy.ALL)
+    g.select_plan(1)
+    engine_id, knobs = g.get_engine_and_knobs_at_index(0)
+    assert (engine_id, knobs["fake.tile"]) == (fake.engine_id, 2)
+    replay, _, _ = _relu_graph("replay")
+    replay.create_execution_plan_ext(engine_id, knobs)
+    replay.build_plans()
+    assert replay.get_plan_name() == "FAKE_TEST_ENGINE[tile=2]"
+
+
+def test_read_only_output_rejected(fakes: Engines) -> None:
+    g, x, y = _relu_graph()
+    g.build()
+    out = np.zeros((2, 3, 4, 4), np.float32)
+    out.flags.writeable = False
+    with pytest.raises(VariantPackError, match=r"output tensor 'act::OUT_0' .* read-only"):
+        g.execute({x: _data(), y: out})
