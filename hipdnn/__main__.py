@@ -149,7 +149,8 @@ def demo_bn_training(engine: str, rng: np.random.Generator
                      compute_data_type=F32)
     xt = g.tensor(dim=x.shape, name="x")
     st, bt, rmt, rvt = (g.tensor(dim=[1, 3, 1, 1], name=n) for n in ("scale", "bias", "rm", "rv"))
-    outs = g.batchnorm(xt, st, bt, eps, momentum, rmt, rvt, name="bn")
+    outs = g.batchnorm(xt, st, bt, eps, momentum=momentum, in_running_mean=rmt,
+                       in_running_var=rvt, name="bn")
     names = ("y", "mean", "inv_variance", "running_mean", "running_var")
     pack: dict[Any, Any] = {xt: x, st: s, bt: b, rmt: rm, rvt: rv}
     arrays: dict[str, np.ndarray] = {}

@@ -200,7 +200,8 @@ def test_bn_training(dtype: str, layout: str, running: bool, activation: bool) -
     sc, bi, prm, prv = _params(g, d, ("scale", "bias", "rmean", "rvar"), layout)
     inputs: dict[Any, Any] = {x: in_layout(d["x"], layout, dtype, 1), sc: d["scale"], bi: d["bias"]}
     if running:
-        y, mean, inv, nrm, nrv = g.batchnorm(x, sc, bi, EPS, momentum, prm, prv)
+        y, mean, inv, nrm, nrv = g.batchnorm(x, sc, bi, EPS, momentum=momentum,
+                                             in_running_mean=prm, in_running_var=prv)
         inputs.update({prm: d["rmean"], prv: d["rvar"]})
     else:
         y, mean, inv, nrm, nrv = g.batchnorm(x, sc, bi, EPS)

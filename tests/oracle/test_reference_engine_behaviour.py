@@ -150,7 +150,8 @@ def test_epsilon_and_momentum_from_the_variant_pack() -> None:
     p = [g.tensor(dim=[1, c, 1, 1], data_type=FLOAT, name=n) for n in ("s", "b", "rm", "rv")]
     eps = g.tensor(dim=[1, 1, 1, 1], data_type=FLOAT, is_pass_by_value=True, name="eps")
     mom = g.tensor(dim=[1, 1, 1, 1], data_type=FLOAT, is_pass_by_value=True, name="momentum")
-    y, _, inv, nrm, nrv = g.batchnorm(xt, p[0], p[1], eps, mom, p[2], p[3])
+    y, _, inv, nrm, nrv = g.batchnorm(xt, p[0], p[1], eps, momentum=mom, in_running_mean=p[2],
+                                    in_running_var=p[3])
     for t in (y, inv, nrm, nrv):
         assert t is not None
         t.set_output(True)
