@@ -253,7 +253,9 @@ class GraphPlans(GraphExec):
     def _snapshot(self) -> Graph:
         """A validated private copy for engines: a cached plan, shared by every graph of the
         same key, must not see later edits of the graph it was first built from."""
-        snap = type(self).from_json(self.to_json(), handle=self._handle)  # type: ignore[attr-defined]
+        from hipdnn.serialize import from_dict, graph_to_dict
+
+        snap = from_dict(graph_to_dict(self), self._handle, type(self))  # type: ignore[arg-type]
         snap.validate()
         return snap
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from hipdnn.graph import Graph
     from hipdnn.handle import Handle
 
-__all__ = ["FORMAT", "from_json", "graph_key", "graph_to_dict", "to_json"]
+__all__ = ["FORMAT", "from_dict", "from_json", "graph_key", "graph_to_dict", "to_json"]
 
 #: Identifies our JSON documents (with ``"version"``).
 FORMAT = "hipdnn-ctypes.graph"
@@ -90,13 +90,19 @@ def graph_key(graph: Graph) -> int:
 def from_json(text: str | bytes, handle: Handle | None = None,
               graph_class: type[Graph] | None = None) -> Graph:
     """Rebuild a graph from :func:`to_json` output (ValidationError on a malformed document)."""
-    from hipdnn.graph import Graph as default_class
-
-    make = graph_class or default_class
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValidationError(f"not a JSON graph: {exc}") from exc
+    return from_dict(doc, handle, graph_class)
+
+
+def from_dict(doc: Any, handle: Handle | None = None,
+              graph_class: type[Graph] | None = None) -> Graph:
+    """Rebuild a graph from :func:`graph_to_dict` output (what :func:`from_json` parses)."""
+    from hipdnn.graph import Graph as default_class
+
+    make = graph_class or default_class
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValidationError(f"not a {FORMAT} document (missing or wrong 'format')")
     if doc.get("version") != _VERSION:
