@@ -14,7 +14,7 @@ from typing import Any
 from hipdnn.engines.miopen.descriptors import ConvDesc, Owned, Resources, TensorDesc
 from hipdnn.engines.miopen.memory import DeviceBlock
 from hipdnn.engines.miopen.patterns import Row
-from hipdnn.errors import KnobError
+from hipdnn.errors import ExecutionError, KnobError
 from hipdnn.shapes import packed_strides
 from miopen_ctypes import types as mt
 from miopen_ctypes.enums import (
@@ -157,12 +157,14 @@ class ConvOp:
         lib, caps = self.lib, self.lib.capabilities
         out_role = self.direction.roles[2]
         scratch = DeviceBlock(self.hip, self.descs[out_role].nbytes)
-        options = mt.miopenFindOptions_t()
-        lib.miopenCreateFindOptions(ctypes.byref(options))
-        opts = Owned(lib, options, "miopenDestroyFindOptions")
+        opts: Owned | None = None
+        owned: list[Owned] = []
         policy_set = False
         old = ctypes.c_uint()
         try:
+            options = mt.miopenFindOptions_t()
+            lib.miopenCreateFindOptions(ctypes.byref(options))
+            opts = Owned(lib, options, "miopenDestroyFindOptions")
             lib.miopenSetFindOptionTuning(options, 1)
             lib.miopenSetFindOptionResultsOrder(options, miopenFindResultsOrder_t.miopenFindResultsOrderByTime)
             if ws and ws_size:
@@ -181,23 +183,23 @@ class ConvOp:
             try:
                 lib.miopenFindSolutions(handle, self._problem.handle if self._problem else None,
                                         options, sols, ctypes.byref(found), _MAX_FIND)
+                owned = [Owned(lib, sols[i], "miopenDestroySolution") for i in range(found.value)]
             finally:
                 if policy_set:
                     lib.miopenSetTuningPolicy(handle, old.value)
-            owned = [Owned(lib, sols[i], "miopenDestroySolution") for i in range(found.value)]
-            chosen: Owned | None = None
-            for sol in owned:
+            for sol in owned:  # sorted by time; keep the first that fits the limit
                 size = ctypes.c_size_t()
                 lib.miopenGetSolutionWorkspaceSize(sol.handle, ctypes.byref(size))
-                if chosen is None and size.value <= self.limit:
-                    chosen, self._solution_ws = sol, int(size.value)
-            for sol in owned:
-                if sol is not chosen:
-                    sol.close()
-            if chosen is None:
-                raise KnobError(f"Find 2.0 returned no solution within the workspace limit "
-                                f"{self.limit}", knob="global.workspace_size_limit")
-            self._solution = self.res.add(chosen)
+                if size.value <= self.limit:
+                    self._solution, self._solution_ws = self.res.add(sol), int(size.value)
+                    break
+            if self._solution is None:
+                raise ExecutionError(f"Find 2.0 returned no solution within the workspace "
+                                     f"limit {self.limit} bytes")
         finally:
-            opts.close()
+            for sol in owned:
+                if sol is not self._solution:
+                    sol.close()
+            if opts is not None:
+                opts.close()
             scratch.close()

@@ -1,0 +1,281 @@
+"""MIOPEN_ENGINE on the emulated device: every injected MIOpen/HIP error becomes a typed hipdnn
+error naming the operation and the C function (never a partial result, never a leak); plans free
+every object they own; host staging and device pointers; no library, no GPU."""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+from typing import Any
+
+import numpy as np
+import pytest
+from emulated.device import EmulatedDevice
+from test_miopen_engine_calls import CONFIGS, EXEC_CALLS, expected_path
+from test_miopen_engine_graphs import Case, build
+
+from hipdnn import interop
+from hipdnn.engines.miopen import MiopenBuildError, MiopenEngine, MiopenExecutionError, Row
+from hipdnn.errors import (
+    EngineError,
+    ExecutionError,
+    PlanClosedError,
+    VariantPackError,
+    WorkspaceError,
+)
+from hipdnn.handle import Handle
+
+pytest.importorskip("torch")
+
+STATUSES = range(1, 11)  # every non-success miopenStatus_t
+
+
+def _plan(engine: MiopenEngine, case: Case, h: Handle, **knobs: Any) -> Any:
+    assert engine.check_support(case.graph, h) is None
+    values = {k.id: k.default for k in engine.get_knobs(case.graph, h)}
+    values.update(knobs)
+    return engine.build_plan(case.graph, values, h)
+
+
+def _pack(case: Case, plan: Any) -> tuple[dict[int, Any], Any, dict[str, np.ndarray]]:
+    outs = case.empty_outputs()
+    bufs = {t.uid: interop.resolve(a) for t, a in case.inputs.items()}
+    bufs.update({case.outputs[r].uid: interop.resolve(a) for r, a in outs.items()})
+    ws = interop.resolve(np.zeros(plan.workspace_size, np.uint8)) if plan.workspace_size else None
+    return bufs, ws, outs
+
+
+# ================================================================ errors at every call
+@pytest.mark.parametrize("config", list(CONFIGS))
+@pytest.mark.parametrize("row", list(Row), ids=[r.name.lower() for r in Row])
+def test_every_status_at_every_execute_call(emulated_device: EmulatedDevice,
+                                            emulated_miopen_engine: MiopenEngine, row: Row,
+                                            config: str) -> None:
+    case = build(row, *CONFIGS[config])
+    h = Handle()
+    with _plan(emulated_miopen_engine, case, h) as plan:
+        calls = EXEC_CALLS[(row, emulated_device.version_name, expected_path(
+            row, emulated_device.version_name, config))]
+        before = dict(emulated_device.live_allocations())
+        for name in calls:
+            for status in STATUSES:
+                bufs, ws, outs = _pack(case, plan)
+                emulated_device.fail(name, status)
+                with pytest.raises(MiopenExecutionError) as info:
+                    plan.execute(bufs, ws, h)
+                err = info.value
+                assert isinstance(err, ExecutionError)
+                assert err.function == name and err.status == status
+                assert row.value in str(err) and name in str(err)
+                assert getattr(err.__cause__, "status", None) == status
+                for role, arr in outs.items():  # never a partial result
+                    assert not np.any(arr.astype(np.float32)), f"{role} written after {name} failed"
+                assert emulated_device.live_allocations() == before  # staging freed
+        bufs, ws, outs = _pack(case, plan)
+        plan.execute(bufs, ws, h)  # the plan still works afterwards
+
+
+@pytest.mark.parametrize("name,status", [("hipMalloc", 2), ("hipMemcpy", 1)])
+def test_hip_errors_are_typed(emulated_device: EmulatedDevice,
+                              emulated_miopen_engine: MiopenEngine, name: str, status: int) -> None:
+    case = build(Row.BN_INFERENCE, *CONFIGS["fp32_nchw"])
+    h = Handle()
+    with _plan(emulated_miopen_engine, case, h) as plan:
+        before = dict(emulated_device.live_allocations())
+        bufs, ws, outs = _pack(case, plan)
+        emulated_device.fail(name, status, nth=2)
+        with pytest.raises(MiopenExecutionError) as info:
+            plan.execute(bufs, ws, h)
+        assert info.value.function == name
+        assert emulated_device.live_allocations() == before
+        assert not np.any(outs["y"].astype(np.float32))
+
+
+def _build_calls(device: EmulatedDevice, engine: MiopenEngine, case: Case) -> list[str]:
+    """The MIOpen calls build_plan itself makes (not check_support/get_knobs)."""
+    h = Handle()
+    assert engine.check_support(case.graph, h) is None
+    knobs = {k.id: k.default for k in engine.get_knobs(case.graph, h)}
+    mark = len(device.calls)
+    engine.build_plan(case.graph, knobs, h).close()
+    return [n for n in device.call_names()[mark:]
+            if n.startswith("miopen") and not n.startswith("miopenDestroy")
+            and n not in ("miopenGetErrorString", "miopenCreate")]
+
+
+@pytest.mark.parametrize("config", list(CONFIGS))
+@pytest.mark.parametrize("row", list(Row), ids=[r.name.lower() for r in Row])
+def test_errors_while_building_are_typed_and_leak_nothing(
+        emulated_device: EmulatedDevice, emulated_miopen_engine: MiopenEngine, row: Row,
+        config: str) -> None:
+    case = build(row, *CONFIGS[config])
+    names = sorted(set(_build_calls(emulated_device, emulated_miopen_engine, case)))
+    h = Handle()
+    assert emulated_miopen_engine.check_support(case.graph, h) is None
+    knobs = {k.id: k.default for k in emulated_miopen_engine.get_knobs(case.graph, h)}
+    baseline = len(emulated_device.live_objects())
+    for name in names:
+        for status in (3, 5, 7):
+            emulated_device.fail(name, status)
+            try:
+                plan = emulated_miopen_engine.build_plan(case.graph, knobs, h)
+            except MiopenBuildError as exc:
+                assert isinstance(exc, EngineError)
+                assert exc.function == name and row.value in str(exc)
+            else:  # only a declined fusion compile may succeed: it falls back
+                assert name == "miopenCompileFusionPlan" and status == 3
+                assert plan.path == "unfused"
+                plan.close()
+            assert len(emulated_device.live_objects()) == baseline, f"leak after {name}={status}"
+
+
+def test_find2_errors_are_typed(emulated_device: EmulatedDevice,
+                                emulated_miopen_engine: MiopenEngine) -> None:
+    case = build(Row.CONV_FPROP, *CONFIGS["fp32_nchw"])
+    h = Handle()
+    calls = ["miopenCreateFindOptions", "miopenSetFindOptionTuning", "miopenFindSolutions",
+             "miopenGetSolutionWorkspaceSize", "miopenRunSolution"]
+    if emulated_device.version_name == "3.5":
+        calls += ["miopenGetTuningPolicy", "miopenSetTuningPolicy"]
+    for name in calls:
+        with _plan(emulated_miopen_engine, case, h, **{"global.benchmarking": 1}) as plan:
+            before = dict(emulated_device.live_allocations())
+            bufs, ws, outs = _pack(case, plan)
+            emulated_device.fail(name, 5)
+            with pytest.raises(MiopenExecutionError) as info:
+                plan.execute(bufs, ws, h)
+            assert info.value.function == name and "convolution fprop" in str(info.value)
+            assert emulated_device.live_allocations() == before
+            assert not np.any(outs["y"])
+        assert set(emulated_device.live_objects()) <= set(emulated_device.live_objects("handle"))
+
+
+# ================================================================================ lifetime
+@pytest.mark.parametrize("row", list(Row), ids=[r.name.lower() for r in Row])
+def test_close_frees_every_object(emulated_device: EmulatedDevice,
+                                  emulated_miopen_engine: MiopenEngine, row: Row) -> None:
+    for config in CONFIGS:
+        case = build(row, *CONFIGS[config])
+        h = Handle()
+        assert emulated_miopen_engine.check_support(case.graph, h) is None
+        baseline = set(emulated_device.live_objects())
+        plan = _plan(emulated_miopen_engine, case, h)
+        bufs, ws, _ = _pack(case, plan)
+        plan.execute(bufs, ws, h)
+        assert plan.live_objects > 0
+        plan.close()
+        plan.close()  # idempotent
+        assert set(emulated_device.live_objects()) == baseline
+        with pytest.raises(PlanClosedError):
+            plan.execute(bufs, ws, h)
+        h.close()
+        assert not emulated_device.live_objects("handle")
+
+
+def test_finalizer_and_context_manager(emulated_device: EmulatedDevice,
+                                       emulated_miopen_engine: MiopenEngine) -> None:
+    case = build(Row.CONV_BIAS_ACT, *CONFIGS["bf16_nhwc"])
+    h = Handle()
+    assert emulated_miopen_engine.check_support(case.graph, h) is None
+    baseline = set(emulated_device.live_objects())
+    plan = _plan(emulated_miopen_engine, case, h, **{"global.benchmarking": 1})
+    bufs, ws, _ = _pack(case, plan)
+    plan.execute(bufs, ws, h)  # finds and keeps a miopenSolution_t
+    assert emulated_device.live_objects("solution")
+    del plan
+    gc.collect()
+    assert set(emulated_device.live_objects()) == baseline
+    with _plan(emulated_miopen_engine, case, h):
+        assert set(emulated_device.live_objects()) != baseline
+    assert set(emulated_device.live_objects()) == baseline
+
+
+# ========================================================================= memory handling
+def test_staging_leaves_no_allocations(emulated_device: EmulatedDevice,
+                                       emulated_miopen_engine: MiopenEngine) -> None:
+    for row in Row:
+        case = build(row, *CONFIGS["bf16_nhwc"])
+        h = Handle()
+        with _plan(emulated_miopen_engine, case, h) as plan:
+            before = dict(emulated_device.live_allocations())
+            bufs, ws, _ = _pack(case, plan)
+            plan.execute(bufs, ws, h)
+            assert emulated_device.live_allocations() == before
+
+
+def test_device_pointers_go_straight_through(emulated_device: EmulatedDevice,
+                                             emulated_miopen_engine: MiopenEngine) -> None:
+    from test_miopen_engine_numerics import check_outputs
+
+    case = build(Row.BN_TRAINING_ACT, *CONFIGS["fp32_nchw"])
+    h = Handle()
+    with _plan(emulated_miopen_engine, case, h) as plan:
+        bufs: dict[int, Any] = {}
+        for t, arr in case.inputs.items():
+            phys = np.ascontiguousarray(arr.transpose(np.argsort(arr.strides)[::-1]))
+            bufs[t.uid] = emulated_device.upload(phys)
+        outs = case.empty_outputs()
+        for role, arr in outs.items():
+            bufs[case.outputs[role].uid] = emulated_device.alloc(arr.nbytes)
+        ws = emulated_device.alloc(plan.workspace_size) if plan.workspace_size else None
+        mark = len(emulated_device.calls)
+        plan.execute(bufs, ws, h)
+        assert not [n for n in emulated_device.call_names()[mark:] if n.startswith("hip")]
+        for role, t in case.outputs.items():
+            outs[role] = emulated_device.download(bufs[t.uid], t.dim, np.float32, t.stride)
+        check_outputs(case, outs)
+
+
+def test_workspace_checked_before_any_call(emulated_device: EmulatedDevice,
+                                           emulated_miopen_engine: MiopenEngine) -> None:
+    case = build(Row.CONV_FPROP, *CONFIGS["fp32_nchw"])
+    h = Handle()
+    with _plan(emulated_miopen_engine, case, h) as plan:
+        bufs, _, _ = _pack(case, plan)
+        mark = len(emulated_device.calls)
+        with pytest.raises(WorkspaceError, match=str(plan.workspace_size)):
+            plan.execute(bufs, interop.resolve(np.zeros(plan.workspace_size - 1, np.uint8)), h)
+        with pytest.raises(WorkspaceError):
+            plan.execute(bufs, None, h)
+        missing = {k: v for k, v in bufs.items() if k != case.outputs["y"].uid}
+        ws = interop.resolve(np.zeros(plan.workspace_size, np.uint8))
+        with pytest.raises(VariantPackError, match=r"conv::Y.*missing"):
+            plan.execute(missing, ws, h)
+        assert emulated_device.call_names()[mark:] == []
+
+
+# ============================================================================ no lib / no GPU
+def test_no_gpu_is_a_reason(emulated_device: EmulatedDevice) -> None:
+    engine = MiopenEngine(lambda: emulated_device.miopen, lambda: emulated_device.hip)
+    emulated_device.fail("miopenCreate", 7)
+    reason = engine.check_support(build(Row.BN_INFERENCE, *CONFIGS["fp32_nchw"]).graph, Handle())
+    assert reason is not None and reason.startswith("no AMD GPU available: miopenCreate failed")
+
+
+def test_no_library_is_a_reason() -> None:
+    from miopen_ctypes import MIOpenNotFoundError
+
+    def missing() -> Any:
+        raise MIOpenNotFoundError([("HIPDNN_MIOPEN_LIBRARY", "not set"),
+                                   ("/opt/rocm/lib/libMIOpen.so.1", "no such file")])
+
+    engine = MiopenEngine(missing)
+    reason = engine.check_support(build(Row.CONV_FPROP, *CONFIGS["fp32_nchw"]).graph, Handle())
+    assert reason == ("MIOpen library not found: tried HIPDNN_MIOPEN_LIBRARY; "
+                      "/opt/rocm/lib/libMIOpen.so.1")
+
+
+def test_import_loads_no_library() -> None:
+    code = ("import hipdnn, hipdnn.engines.miopen as m, miopen_ctypes.loader as L; "
+            "assert m.ENGINE._libs is None and not L._cache; "
+            "assert m.ENGINE.name == 'MIOPEN_ENGINE' and m.ENGINE.rank == 0; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=False, env={"PYTHONPATH": ".", "PATH": ""}, cwd=_root())
+    assert out.stdout.strip() == "ok", out.stderr
+
+
+def _root() -> str:
+    from pathlib import Path
+
+    return str(Path(__file__).resolve().parents[2])
