@@ -259,3 +259,42 @@ def test_node_repr_names_ports() -> None:
     g.relu(g.tensor(dim=[1, 1, 2, 2], name="x"), upper_clip=1.0, name="act")
     assert repr(g.nodes[0]) == ("PointwiseNode('act': IN_0='x' -> OUT_0='act::OUT_0' "
                                 "{mode='RELU_FWD', relu_upper_clip=1.0})")
+
+
+def test_conv_inference_matches_torch_shapes() -> None:
+    torch = pytest.importorskip("torch")
+    import itertools
+
+    for (h, k, pad, stride, dil, groups) in itertools.product(
+            (5, 8), (1, 3), (0, 2), (1, 2, 3), (1, 2), (1, 3)):
+        if dil * (k - 1) + 1 > h + 2 * pad:
+            continue
+        g = _g(F)
+        x = g.tensor(dim=[2, 6, h, h + 1])
+        w = g.tensor(dim=[9, 6 // groups, k, k])
+        y = g.conv_fprop(x, w, padding=pad, stride=stride, dilation=dil).set_output(True)
+        g.validate()
+        ref = torch.nn.functional.conv2d(torch.zeros(2, 6, h, h + 1), torch.zeros(9, 6 // groups,
+                                         k, k), padding=pad, stride=stride, dilation=dil,
+                                         groups=groups)
+        assert y.get_dim() == list(ref.shape)
+        assert g.nodes[0].groups == groups  # type: ignore[attr-defined]
+        if stride == 1 and groups == 1:  # then dgrad/wgrad dims are inferred back exactly
+            g2 = _g(F)
+            dx = g2.conv_dgrad(g2.tensor(dim=list(ref.shape)), g2.tensor(dim=w.get_dim()),
+                               padding=pad, dilation=dil)
+            dw = g2.conv_wgrad(g2.tensor(dim=x.get_dim()), g2.tensor(dim=list(ref.shape)),
+                               padding=pad, dilation=dil)
+            assert dx.get_dim() == x.get_dim() and dw.get_dim() == w.get_dim()
+
+
+def test_tensor_like_cuda_array_interface_object_is_not_a_scalar() -> None:
+    class DeviceArray:
+        @property
+        def __cuda_array_interface__(self) -> dict[str, object]:
+            return {"shape": (1, 1, 1, 1), "typestr": "<f2", "data": (0x7000_0000, False),
+                    "strides": None, "version": 3}
+
+    t = Graph().tensor_like(DeviceArray())
+    assert t.get_dim() == [1, 1, 1, 1] and t.get_data_type() == H
+    assert not t.get_is_pass_by_value()
