@@ -116,3 +116,28 @@ def test_through_the_graph_api(emulated_miopen_engine: MiopenEngine) -> None:
     finally:
         if previous is not None:
             register(previous)
+
+
+@pytest.mark.parametrize("config", [("fp32", "NCHW"), ("fp16", "NCHW"), ("bf16", "NHWC"),
+                                    ("fp16", "NDHWC")], ids=lambda c: "-".join(c))
+def test_bn_training_act_running_stats(emulated_miopen_engine: MiopenEngine,
+                                       config: tuple[str, str]) -> None:
+    """Running statistics through every BN training + activation path (3.5 call, 3.4 fusion
+    plan, unfused)."""
+    case = build(Row.BN_TRAINING_ACT, DTYPES[config[0]], config[1], running=True,
+                 lower=0.0, upper=1.5)
+    plan, outs = run_case(emulated_miopen_engine, case)
+    with plan:
+        check_outputs(case, outs)
+
+
+@pytest.mark.parametrize("layout", LAYOUT_NAMES)
+@pytest.mark.parametrize("row", [Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD,
+                                 Row.CONV_BIAS_ACT], ids=lambda r: r.name.lower())
+def test_find2_every_layout(emulated_miopen_engine: MiopenEngine, row: Row, layout: str) -> None:
+    for dtype in ("fp16", "bf16"):
+        case = build(row, DTYPES[dtype], layout)
+        plan, outs = run_case(emulated_miopen_engine, case, {"global.benchmarking": 1})
+        with plan:
+            assert plan.path in ("find2", "fused", "unfused")
+            check_outputs(case, outs)
