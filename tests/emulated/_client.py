@@ -8,6 +8,7 @@ plain tuples; a failing status comes back as ``Failed(status)`` so both sides co
 from __future__ import annotations
 
 import ctypes
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -146,12 +147,16 @@ class Client:
         g, fm = ctypes.c_int(), ctypes.c_uint()
         self.lib.miopenGetConvolutionGroupCount(c, ctypes.byref(g))
         self.lib.miopenGetConvolutionFindMode(c, ctypes.byref(fm))
-        attrs = []
+        attrs: list[Any] = []
         for attr in range(3):
-            v = ctypes.c_int()
-            attrs.append(self.attempt(lambda a=attr, v=v: self.lib.miopenGetConvolutionAttribute(c, a, ctypes.byref(v)) or v.value))
+            attrs.append(self.attempt(functools.partial(self._conv_attribute, c, attr)))
         k = sd.value
         return (k, tuple(p[:k]), tuple(s[:k]), tuple(d[:k]), mode.value, g.value, fm.value, tuple(attrs))
+
+    def _conv_attribute(self, c: Any, attr: int) -> int:
+        value = ctypes.c_int()
+        self.lib.miopenGetConvolutionAttribute(c, attr, ctypes.byref(value))
+        return value.value
 
     def derive_bn(self, x: Any, mode: int) -> Any:
         """miopenDeriveBNTensorDescriptor into a new descriptor."""
