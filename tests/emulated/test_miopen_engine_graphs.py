@@ -1,5 +1,5 @@
-"""MIOPEN_ENGINE pattern matching (no device needed) and the seed-row graph builders the other
-test_miopen_engine_* modules use, each with a PyTorch (CPU) reference and DESIGN.md's tolerances.
+"""Seed-row graph builders for the test_miopen_engine_* modules: every row x dtype x layout as a
+hipdnn Graph with host inputs, a PyTorch (CPU) reference per output and DESIGN.md's tolerances.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from hipdnn.engines.miopen.patterns import Declined, Row, match
+from hipdnn.engines.miopen.patterns import Row
 from hipdnn.graph import Graph
 from hipdnn.shapes import LAYOUTS, packed_strides
-from hipdnn.types import ConvolutionMode, DataType
+from hipdnn.types import DataType
 
 D = DataType
 DTYPES = {"fp32": D.FLOAT, "fp16": D.HALF, "bf16": D.BFLOAT16}
@@ -91,7 +91,7 @@ def _out(t: Any, layout: str | None) -> Any:
     return t
 
 
-def _graph(dtype: DataType) -> Graph:
+def new_graph(dtype: DataType) -> Graph:
     return Graph(io_data_type=dtype, intermediate_data_type=D.FLOAT, compute_data_type=D.FLOAT)
 
 
@@ -130,7 +130,7 @@ def conv_case(row: Row, dtype: DataType, layout: str, seed: int = 0) -> Case:
     x = _rq(rng.standard_normal(xd, np.float32), dtype)
     w = _rq(rng.standard_normal(wd, np.float32) * 0.3, dtype)
     yd = (xd[0], wd[0], *xd[2:])
-    g = _graph(dtype)
+    g = new_graph(dtype)
     c = Case(row, g, dtype, layout)
     conv = _conv_fn(rank)
     if row == Row.CONV_FPROP:
@@ -177,7 +177,7 @@ def conv_bias_act_case(dtype: DataType, layout: str, *, bias: bool = True,
     x = _rq(rng.standard_normal(xd, np.float32), dtype)
     w = _rq(rng.standard_normal(wd, np.float32) * 0.3, dtype)
     b = _rq(rng.standard_normal((1, wd[0]) + (1,) * (rank - 2), np.float32), dtype)
-    g = _graph(dtype)
+    g = new_graph(dtype)
     tx, tw = _data(g, "x", xd, dtype, layout), _data(g, "w", wd, dtype, layout)
     cy = g.conv_fprop(tx, tw, padding=pad, name="conv")
     c = Case(Row.CONV_BIAS_ACT, g, dtype, layout)
@@ -217,7 +217,7 @@ def bn_inference_case(dtype: DataType, layout: str, seed: int = 0) -> Case:
     x = _rq(rng.standard_normal(xd, np.float32), dtype)
     p = _bn_params(rng, xd[1])
     eps = 1e-5
-    g = _graph(dtype)
+    g = new_graph(dtype)
     tx = _data(g, "x", xd, dtype, layout)
     tp = {k: _param(g, k, xd[1], rank) for k in p}
     ty = _out(g.batchnorm_inference(tx, tp["mean"], scale=tp["scale"], bias=tp["bias"],
@@ -242,7 +242,7 @@ def bn_training_case(dtype: DataType, layout: str, *, running: bool = False,
     x = _rq(rng.standard_normal(xd, np.float32) * 2 + 0.5, dtype)
     p = _bn_params(rng, ch)
     eps, momentum = 1e-5, 0.1
-    g = _graph(dtype)
+    g = new_graph(dtype)
     tx = _data(g, "x", xd, dtype, layout)
     ts, tb = _param(g, "scale", ch, rank), _param(g, "bias", ch, rank)
     kw: dict[str, Any] = {}
@@ -298,7 +298,7 @@ def bn_backward_case(dtype: DataType, layout: str, *, drelu: bool = False,
         kinks = [k for k in (0.0 if lower is None else lower, upper) if k is not None]
         if not drelu or all(float((pre - k).abs().min()) > 0.05 for k in kinks):
             break
-    g = _graph(dtype)
+    g = new_graph(dtype)
     tx, tdy = _data(g, "x", xd, dtype, layout), _data(g, "dy", xd, dtype, layout)
     ts, tm, ti = (_param(g, n, ch, rank) for n in ("scale", "mean", "inv_variance"))
     grad = torch.from_numpy(dy).double()
@@ -341,116 +341,3 @@ def build(row: Row, dtype: DataType, layout: str, **kw: Any) -> Case:
     case = makers[row](dtype, layout, **kw)
     case.graph.validate()
     return case
-
-
-# ========================================================================== pattern tests
-@pytest.mark.parametrize("row", list(Row))
-@pytest.mark.parametrize("layout", LAYOUT_NAMES)
-def test_every_row_matches(row: Row, layout: str) -> None:
-    for dtype in DTYPES.values():
-        case = build(row, dtype, layout)
-        m = match(case.graph)
-        assert m.row == row
-        assert m.layout == layout
-        assert m.has_conv == row.name.startswith("CONV")
-
-
-def test_running_stats_roles() -> None:
-    m = match(build(Row.BN_TRAINING, D.HALF, "NHWC", running=True).graph)
-    assert {"prev_running_mean", "next_running_variance", "momentum"} <= set(m.t)
-
-
-def _declined(g: Graph) -> str:
-    g.validate()
-    with pytest.raises(Declined) as info:
-        match(g)
-    return str(info.value)
-
-
-def _conv_graph(dtype: DataType = D.FLOAT, **kw: Any) -> tuple[Graph, Any, Any]:
-    g = _graph(dtype)
-    x = g.tensor(dim=[2, 4, 5, 5], data_type=dtype, name="x")
-    w = g.tensor(dim=[3, 4, 3, 3], data_type=dtype, name="w")
-    return g, x, w
-
-
-def test_declines_convolution_mode() -> None:
-    g, x, w = _conv_graph()
-    g.conv_fprop(x, w, padding=[1, 1], convolution_mode=ConvolutionMode.CONVOLUTION,
-                 name="c").set_output(True)
-    msg = _declined(g)
-    assert "'c'" in msg and "CONVOLUTION" in msg and "CROSS_CORRELATION only" in msg
-
-
-def test_declines_asymmetric_padding() -> None:
-    g, x, w = _conv_graph()
-    g.conv_fprop(x, w, pre_padding=[1, 1], post_padding=[0, 0], name="c").set_output(True)
-    assert "symmetric padding" in _declined(g)
-
-
-def test_declines_non_dense_tensor() -> None:
-    g = _graph(D.FLOAT)
-    x = g.tensor(dim=[2, 4, 5, 5], stride=[200, 50, 10, 2], name="x")
-    w = g.tensor(dim=[3, 4, 3, 3], name="w")
-    g.conv_fprop(x, w, padding=[1, 1], name="c").set_output(True)
-    msg = _declined(g)
-    assert "port X" in msg and "dense tensors only" in msg and "NHWC" in msg
-
-
-def test_declines_conv_compute_half() -> None:
-    g, x, w = _conv_graph(D.HALF)
-    g.conv_fprop(x, w, padding=[1, 1], compute_data_type=D.HALF, name="c").set_output(True)
-    assert "compute data type HALF" in _declined(g)
-
-
-def test_declines_conv_y_input_type_without_bias() -> None:
-    g, x, w = _conv_graph(D.HALF)
-    y = g.conv_fprop(x, w, padding=[1, 1], name="c")
-    y.set_data_type(D.HALF)
-    g.relu(y, name="r").set_output(True)
-    msg = _declined(g)
-    assert "port Y" in msg and "HALF" in msg and "only with bias" in msg
-
-
-def test_declines_bias_compute_not_input_type() -> None:
-    g, x, w = _conv_graph(D.HALF)
-    y = g.conv_fprop(x, w, padding=[1, 1], name="c")
-    b = g.tensor(dim=[1, 3, 1, 1], data_type=D.HALF, name="b")
-    g.relu(g.bias(y, b, compute_data_type=D.FLOAT, name="add"), name="r").set_output(True)
-    msg = _declined(g)
-    assert "'add'" in msg and "bias compute type" in msg
-
-
-def test_declines_leaky_relu() -> None:
-    g, x, w = _conv_graph()
-    y = g.conv_fprop(x, w, padding=[1, 1], name="c")
-    g.relu(y, negative_slope=0.1, name="r").set_output(True)
-    assert "relu_lower_clip_slope" in _declined(g)
-
-
-def test_declines_half_bn_params() -> None:
-    g = _graph(D.HALF)
-    x = g.tensor(dim=[2, 3, 4, 4], name="x")
-    ps = [g.tensor(dim=[1, 3, 1, 1], data_type=D.HALF, name=n)
-          for n in ("mean", "var", "scale", "bias")]
-    g.batchnorm_inference(x, ps[0], scale=ps[2], bias=ps[3], variance=ps[1], epsilon=1e-5,
-                          name="bn").set_output(True)
-    msg = _declined(g)
-    assert "port MEAN" in msg and "FP32" in msg
-
-
-def test_declines_inv_variance_inference_alone() -> None:
-    g = _graph(D.FLOAT)
-    x = g.tensor(dim=[2, 3, 4, 4], name="x")
-    ps = [g.tensor(dim=[1, 3, 1, 1], data_type=D.FLOAT, name=n)
-          for n in ("mean", "inv", "scale", "bias")]
-    g.batchnorm_inference(x, ps[0], ps[1], ps[2], ps[3], name="bn").set_output(True)
-    assert "variance form" in _declined(g)
-
-
-def test_declines_other_graphs() -> None:
-    g = _graph(D.FLOAT)
-    a = g.tensor(dim=[2, 3, 4, 4], name="a")
-    g.relu(a, name="r").set_output(True)
-    msg = _declined(g)
-    assert "not a seed-table pattern" in msg and "PointwiseNode(RELU_FWD)" in msg

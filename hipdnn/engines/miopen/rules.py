@@ -1,0 +1,194 @@
+"""The rules every seed row shares: data types, virtuality, dense layouts, per-channel
+parameters, FP32 compute, and the RELU -> miopenActivationMode_t mapping.
+
+Each check raises :class:`Declined` whose message names the node, the port, the offending value
+and what is allowed. Pure Python: no library is touched here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hipdnn.shapes import LAYOUTS, layout_of
+from hipdnn.types import DataType, PointwiseMode
+
+__all__ = [
+    "DATA_TYPES",
+    "Activation",
+    "Declined",
+    "Tensor",
+    "activation_of",
+    "ambiguous",
+    "check_dtype",
+    "check_fp32_compute",
+    "check_param",
+    "check_scalar",
+    "check_virtual",
+    "compute_type",
+    "dense_layout",
+    "dtype_of",
+    "is_pointwise",
+    "label",
+    "need",
+    "nodes_module",
+    "port_tensor",
+    "same_layout",
+]
+
+#: A validated hipdnn.tensor.Tensor: uid, dim, stride and data_type are all set.
+Tensor = Any
+
+DATA_TYPES = (DataType.FLOAT, DataType.HALF, DataType.BFLOAT16)
+_FLT_MAX = 3.4028234663852886e38
+
+class Declined(Exception):
+    """The graph is not one of the seed rows; ``str(exc)`` names the failing rule."""
+
+
+@dataclass(frozen=True)
+class Activation:
+    """A RELU_FWD / RELU_BWD node mapped to MIOpen: mode (miopenActivationMode_t) + alpha/beta."""
+
+    mode: int
+    alpha: float = 0.0
+    beta: float = 0.0
+    gamma: float = 0.0
+    lower_clip: float | None = None
+    upper_clip: float | None = None
+
+
+def nodes_module() -> Any:
+    import hipdnn.nodes as nodes
+
+    return nodes
+
+
+def dtype_of(t: Tensor) -> DataType:
+    return DataType(t.data_type)
+
+
+def compute_type(node: Any, graph: Any) -> DataType:
+    """The node's compute type, inheriting the graph's; unset everywhere means FP32."""
+    for value in (getattr(node, "compute_data_type", None), getattr(graph, "compute_data_type", None)):
+        if value is not None and DataType(value) != DataType.NOT_SET:
+            return DataType(value)
+    return DataType.FLOAT
+
+
+def label(t: Tensor) -> str:
+    return f"{t.name!r}" if getattr(t, "name", None) else f"uid {t.uid}"
+
+
+def port_tensor(node: Any, io: str, port: str, *, required: bool = True) -> Tensor | None:
+    t = getattr(node, io).get(port)
+    if t is None and required:
+        raise Declined(f"node {node.name!r}: port {port} is not set; this row needs it")
+    return t
+
+
+def need(node: Any, io: str, port: str) -> Tensor:
+    t = port_tensor(node, io, port)
+    assert t is not None
+    return t
+
+
+def check_dtype(node: Any, port: str, t: Tensor, allowed: Sequence[DataType], rule: str) -> None:
+    dt = dtype_of(t)
+    if dt not in allowed:
+        names = ", ".join(a.name for a in allowed)
+        raise Declined(f"node {node.name!r}: port {port} (tensor {label(t)}) has data type "
+                       f"{dt.name}; {rule} allows {names}")
+
+
+def check_virtual(node: Any, port: str, t: Tensor, virtual: bool, rule: str) -> None:
+    if bool(t.is_virtual) != virtual:
+        state = "virtual" if t.is_virtual else "non-virtual"
+        want = "virtual" if virtual else "non-virtual (in the variant pack)"
+        raise Declined(f"node {node.name!r}: port {port} (tensor {label(t)}) is {state}; "
+                       f"{rule} needs it {want}")
+
+
+def dense_layout(node: Any, port: str, t: Tensor) -> str:
+    """The tensor's layout; dense (packed) NCHW/NHWC/NCDHW/NDHWC only."""
+    layout = layout_of(t.dim, t.stride)
+    if layout is None:
+        raise Declined(f"node {node.name!r}: port {port} (tensor {label(t)}) has dims "
+                       f"{list(t.dim)} strides {list(t.stride)}: dense tensors only, packed as one "
+                       f"of {', '.join(LAYOUTS)}")
+    return layout
+
+
+def same_layout(items: Sequence[tuple[Any, str, Tensor]]) -> str:
+    first: str | None = None
+    for node, port, t in items:
+        lay = dense_layout(node, port, t)
+        if first is None:
+            first = lay
+        elif lay != first and not ambiguous(t):
+            raise Declined(f"node {node.name!r}: port {port} (tensor {label(t)}) is {lay} but the "
+                           f"other data tensors are {first}; all must share one layout")
+    assert first is not None
+    return first
+
+
+def ambiguous(t: Tensor) -> bool:
+    """C == 1 or spatial == 1: several layouts have the same strides."""
+    return t.dim[1] == 1 or math.prod(t.dim[2:]) == 1
+
+
+def check_param(node: Any, port: str, t: Tensor, channels: int, rank: int, rule: str) -> None:
+    want = (1, channels) + (1,) * (rank - 2)
+    if tuple(t.dim) != want:
+        raise Declined(f"node {node.name!r}: port {port} (tensor {label(t)}) has dims "
+                       f"{list(t.dim)}; {rule} needs per-channel {list(want)}")
+    dense_layout(node, port, t)
+
+
+def check_fp32_compute(node: Any, graph: Any, rule: str) -> None:
+    ct = compute_type(node, graph)
+    if ct != DataType.FLOAT:
+        raise Declined(f"node {node.name!r}: compute data type {ct.name}; {rule} needs FLOAT")
+
+
+def check_scalar(node: Any, port: str, t: Tensor | None) -> None:
+    if t is not None and not getattr(t, "is_pass_by_value", False) and t.value is None:
+        raise Declined(f"node {node.name!r}: port {port} must be a pass-by-value scalar")
+
+
+# --------------------------------------------------------------------------- activation mapping
+def activation_of(node: Any, graph: Any) -> Activation:
+    """Map a RELU_FWD/RELU_BWD node to MIOpen; RELU with no clip, lower clip, lower+upper clip."""
+    check_fp32_compute(node, graph, "an activation node")
+    slope = getattr(node, "relu_lower_clip_slope", None)
+    if slope not in (None, 0.0):
+        raise Declined(f"node {node.name!r}: relu_lower_clip_slope = {slope}; the MIOpen fused "
+                       "patterns support RELU with no clip, a lower clip, or lower and upper clips")
+    lower = getattr(node, "relu_lower_clip", None)
+    upper = getattr(node, "relu_upper_clip", None)
+    lower = None if lower is None else float(lower)
+    upper = None if upper is None else float(upper)
+    if upper is not None and math.isinf(upper) and upper > 0:
+        upper = None
+    if upper is not None and lower is not None and upper < lower:
+        raise Declined(f"node {node.name!r}: relu_upper_clip {upper} < relu_lower_clip {lower}")
+    from miopen_ctypes.enums import miopenActivationMode_t as M
+
+    if upper is None:
+        if lower in (None, 0.0):
+            return Activation(int(M.miopenActivationRELU), lower_clip=lower)
+        return Activation(int(M.miopenActivationCLAMP), alpha=lower, beta=_FLT_MAX,
+                          lower_clip=lower)
+    if lower is None:
+        if upper <= 0:
+            raise Declined(f"node {node.name!r}: relu_upper_clip {upper} must be > 0 without a lower clip")
+        return Activation(int(M.miopenActivationCLIPPEDRELU), alpha=upper, upper_clip=upper)
+    return Activation(int(M.miopenActivationCLAMP), alpha=lower, beta=upper,
+                      lower_clip=lower, upper_clip=upper)
+
+
+def is_pointwise(node: Any, mode: PointwiseMode) -> bool:
+    nodes = nodes_module()
+    return isinstance(node, nodes.PointwiseNode) and PointwiseMode(node.mode) == mode

@@ -1,0 +1,129 @@
+"""MIOPEN_ENGINE pattern matching (no device needed): every seed row is recognised in every
+dtype and layout, and everything else is declined with a reason naming the failing rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_miopen_engine_graphs import DTYPES, LAYOUT_NAMES, build, new_graph
+
+from hipdnn.engines.miopen.patterns import Declined, Row, match
+from hipdnn.graph import Graph
+from hipdnn.types import ConvolutionMode
+from hipdnn.types import DataType as D
+
+pytest.importorskip("torch")
+
+
+# ========================================================================== pattern tests
+@pytest.mark.parametrize("row", list(Row))
+@pytest.mark.parametrize("layout", LAYOUT_NAMES)
+def test_every_row_matches(row: Row, layout: str) -> None:
+    for dtype in DTYPES.values():
+        case = build(row, dtype, layout)
+        m = match(case.graph)
+        assert m.row == row
+        assert m.layout == layout
+        assert m.has_conv == row.name.startswith("CONV")
+
+
+def test_running_stats_roles() -> None:
+    m = match(build(Row.BN_TRAINING, D.HALF, "NHWC", running=True).graph)
+    assert {"prev_running_mean", "next_running_variance", "momentum"} <= set(m.t)
+
+
+def _declined(g: Graph) -> str:
+    g.validate()
+    with pytest.raises(Declined) as info:
+        match(g)
+    return str(info.value)
+
+
+def _conv_graph(dtype: D = D.FLOAT, **kw: Any) -> tuple[Graph, Any, Any]:
+    g = new_graph(dtype)
+    x = g.tensor(dim=[2, 4, 5, 5], data_type=dtype, name="x")
+    w = g.tensor(dim=[3, 4, 3, 3], data_type=dtype, name="w")
+    return g, x, w
+
+
+def test_declines_convolution_mode() -> None:
+    g, x, w = _conv_graph()
+    g.conv_fprop(x, w, padding=[1, 1], convolution_mode=ConvolutionMode.CONVOLUTION,
+                 name="c").set_output(True)
+    msg = _declined(g)
+    assert "'c'" in msg and "CONVOLUTION" in msg and "CROSS_CORRELATION only" in msg
+
+
+def test_declines_asymmetric_padding() -> None:
+    g, x, w = _conv_graph()
+    g.conv_fprop(x, w, pre_padding=[1, 1], post_padding=[0, 0], name="c").set_output(True)
+    assert "symmetric padding" in _declined(g)
+
+
+def test_declines_non_dense_tensor() -> None:
+    g = new_graph(D.FLOAT)
+    x = g.tensor(dim=[2, 4, 5, 5], stride=[200, 50, 10, 2], name="x")
+    w = g.tensor(dim=[3, 4, 3, 3], name="w")
+    g.conv_fprop(x, w, padding=[1, 1], name="c").set_output(True)
+    msg = _declined(g)
+    assert "port X" in msg and "dense tensors only" in msg and "NHWC" in msg
+
+
+def test_declines_conv_compute_half() -> None:
+    g, x, w = _conv_graph(D.HALF)
+    g.conv_fprop(x, w, padding=[1, 1], compute_data_type=D.HALF, name="c").set_output(True)
+    assert "compute data type HALF" in _declined(g)
+
+
+def test_declines_conv_y_input_type_without_bias() -> None:
+    g, x, w = _conv_graph(D.HALF)
+    y = g.conv_fprop(x, w, padding=[1, 1], name="c")
+    y.set_data_type(D.HALF)
+    g.relu(y, name="r").set_output(True)
+    msg = _declined(g)
+    assert "port Y" in msg and "HALF" in msg and "only with bias" in msg
+
+
+def test_declines_bias_compute_not_input_type() -> None:
+    g, x, w = _conv_graph(D.HALF)
+    y = g.conv_fprop(x, w, padding=[1, 1], name="c")
+    b = g.tensor(dim=[1, 3, 1, 1], data_type=D.HALF, name="b")
+    g.relu(g.bias(y, b, compute_data_type=D.FLOAT, name="add"), name="r").set_output(True)
+    msg = _declined(g)
+    assert "'add'" in msg and "bias compute type" in msg
+
+
+def test_declines_leaky_relu() -> None:
+    g, x, w = _conv_graph()
+    y = g.conv_fprop(x, w, padding=[1, 1], name="c")
+    g.relu(y, negative_slope=0.1, name="r").set_output(True)
+    assert "relu_lower_clip_slope" in _declined(g)
+
+
+def test_declines_half_bn_params() -> None:
+    g = new_graph(D.HALF)
+    x = g.tensor(dim=[2, 3, 4, 4], name="x")
+    ps = [g.tensor(dim=[1, 3, 1, 1], data_type=D.HALF, name=n)
+          for n in ("mean", "var", "scale", "bias")]
+    g.batchnorm_inference(x, ps[0], scale=ps[2], bias=ps[3], variance=ps[1], epsilon=1e-5,
+                          name="bn").set_output(True)
+    msg = _declined(g)
+    assert "port MEAN" in msg and "FP32" in msg
+
+
+def test_declines_inv_variance_inference_alone() -> None:
+    g = new_graph(D.FLOAT)
+    x = g.tensor(dim=[2, 3, 4, 4], name="x")
+    ps = [g.tensor(dim=[1, 3, 1, 1], data_type=D.FLOAT, name=n)
+          for n in ("mean", "inv", "scale", "bias")]
+    g.batchnorm_inference(x, ps[0], ps[1], ps[2], ps[3], name="bn").set_output(True)
+    assert "variance form" in _declined(g)
+
+
+def test_declines_other_graphs() -> None:
+    g = new_graph(D.FLOAT)
+    a = g.tensor(dim=[2, 3, 4, 4], name="a")
+    g.relu(a, name="r").set_output(True)
+    msg = _declined(g)
+    assert "not a seed-table pattern" in msg and "PointwiseNode(RELU_FWD)" in msg
