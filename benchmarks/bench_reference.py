@@ -1,7 +1,9 @@
 """Reference-engine kernels vs PyTorch CPU on a named shape suite; prints a table and the geomean.
 
 Suite: the distinct convolution layers of ResNet-50 at batch 8 (forward, NCHW and NHWC), one
-3-D convolution, batchnorm training and backward on 8x256x56x56. Both sides run FP32 with the same
+3-D convolution, batchnorm training and backward on 8x256x56x56. "Ours" is ``graph.execute`` of a
+graph built with the public API on CPU_REFERENCE_ENGINE (outputs written into arrays of the
+requested layout, as a user sees it). Both sides run FP32 with the same
 number of threads (PyTorch's ``set_num_threads`` = numpy's BLAS threads); each case alternates
 ours/PyTorch repeats and keeps the best time of each, which is the fairest number on a shared
 machine. Target (DESIGN.md): geometric mean of ours/PyTorch <= 2.
@@ -25,7 +27,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from hipdnn.engines.reference import kernels as K
+import hipdnn
+from hipdnn.engines import registry
 
 __all__ = ["Case", "main", "suite"]
 
@@ -58,6 +61,26 @@ def _channels_last_np(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a.transpose(order)).transpose(np.argsort(order))
 
 
+F32 = hipdnn.DataType.FLOAT
+
+
+def _runner(g: hipdnn.Graph, pack: dict[Any, Any]) -> Callable[[], Any]:
+    """Build ``g`` on the reference engine only; return a zero-argument executor."""
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plans()
+    g.deselect_engines([e.name for e in registry().values() if e.name != "CPU_REFERENCE_ENGINE"])
+    g.build_plans()
+    return lambda: g.execute(pack)
+
+
+def _out(t: hipdnn.Tensor) -> np.ndarray:
+    """An FP32 array with the tensor's dims and strides (its layout)."""
+    dim, stride = t.get_dim(), t.get_stride()
+    order = sorted(range(len(dim)), key=lambda a: -stride[a])
+    return np.zeros([dim[a] for a in order], np.float32).transpose(np.argsort(order))
+
+
 def _conv_case(torch: Any, c: int, k: int, hw: int, ks: int, s: int, p: int, layout: str,
                batch: int) -> Case:
     def setup() -> tuple[Callable[[], Any], Callable[[], Any]]:
@@ -69,10 +92,11 @@ def _conv_case(torch: Any, c: int, k: int, hw: int, ks: int, s: int, p: int, lay
             x, w = _channels_last_np(x), _channels_last_np(w)
             xt = xt.contiguous(memory_format=torch.channels_last)
             wt = wt.contiguous(memory_format=torch.channels_last)
+        g = hipdnn.Graph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
+        xg, wg = g.tensor_like(x, "x"), g.tensor_like(w, "w")
+        y = g.conv_fprop(xg, wg, padding=p, stride=s).set_output(True)
+        ours = _runner(g, {xg: x, wg: w, y: _out(y)})
         conv2d = torch.nn.functional.conv2d
-
-        def ours() -> Any:
-            return K.conv_fprop(x, w, (p, p), (p, p), (s, s), (1, 1), 1)
 
         def ref() -> Any:
             with torch.no_grad():
@@ -87,9 +111,10 @@ def _conv3d_case(torch: Any) -> Case:
         x = rng.standard_normal((2, 32, 16, 28, 28), dtype=np.float32)
         w = rng.standard_normal((64, 32, 3, 3, 3), dtype=np.float32)
         xt, wt = torch.from_numpy(x), torch.from_numpy(w)
-
-        def ours() -> Any:
-            return K.conv_fprop(x, w, (1, 1, 1), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1)
+        g = hipdnn.Graph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
+        xg, wg = g.tensor_like(x, "x"), g.tensor_like(w, "w")
+        y = g.conv_fprop(xg, wg, padding=1).set_output(True)
+        ours = _runner(g, {xg: x, wg: w, y: _out(y)})
 
         def ref() -> Any:
             with torch.no_grad():
@@ -100,6 +125,7 @@ def _conv3d_case(torch: Any) -> Case:
 
 def _bn_cases(torch: Any, layout: str) -> list[Case]:
     shape = (8, 256, 56, 56)
+    c = shape[1]
 
     def data() -> tuple[np.ndarray, np.ndarray, Any, Any]:
         rng = np.random.default_rng(0)
@@ -111,16 +137,24 @@ def _bn_cases(torch: Any, layout: str) -> list[Case]:
         return x, dy, torch.from_numpy(np.ascontiguousarray(x)).contiguous(memory_format=fmt), \
             torch.from_numpy(np.ascontiguousarray(dy)).contiguous(memory_format=fmt)
 
+    def params(g: hipdnn.Graph, names: Sequence[str]) -> list[hipdnn.Tensor]:
+        return [g.tensor(dim=[1, c, 1, 1], data_type=F32, name=n) for n in names]
+
     def train() -> tuple[Callable[[], Any], Callable[[], Any]]:
         x, _, xt, _ = data()
-        c = shape[1]
-        g, b = np.ones(c, np.float32), np.zeros(c, np.float32)
-        rm, rv = np.zeros(c, np.float32), np.ones(c, np.float32)
+        g = hipdnn.Graph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
+        xg = g.tensor_like(x, "x")
+        sg, bg, rmg, rvg = params(g, ("scale", "bias", "rm", "rv"))
+        outs = g.batchnorm(xg, sg, bg, 1e-5, momentum=0.1, in_running_mean=rmg,
+                           in_running_var=rvg)
+        pack: dict[Any, Any] = {xg: x, sg: np.ones(c, np.float32), bg: np.zeros(c, np.float32),
+                                rmg: np.zeros(c, np.float32), rvg: np.ones(c, np.float32)}
+        for t in outs:
+            assert t is not None
+            t.set_output(True)
+            pack[t] = _out(t)
+        ours = _runner(g, pack)
         trm, trv, tg, tb = torch.zeros(c), torch.ones(c), torch.ones(c), torch.zeros(c)
-
-        def ours() -> Any:
-            y, mean, _, unb = K.bn_train_forward(x, g, b, 1e-5)
-            return y, K.bn_running_update(rm, rv, mean, unb, 0.1)
 
         def ref() -> Any:
             return torch.nn.functional.batch_norm(xt, trm, trv, tg, tb, training=True,
@@ -129,13 +163,19 @@ def _bn_cases(torch: Any, layout: str) -> list[Case]:
 
     def backward() -> tuple[Callable[[], Any], Callable[[], Any]]:
         x, dy, xt, dyt = data()
-        c = shape[1]
-        g = np.ones(c, np.float32)
-        _, mean, inv, _ = K.bn_train_forward(x, g, np.zeros(c, np.float32), 1e-5)
+        axes = (0, 2, 3)
+        mean = x.mean(axis=axes, dtype=np.float64).astype(np.float32)
+        inv = (1.0 / np.sqrt(x.var(axis=axes, dtype=np.float64) + 1e-5)).astype(np.float32)
+        g = hipdnn.Graph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
+        dyg, xg = g.tensor_like(dy, "dy"), g.tensor_like(x, "x")
+        sg, mg, ig = params(g, ("scale", "mean", "inv"))
+        outs = g.batchnorm_backward(dyg, xg, sg, mg, ig)
+        pack: dict[Any, Any] = {dyg: dy, xg: x, sg: np.ones(c, np.float32), mg: mean, ig: inv}
+        for t in outs:
+            t.set_output(True)
+            pack[t] = _out(t)
+        ours = _runner(g, pack)
         tg, tm, ti = torch.ones(c), torch.from_numpy(mean), torch.from_numpy(inv)
-
-        def ours() -> Any:
-            return K.bn_backward(dy, x, g, mean, inv)
 
         def ref() -> Any:
             return torch.ops.aten.native_batch_norm_backward(

@@ -30,6 +30,20 @@ def _channels_last(a: np.ndarray) -> bool:
     return not inner or abs(a.strides[1]) < min(inner)
 
 
+#: Below this many channels per group a channels-last im2col copies runs too short to be fast.
+_MIN_CL_CHANNELS = 16
+
+
+def _gemm_order_channels_last(x: np.ndarray, kk: int, cg: int) -> bool:
+    """Memory order for a forward GEMM: channels-last (one big GEMM) unless channels are few.
+
+    1x1 filters keep the input's own order (no im2col copy at all on the packed path).
+    """
+    if kk == 1:
+        return _channels_last(x)
+    return cg >= _MIN_CL_CHANNELS
+
+
 def _to_cl(a: np.ndarray) -> np.ndarray:
     """Logical (N, C, *S) -> contiguous float32 (N, *S, C); no copy when already so."""
     return np.ascontiguousarray(np.moveaxis(a, 1, -1), dtype=_F32)
@@ -154,7 +168,7 @@ def conv_fprop(
     kk, cg, kg, g = prod(ksize), w.shape[1], k // groups, groups
     p = prod(out_sp)
     wf = w.astype(_F32, copy=False)
-    cl = _channels_last(x)
+    cl = _gemm_order_channels_last(x, kk, cg)
     cols = _im2col(x, cl, ksize, out_sp, pre_padding, post_padding, stride, dilation)
     if cl:
         # rows: output pixels; columns ordered (K offsets, G, Cg)

@@ -73,15 +73,26 @@ def _as_matrix(a: np.ndarray) -> tuple[str, np.ndarray] | None:
     return None
 
 
+def _packed_f32(a: np.ndarray) -> np.ndarray:
+    """float32 in the same memory order, made packed (channel-first) if it had gaps."""
+    af = _f32(a)
+    return af if _as_matrix(af) is not None else np.ascontiguousarray(af)
+
+
+def _batch_chunks(a: np.ndarray, target: int = 1 << 18) -> list[slice]:
+    """Slices along N of about ``target`` elements each, so per-chunk temporaries stay in cache."""
+    per = max(a.size // max(a.shape[0], 1), 1)
+    step = max(1, target // per)
+    return [slice(i, i + step) for i in range(0, a.shape[0], step)]
+
+
 def _channel_sum(a: np.ndarray) -> np.ndarray:
-    """Per-channel sum over N and spatial dims as float64 (C,); BLAS on packed float32 data."""
+    """Per-channel sum over N and spatial dims as float64 (C,); one einsum pass on packed data."""
     m = _as_matrix(a) if a.dtype == _F32 else None
     if m is None:
         return np.add.reduce(a, axis=_stat_axes(a), dtype=np.float64)
     kind, mat = m
-    if kind == "cf":
-        return (mat @ np.ones(mat.shape[2], _F32)).sum(axis=0, dtype=np.float64)
-    return (np.ones(mat.shape[0], _F32) @ mat).astype(np.float64)
+    return np.einsum("ncs->c" if kind == "cf" else "mc->c", mat).astype(np.float64)
 
 
 def _channel_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -105,20 +116,28 @@ def bn_train_forward(
     >>> y.ravel().tolist(), m.tolist(), iv.tolist(), uv.tolist()
     ([-1.0, 1.0], [2.0], [1.0], [2.0])
     """
-    xf = _f32(x)
+    xf = _packed_f32(x)
     c = xf.shape[1]
     count = xf.size // c if c else 0
     g = _param(scale, c, "scale")
     b = _param(bias, c, "bias")
     shp = _bshape(xf)
     mean64 = _channel_sum(xf) / max(count, 1)
-    d = xf - mean64.astype(_F32).reshape(shp)
-    var64 = _channel_dot(d, d) / max(count, 1)
+    mean = mean64.astype(_F32).reshape(shp)
+    var64 = np.zeros(c, np.float64)
+    for sl in _batch_chunks(xf):  # centred second moment; each chunk's temporary stays in cache
+        d = xf[sl] - mean
+        var64 += _channel_dot(d, d)
+    var64 /= max(count, 1)
     inv = (1.0 / np.sqrt(var64 + float(eps))).astype(_F32)
-    d *= (g * inv).reshape(shp)
-    d += b.reshape(shp)
+    a = (g * inv).reshape(shp)
+    y = np.empty_like(xf)
+    for sl in _batch_chunks(xf):
+        np.subtract(xf[sl], mean, out=y[sl])
+        y[sl] *= a
+        y[sl] += b.reshape(shp)
     unbiased = var64 * (count / (count - 1)) if count > 1 else var64
-    return d, mean64.astype(_F32), inv, unbiased.astype(_F32)
+    return y, mean64.astype(_F32), inv, unbiased.astype(_F32)
 
 
 def bn_running_update(
@@ -183,8 +202,8 @@ def bn_backward(
     Returns ``(dx, dscale, dbias)``: dbias = sum(dy), dscale = sum(dy*xhat),
     dx = scale*inv_var*(dy - dbias/M - xhat*dscale/M) with xhat = (x-mean)*inv_var.
     """
-    xf = _f32(x)
-    dyf = _f32(dy)
+    xf = _packed_f32(x)
+    dyf = _packed_f32(dy)
     if dyf.shape != xf.shape:
         raise ValueError(f"batchnorm backward: dy shape {dyf.shape} != x shape {xf.shape}")
     c = xf.shape[1]
@@ -192,17 +211,25 @@ def bn_backward(
     shp = _bshape(xf)
     inv = _param(inv_var, c, "inv_var")
     g = _param(scale, c, "scale")
-    xhat = xf - _param(mean, c, "mean").reshape(shp)
-    xhat *= inv.reshape(shp)
-    dbias = _channel_sum(dyf)
-    dscale = _channel_dot(dyf, xhat)
+    mean = _param(mean, c, "mean").reshape(shp)
+    dbias = np.zeros(c, np.float64)
+    dot = np.zeros(c, np.float64)
+    for sl in _batch_chunks(xf):  # sum(dy) and sum(dy*(x-mean)), temporaries cache-sized
+        dbias += _channel_sum(dyf[sl])
+        dot += _channel_dot(dyf[sl], xf[sl] - mean)
+    dscale = dot * inv
     k = g * inv
-    # dx = k*(dy - dbias/M - xhat*dscale/M), built in place on xhat
-    xhat *= (-(dscale / count)).astype(_F32).reshape(shp)
-    xhat += dyf
-    xhat += (-(dbias / count)).astype(_F32).reshape(shp)
-    xhat *= k.reshape(shp)
-    return xhat, dscale.astype(_F32), dbias.astype(_F32)
+    # dx = k*dy - k*dbias/M - (x-mean)*(k*inv*dscale/M), chunk by chunk
+    slope = (-(k * inv * dscale / count)).astype(_F32).reshape(shp)
+    shift = (-(k * dbias / count)).astype(_F32).reshape(shp)
+    kk = k.astype(_F32).reshape(shp)
+    dx = np.empty_like(xf)
+    for sl in _batch_chunks(xf):
+        np.subtract(xf[sl], mean, out=dx[sl])
+        dx[sl] *= slope
+        dx[sl] += dyf[sl] * kk
+        dx[sl] += shift
+    return dx, dscale.astype(_F32), dbias.astype(_F32)
 
 
 def relu_forward(
@@ -215,8 +242,8 @@ def relu_forward(
 
     >>> relu_forward(np.array([-2.0, 0.5, 3.0]), upper_clip=1.0).tolist()
     [0.0, 0.5, 1.0]
-    >>> relu_forward(np.array([-2.0, 3.0]), negative_slope=0.1).tolist()
-    [-0.2, 3.0]
+    >>> relu_forward(np.array([-2.0, 3.0]), negative_slope=0.5).tolist()
+    [-1.0, 3.0]
     """
     xf = _f32(x)
     lo = _F32(0.0 if lower_clip is None else lower_clip)
