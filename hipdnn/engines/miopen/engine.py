@@ -75,6 +75,21 @@ def _short(exc: BaseException) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
+def _status_text(exc: BaseException) -> str:
+    """``miopenStatusUnknownError (7): No device`` for a status error, else the message."""
+    from miopen_ctypes.enums import miopenStatus_t
+    from miopen_ctypes.errors import HipError, MIOpenStatusError
+
+    status, text = getattr(exc, "status", None), getattr(exc, "text", None)
+    if isinstance(exc, HipError):
+        name = "hipError_t"
+    elif isinstance(exc, MIOpenStatusError) and status in set(miopenStatus_t):
+        name = miopenStatus_t(status).name
+    else:
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return f"{name} ({status})" + (f": {text}" if text else "")
+
+
 class MiopenEngine(Engine):
     """hipDNN's MIOpen provider in Python (rank 0: preferred when it applies).
 
@@ -121,7 +136,8 @@ class MiopenEngine(Engine):
         except Unavailable:
             raise
         except Exception as exc:
-            raise Unavailable(f"no AMD GPU available: miopenCreate failed ({exc})") from exc
+            function = getattr(exc, "function", "miopenCreate")
+            raise Unavailable(f"no AMD GPU available: {function} failed ({_status_text(exc)})") from exc
 
     # ----------------------------------------------------------------------------- the contract
     def check_support(self, graph: Graph, handle: Handle | None) -> str | None:
