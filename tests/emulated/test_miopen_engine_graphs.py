@@ -119,47 +119,52 @@ def _conv_fn(rank: int) -> Any:
 
 
 # ------------------------------------------------------------------------------------- builders
-def conv_case(row: Row, dtype: DataType, layout: str, seed: int = 0) -> Case:
-    """conv fprop / dgrad / wgrad with padding 1."""
+def conv_case(row: Row, dtype: DataType, layout: str, seed: int = 0, *, groups: int = 1,
+              stride: int = 1, dilation: int = 1) -> Case:
+    """conv fprop / dgrad / wgrad with padding 1 (optionally grouped, strided, dilated)."""
     torch = _torch()
     rng = np.random.default_rng(seed)
     rank = len(LAYOUTS[layout])
-    xd = (2, 4, 5, 5) if rank == 4 else (2, 3, 3, 4, 4)
-    wd = (3, xd[1], 3, 3) if rank == 4 else (4, xd[1], 3, 3, 3)
-    pad = [1] * (rank - 2)
+    c_in = 4 if groups == 1 else 2 * groups
+    xd = (2, c_in, 7, 6) if rank == 4 else (2, c_in, 4, 5, 4)
+    k = 3 if groups == 1 else 2 * groups
+    wd = (k, c_in // groups) + (3,) * (rank - 2)
+    n = rank - 2
+    geo = {"padding": [1] * n, "stride": [stride] * n, "dilation": [dilation] * n}
+    tgeo = {"padding": 1, "stride": stride, "dilation": dilation, "groups": groups}
     x = _rq(rng.standard_normal(xd, np.float32), dtype)
     w = _rq(rng.standard_normal(wd, np.float32) * 0.3, dtype)
-    yd = (xd[0], wd[0], *xd[2:])
+    conv = _conv_fn(rank)
+    yd = tuple(conv(torch.from_numpy(x), torch.from_numpy(w), **tgeo).shape)
     g = new_graph(dtype)
     c = Case(row, g, dtype, layout)
-    conv = _conv_fn(rank)
     if row == Row.CONV_FPROP:
         tx, tw = _data(g, "x", xd, dtype, layout), _data(g, "w", wd, dtype, layout)
-        ty = _out(g.conv_fprop(tx, tw, padding=pad, name="conv"), layout)
+        ty = _out(g.conv_fprop(tx, tw, name="conv", **geo), layout)
         c.inputs = {tx: host_array(x, dtype, layout), tw: host_array(w, dtype, layout)}
         c.outputs = {"y": ty}
-        c.expected = {"y": conv(torch.from_numpy(x), torch.from_numpy(w), padding=pad).numpy()}
+        c.expected = {"y": conv(torch.from_numpy(x), torch.from_numpy(w), **tgeo).numpy()}
     elif row == Row.CONV_DGRAD:
         dy = _rq(rng.standard_normal(yd, np.float32), dtype)
         tdy, tw = _data(g, "dy", yd, dtype, layout), _data(g, "w", wd, dtype, layout)
-        tdx = _out(g.conv_dgrad(tdy, tw, padding=pad, name="dgrad"), layout)
+        tdx = g.conv_dgrad(tdy, tw, name="dgrad", **geo)
         tdx.set_dim(list(xd))
-        tdx.set_stride(list(packed_strides(xd, layout)))
+        tdx = _out(tdx, layout)
         c.inputs = {tdy: host_array(dy, dtype, layout), tw: host_array(w, dtype, layout)}
         c.outputs = {"dx": tdx}
         xt = torch.from_numpy(x).requires_grad_(True)
-        conv(xt, torch.from_numpy(w), padding=pad).backward(torch.from_numpy(dy))
+        conv(xt, torch.from_numpy(w), **tgeo).backward(torch.from_numpy(dy))
         c.expected = {"dx": xt.grad.numpy()}
     else:
         dy = _rq(rng.standard_normal(yd, np.float32), dtype)
         tx, tdy = _data(g, "x", xd, dtype, layout), _data(g, "dy", yd, dtype, layout)
-        tdw = _out(g.conv_wgrad(tx, tdy, padding=pad, name="wgrad"), layout)
+        tdw = g.conv_wgrad(tx, tdy, name="wgrad", **geo)
         tdw.set_dim(list(wd))
-        tdw.set_stride(list(packed_strides(wd, layout)))
+        tdw = _out(tdw, layout)
         c.inputs = {tx: host_array(x, dtype, layout), tdy: host_array(dy, dtype, layout)}
         c.outputs = {"dw": tdw}
         wt = torch.from_numpy(w).requires_grad_(True)
-        conv(torch.from_numpy(x), wt, padding=pad).backward(torch.from_numpy(dy))
+        conv(torch.from_numpy(x), wt, **tgeo).backward(torch.from_numpy(dy))
         c.expected = {"dw": wt.grad.numpy()}
     return c
 

@@ -141,3 +141,21 @@ def test_find2_every_layout(emulated_miopen_engine: MiopenEngine, row: Row, layo
         with plan:
             assert plan.path in ("find2", "fused", "unfused")
             check_outputs(case, outs)
+
+
+@pytest.mark.parametrize("geometry", [{"groups": 2}, {"stride": 2}, {"dilation": 2},
+                                      {"groups": 3, "stride": 2}],
+                         ids=["grouped", "strided", "dilated", "grouped_strided"])
+@pytest.mark.parametrize("row", [Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD],
+                         ids=lambda r: r.name.lower())
+def test_conv_geometry_beyond_the_seed(emulated_miopen_engine: MiopenEngine, row: Row,
+                                       geometry: dict[str, int]) -> None:
+    """Grouped, strided and dilated convolutions (group count set on the descriptor)."""
+    from test_miopen_engine_graphs import conv_case
+
+    for layout in ("NCHW", "NDHWC"):
+        case = conv_case(row, DTYPES["fp32"], layout, **geometry)
+        case.graph.validate()
+        plan, outs = run_case(emulated_miopen_engine, case)
+        with plan:
+            check_outputs(case, outs)
