@@ -192,6 +192,12 @@ class DescriptorApi(DeviceBase):
         require(a.spatialDim == conv.spatial_dim, "spatialDim does not match the descriptor")
         conv.trans_output_pads = tuple(read_array(a.adjA, c_int, a.spatialDim, "adjA"))
 
+    @api("miopenSetTransposeConvOutputPadding")
+    def _set_trans_pad_2d(self, a: Args) -> None:
+        conv = self.conv_desc(a.convDesc, "convDesc")
+        require(conv.spatial_dim == 2, "miopenSetTransposeConvOutputPadding needs a 2-D descriptor")
+        conv.trans_output_pads = (a.adj_h, a.adj_w)
+
     @api("miopenSetConvolutionFindMode")
     def _set_find_mode(self, a: Args) -> None:
         valid = (1, 2, 3, 5, 6, 7) if self.version >= (3, 5, 0) else (1, 2, 3, 5)

@@ -139,6 +139,8 @@ def conv_output_dims(conv: ConvDesc, x: TensorDesc, w: TensorDesc) -> tuple[int,
     in_c, wei_k, wei_c = x.dims[1], w.dims[0], w.dims[1]
     if conv.mode == 1:  # transpose: in_c must equal K; out channels = C_w * groups
         require(in_c == wei_k, "Channels do not match for the filter")
+        require(all(adj < s for adj, s in zip(conv.trans_output_pads, conv.strides, strict=True)),
+                "Output shape doesn't match due to invalid output padding")
         spatial = [
             conv.strides[i] * (x.dims[2 + i] - 1) + 1 + conv.dilations[i] * (w.dims[2 + i] - 1)
             - 2 * conv.pads[i] + conv.trans_output_pads[i]

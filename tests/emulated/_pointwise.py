@@ -91,6 +91,17 @@ class PointwiseApi(DeviceBase):
         result = self.read(yd, a.y, "y") + self.read(bd, a.b, "b")  # y += bias (in place)
         self.store(yd, a.y, result, "y")
 
+    @api("miopenConvolutionBackwardBias")
+    def _bwd_bias(self, a: Args) -> None:
+        self.handle_state(a.handle)
+        self.check_alpha_beta(a.alpha, a.beta, "ConvolutionBackwardBias")
+        dyd = self.set_tensor_desc(a.dyDesc, "dyDesc")
+        dbd = self.set_tensor_desc(a.dbDesc, "dbDesc")
+        want = (1, dyd.dims[1], *((1,) * (len(dyd.dims) - 2)))
+        require(dbd.dims == want, f"ConvolutionBackwardBias: db dims {dbd.dims} != {want}")
+        axes = (0, *range(2, len(dyd.dims)))
+        self.store(dbd, a.db, self.read(dyd, a.dy, "dy").sum(axis=axes, keepdims=True), "db")
+
     @api("miopenTransformTensor")
     def _transform(self, a: Args) -> None:
         self.handle_state(a.handle)

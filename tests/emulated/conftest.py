@@ -4,11 +4,13 @@
 3.5 ("miopen3.5"). ``emulated_miopen_engine`` builds hipdnn's MIOpen engine over that device and
 registers it in place of the default MIOPEN_ENGINE for the test (the registry is restored after).
 After each test the device must not have raised a Python exception inside an emulated function
-(that would be a bug of the device, not of the code under test).
+(that would be a bug of the device, not of the code under test). Set HIPDNN_EMULATED_ERROR_LOG=<file>
+to log every failing status the device returned (to spot statuses a fallback path swallowed).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +32,11 @@ def emulated_device(request: pytest.FixtureRequest) -> Iterator[EmulatedDevice]:
     """A fresh EmulatedDevice for MIOpen 3.4 and for 3.5."""
     device = EmulatedDevice(request.param)
     yield device
+    log = os.environ.get("HIPDNN_EMULATED_ERROR_LOG")
+    if log:  # diagnostics: every failing status the device returned, per test
+        with open(log, "a", encoding="utf-8") as out:
+            for name, status, message in device.errors:
+                out.write(f"{request.node.nodeid}\t{name}\t{status}\t{message}\n")
     assert not device.internal_errors, f"the emulated device itself failed: {device.internal_errors}"
 
 

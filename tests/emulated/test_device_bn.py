@@ -242,6 +242,9 @@ def test_op_tensor_and_forward_bias(emulated_device: EmulatedDevice, client: Cli
     np.testing.assert_allclose(fetch(dev, c), aa + 2 * ba, rtol=1e-6)
     lib.miopenConvolutionForwardBias(h, f32(1), b.desc, b.ptr, f32(0), c.desc, c.ptr)  # y += bias
     np.testing.assert_allclose(fetch(dev, c), aa + 3 * ba, rtol=1e-6)
+    db = scratch(dev, client, (1, 3, 1, 1))
+    lib.miopenConvolutionBackwardBias(h, f32(1), a.desc, a.ptr, f32(0), db.desc, db.ptr)
+    np.testing.assert_allclose(fetch(dev, db), aa.sum(axis=(0, 2, 3), keepdims=True), rtol=1e-5)
     wrong = put(dev, client, np.zeros((1, 4, 1, 1), np.float32))
     with pytest.raises(errors.MIOpenBadParmError):
         lib.miopenOpTensor(h, 0, f32(1), a.desc, a.ptr, f32(1), wrong.desc, wrong.ptr, f32(0), c.desc, c.ptr)

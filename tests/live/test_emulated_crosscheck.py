@@ -319,3 +319,17 @@ def test_tensor_v2_and_layout_calls(both: tuple[Client, Client], layout: str, dt
     by_layout = same(both, lambda c: c.describe(c.tensor_layout(DTYPE_IDS[dtype], code, dims)))
     assert by_layout[2:4] == (dims, strides)  # lens stay in logical N,C,(D),H,W order
     assert same(both, lambda c: c.describe(c.tensor_v2(DTYPE_IDS[dtype], dims, strides))) == by_layout
+
+
+@pytest.mark.parametrize("adj", [(0, 0), (1, 0), (1, 2), (3, 3)])
+def test_transpose_output_padding(both: tuple[Client, Client], adj: tuple[int, int]) -> None:
+    def out(cl: Client, nd: bool) -> tuple[int, ...]:
+        conv = cl.conv((1, 0), (2, 3), (1, 1), mode=1)
+        if nd:
+            cl.lib.miopenSetTransposeConvNdOutputPadding(conv, 2, int_array(adj))
+        else:
+            cl.lib.miopenSetTransposeConvOutputPadding(conv, *adj)
+        return cl.conv_out(conv, cl.tensor(FLOAT, (2, 4, 5, 6)), cl.tensor(FLOAT, (4, 3, 3, 3)))
+
+    same(both, lambda cl: out(cl, True))
+    same(both, lambda cl: out(cl, False))
