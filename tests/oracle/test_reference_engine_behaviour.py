@@ -200,3 +200,27 @@ def test_more_pointwise_modes_with_broadcast(mode: str, fn: Any) -> None:
     out = g.pointwise(mode, at, bt if binary else None).set_output(True)
     (got,) = run_on_reference(g, {at: a, bt: b} if binary else {at: a}, [out])
     assert_close(got, fn(torch.tensor(a), torch.tensor(b)).numpy(), "pointwise", "fp32", what=mode)
+
+
+def test_running_statistics_updated_in_place() -> None:
+    """PREV_ and NEXT_RUNNING_* backed by the same arrays: inputs are read before any write."""
+    rng = np.random.default_rng(7)
+    x = rng.normal(2, 3, (4, 3, 3, 3)).astype(np.float32)
+    c = 3
+    g = _graph()
+    xt = g.tensor_like(x, "x")
+    s, b, rm, rv = (g.tensor(dim=[1, c, 1, 1], data_type=FLOAT, name=n)
+                    for n in ("s", "b", "rm", "rv"))
+    y, _, _, nrm, nrv = g.batchnorm(xt, s, b, 1e-5, momentum=0.5, in_running_mean=rm,
+                                    in_running_var=rv)
+    for t in (y, nrm, nrv):
+        assert t is not None
+        t.set_output(True)
+    run_mean, run_var = np.full(c, 1.0, np.float32), np.full(c, 2.0, np.float32)
+    y_arr = np.zeros(x.shape, np.float32)
+    run_on_reference(g, {xt: x, s: np.ones(c, np.float32), b: np.zeros(c, np.float32)} |
+                     {rm: run_mean, rv: run_var, nrm: run_mean, nrv: run_var, y: y_arr}, [])
+    trm, trv = torch.full((c,), 1.0), torch.full((c,), 2.0)
+    F.batch_norm(torch.tensor(x), trm, trv, training=True, momentum=0.5, eps=1e-5)
+    assert_close(run_mean, trm.numpy(), "bn_training", "fp32", what="in-place running mean")
+    assert_close(run_var, trv.numpy(), "bn_training", "fp32", what="in-place running var")

@@ -35,13 +35,12 @@ _MIN_CL_CHANNELS = 16
 
 
 def _gemm_order_channels_last(x: np.ndarray, kk: int, cg: int) -> bool:
-    """Memory order for a forward GEMM: channels-last (one big GEMM) unless channels are few.
-
-    1x1 filters keep the input's own order (no im2col copy at all on the packed path).
-    """
-    if kk == 1:
-        return _channels_last(x)
-    return cg >= _MIN_CL_CHANNELS
+    """Memory order for a forward GEMM: channels-last (one big GEMM) when there are enough
+    channels per group; otherwise, and for 1x1 filters (no im2col copy at all on the packed
+    path), the input's own order, so neither the input nor the output is transposed."""
+    if kk > 1 and cg >= _MIN_CL_CHANNELS:
+        return True
+    return _channels_last(x)
 
 
 def _to_cl(a: np.ndarray) -> np.ndarray:

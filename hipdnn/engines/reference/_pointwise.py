@@ -33,7 +33,7 @@ POINTWISE_OPS: dict[PointwiseMode, Callable[..., np.ndarray]] = {
     M.MAX: lambda n, a, b: np.maximum(a, b),
     M.MIN: lambda n, a, b: np.minimum(a, b),
     M.ADD_SQUARE: lambda n, a, b: a + b * b,
-    M.IDENTITY: lambda n, a: a,
+    M.IDENTITY: lambda n, a: a.copy(),  # never alias an input buffer (outputs may alias inputs)
     M.ABS: lambda n, a: np.abs(a),
     M.NEG: lambda n, a: -a,
     M.EXP: lambda n, a: np.exp(a),
