@@ -224,3 +224,17 @@ def test_running_statistics_updated_in_place() -> None:
     F.batch_norm(torch.tensor(x), trm, trv, training=True, momentum=0.5, eps=1e-5)
     assert_close(run_mean, trm.numpy(), "bn_training", "fp32", what="in-place running mean")
     assert_close(run_var, trv.numpy(), "bn_training", "fp32", what="in-place running var")
+
+
+def test_read_only_output_is_rejected_before_any_write() -> None:
+    x, w, b = _data()
+    g = _graph()
+    xt, wt, bt, y, out = _conv_bias_relu(g, x, w, b)
+    y.set_output(True)
+    out.set_output(True)
+    run_on_reference(g, {xt: x, wt: w, bt: b}, [y, out])
+    y_arr, o_arr = alloc_like(y, -7.0), alloc_like(out, -7.0)
+    o_arr.flags.writeable = False
+    with pytest.raises(hipdnn.VariantPackError, match="read-only"):
+        g.execute({xt: x, wt: w, bt: b, y: y_arr, out: o_arr})
+    assert np.all(y_arr == -7.0)

@@ -255,7 +255,12 @@ class ReferencePlan(ExecutionPlan):
                         raise VariantPackError(f"variant pack has no buffer for output tensor "
                                                f"{t.name!r} (uid {t.uid}) of node {node.name!r}",
                                                tensor=t.name)
-                    outputs.append((t, host_view(buf, t)))
+                    view = host_view(buf, t)
+                    if not view.flags.writeable:
+                        raise VariantPackError(f"output tensor {t.name!r} (uid {t.uid}) of node "
+                                               f"{node.name!r} is backed by read-only memory",
+                                               tensor=t.name)
+                    outputs.append((t, view))
         with np.errstate(all="ignore"):  # NaN/Inf propagate silently, as in PyTorch
             for node, step in self._steps:
                 try:
