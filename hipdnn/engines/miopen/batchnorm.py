@@ -43,9 +43,9 @@ class BnInferenceRunner(Runner):
         self.p = res.add(bn_param_desc(lib, self.x))
 
     def run(self, ctx: Ctx) -> None:
-        p, q = ctx.ptr, self.p.handle
+        p, q = ctx.ptr, self.p.raw
         self.lib.miopenBatchNormalizationForwardInference_V2(
-            ctx.handle, _SPATIAL, ONE, ZERO, self.x.handle, p["x"], self.y.handle, p["y"],
+            ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p["x"], self.y.raw, p["y"],
             q, q, q, q, p["scale"], p["bias"], p["mean"], p["variance"], ctx.scalars["epsilon"])
 
 
@@ -98,7 +98,7 @@ class BnTrainingRunner(Runner):
         return p["next_running_mean"], p["next_running_variance"], ctx.scalars["momentum"]
 
     def run(self, ctx: Ctx) -> None:
-        lib, p, q = self.lib, ctx.ptr, self.p.handle
+        lib, p, q = self.lib, ctx.ptr, self.p.raw
         run_mean, run_var, factor = self._running(ctx)
         eps = ctx.scalars["epsilon"]
         mean, inv = p.get("mean"), p.get("inv_variance")
@@ -107,7 +107,7 @@ class BnTrainingRunner(Runner):
             a, ar = self.m.activation, self.arena
             if run_mean is None:
                 run_mean, run_var = ar.at(ctx, "run_mean"), ar.at(ctx, "run_var")
-            args = self.fusion.args.handle
+            args = self.fusion.args.raw
             lib.miopenSetOpArgsBatchNormForward(
                 args, self.bn_op, ONE, ZERO, p["scale"], p["bias"],
                 mean or ar.at(ctx, "mean"), inv or ar.at(ctx, "inv_variance"),
@@ -115,21 +115,21 @@ class BnTrainingRunner(Runner):
             lib.miopenSetOpArgsActivForward(args, self.act_op, ONE, ZERO, a.alpha, a.beta, a.gamma)
             self.fusion.execute(ctx.handle, self.x, p["x"], self.y, p["y"], ctx.ws)
             return
-        common = (ctx.handle, _SPATIAL, ONE, ZERO, self.x.handle, p["x"])
+        common = (ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p["x"])
         if self.path == "bn_activation":
             assert self.act is not None
             lib.miopenBatchNormForwardTrainingActivation(
-                *common, self.y.handle, p["y"], q, q, q, q, p["scale"], p["bias"], factor,
-                run_mean, run_var, eps, mean, inv, self.act.handle)
+                *common, self.y.raw, p["y"], q, q, q, q, p["scale"], p["bias"], factor,
+                run_mean, run_var, eps, mean, inv, self.act.raw)
             return
         y = self.arena.at(ctx, "bn_y") if self.path == "unfused" else p["y"]
         lib.miopenBatchNormalizationForwardTraining_V2(
-            *common, self.x.handle if self.path == "unfused" else self.y.handle, y,
+            *common, self.x.raw if self.path == "unfused" else self.y.raw, y,
             q, q, q, q, p["scale"], p["bias"], factor, run_mean, run_var, eps, mean, inv)
         if self.path == "unfused":
             assert self.act is not None
-            lib.miopenActivationForward(ctx.handle, self.act.handle, ONE, self.x.handle, y, ZERO,
-                                        self.y.handle, p["y"])
+            lib.miopenActivationForward(ctx.handle, self.act.raw, ONE, self.x.raw, y, ZERO,
+                                        self.y.raw, p["y"])
 
 
 class BnBackwardRunner(Runner):
@@ -168,25 +168,25 @@ class BnBackwardRunner(Runner):
         self.workspace_size = self.arena.size
 
     def _backward_v2(self, ctx: Ctx, dy: int) -> None:
-        p, q = ctx.ptr, self.p.handle
+        p, q = ctx.ptr, self.p.raw
         self.lib.miopenBatchNormalizationBackward_V2(
-            ctx.handle, _SPATIAL, ONE, ZERO, ONE, ZERO, self.x.handle, p["x"], self.dy.handle, dy,
-            self.dx.handle, p["dx"], q, q, q, q, p["scale"], p["dscale"], p["dbias"],
+            ctx.handle, _SPATIAL, ONE, ZERO, ONE, ZERO, self.x.raw, p["x"], self.dy.raw, dy,
+            self.dx.raw, p["dx"], q, q, q, q, p["scale"], p["dscale"], p["dbias"],
             DEFAULT_EPSILON, p["mean"], p["inv_variance"])
 
     def run(self, ctx: Ctx) -> None:
-        lib, p, q = self.lib, ctx.ptr, self.p.handle
+        lib, p, q = self.lib, ctx.ptr, self.p.raw
         if self.path == "v2":
             self._backward_v2(ctx, p["dy"])
         elif self.path == "bn_activation":
             assert self.act is not None
             lib.miopenBatchNormBackwardActivation(
-                ctx.handle, _SPATIAL, ONE, ZERO, ONE, ZERO, self.x.handle, p["x"], self.dy.handle,
-                p["dy"], self.dx.handle, p["dx"], q, q, q, q, p["scale"], p["bias"], p["dscale"],
-                p["dbias"], DEFAULT_EPSILON, p["mean"], p["inv_variance"], self.act.handle)
+                ctx.handle, _SPATIAL, ONE, ZERO, ONE, ZERO, self.x.raw, p["x"], self.dy.raw,
+                p["dy"], self.dx.raw, p["dx"], q, q, q, q, p["scale"], p["bias"], p["dscale"],
+                p["dbias"], DEFAULT_EPSILON, p["mean"], p["inv_variance"], self.act.raw)
         elif self.path == "fused":
             assert self.fusion is not None and self.fusion.args is not None and self.m.activation
-            a, args = self.m.activation, self.fusion.args.handle
+            a, args = self.m.activation, self.fusion.args.raw
             lib.miopenSetOpArgsBatchNormBackward(args, self.bn_op, ONE, ZERO, p["x"], p["scale"],
                                                  p["bias"], p["dscale"], p["dbias"], p["mean"],
                                                  p["inv_variance"])
@@ -198,17 +198,17 @@ class BnBackwardRunner(Runner):
             self._unfused(ctx)
 
     def _unfused(self, ctx: Ctx) -> None:
-        lib, p, q, ar = self.lib, ctx.ptr, self.p.handle, self.arena
+        lib, p, q, ar = self.lib, ctx.ptr, self.p.raw, self.arena
         var, bn_y, drelu = ar.at(ctx, "variance"), ar.at(ctx, "bn_y"), ar.at(ctx, "drelu")
         eps = self._derive_variance(ctx, var)
         lib.miopenBatchNormalizationForwardInference_V2(
-            ctx.handle, _SPATIAL, ONE, ZERO, self.x.handle, p["x"], self.x.handle, bn_y,
+            ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p["x"], self.x.raw, bn_y,
             q, q, q, q, p["scale"], p["bias"], p["mean"], var, eps)
         assert self.act is not None
         # y = x = the recomputed pre-activation: ReLU/clipped ReLU/clamp derivatives gate on x
-        lib.miopenActivationBackward(ctx.handle, self.act.handle, ONE, self.x.handle, bn_y,
-                                     self.dy.handle, p["dy"], self.x.handle, bn_y, ZERO,
-                                     self.x.handle, drelu)
+        lib.miopenActivationBackward(ctx.handle, self.act.raw, ONE, self.x.raw, bn_y,
+                                     self.dy.raw, p["dy"], self.x.raw, bn_y, ZERO,
+                                     self.x.raw, drelu)
         self._backward_v2(ctx, drelu)
 
     def _derive_variance(self, ctx: Ctx, dst: int) -> float:

@@ -87,8 +87,8 @@ class ConvOp:
 
     # ------------------------------------------------------------------ queries (immediate mode)
     def _quad(self) -> tuple[Any, Any, Any, Any]:
-        a, b, c = (self.descs[r].handle for r in self.direction.roles)
-        return a, b, self.conv.handle, c
+        a, b, c = (self.descs[r].raw for r in self.direction.roles)
+        return a, b, self.conv.raw, c
 
     def solutions(self, handle: Any) -> list[tuple[int, int]]:
         """(solution_id, workspace_size) of the applicable solutions, best first."""
@@ -149,7 +149,7 @@ class ConvOp:
         args = (mt.miopenTensorArgument_t * 3)()
         for i, (role, tid) in enumerate(zip(self.direction.roles, self.direction.find_ids, strict=False)):
             args[i].id, args[i].buffer = int(tid), ptrs[role]
-        self.lib.miopenRunSolution(handle, self._solution.handle, 3, args,
+        self.lib.miopenRunSolution(handle, self._solution.raw, 3, args,
                                    ws or None, self._solution_ws)
 
     def _find(self, handle: Any, ptrs: Mapping[str, int], ws: int, ws_size: int) -> None:

@@ -88,7 +88,7 @@ class ConvBiasActRunner(Runner):
         assert a is not None
         if self.fusion is not None:
             assert self.fusion.args is not None
-            args = self.fusion.args.handle
+            args = self.fusion.args.raw
             lib.miopenSetOpArgsConvForward(args, self.conv_op, ONE, ZERO, p["w"])
             if self.bias_op is not None:
                 lib.miopenSetOpArgsBiasForward(args, self.bias_op, ONE, ZERO, p["bias"])
@@ -98,7 +98,7 @@ class ConvBiasActRunner(Runner):
         cy = self.arena.at(ctx, "conv_y")
         self.op.run(ctx.handle, {"x": p["x"], "w": p["w"], "y": cy}, ctx.ws, ctx.ws_size)
         if self.bias is not None:
-            lib.miopenOpTensor(ctx.handle, miopenTensorOp_t.miopenTensorOpAdd, ONE, self.cy.handle,
-                               cy, ONE, self.bias.handle, p["bias"], ZERO, self.cy.handle, cy)
-        lib.miopenActivationForward(ctx.handle, self.act.handle, ONE, self.cy.handle, cy, ZERO,
-                                    self.y.handle, p["y"])
+            lib.miopenOpTensor(ctx.handle, miopenTensorOp_t.miopenTensorOpAdd, ONE, self.cy.raw,
+                               cy, ONE, self.bias.raw, p["bias"], ZERO, self.cy.raw, cy)
+        lib.miopenActivationForward(ctx.handle, self.act.raw, ONE, self.cy.raw, cy, ZERO,
+                                    self.y.raw, p["y"])

@@ -65,6 +65,9 @@ class Owned:
 
     def __init__(self, lib: Any, handle: Any, destroy: str) -> None:
         self._handle = handle
+        #: The C handle without the liveness check, for plans' execute paths: a plan's objects
+        #: are closed only by the plan's close(), after which execute() refuses to run.
+        self.raw = handle
         self._finalizer = weakref.finalize(self, _destroy, lib, destroy, handle)
         self._finalizer.atexit = False
 

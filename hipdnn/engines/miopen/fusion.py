@@ -105,9 +105,9 @@ class FusionPlan:
         assert self.args is not None
         lib = self.lib
         if lib.capabilities.has("miopenExecuteFusionPlan_v2"):
-            lib.miopenExecuteFusionPlan_v2(handle, self.plan.handle, in_desc.handle, x,
-                                           out_desc.handle, y, self.args.handle,
+            lib.miopenExecuteFusionPlan_v2(handle, self.plan.raw, in_desc.raw, x,
+                                           out_desc.raw, y, self.args.raw,
                                            ws if self.workspace_size else None, self.workspace_size)
         else:
-            lib.miopenExecuteFusionPlan(handle, self.plan.handle, in_desc.handle, x,
-                                        out_desc.handle, y, self.args.handle)
+            lib.miopenExecuteFusionPlan(handle, self.plan.raw, in_desc.raw, x,
+                                        out_desc.raw, y, self.args.raw)

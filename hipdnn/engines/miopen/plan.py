@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from hipdnn.engines.base import ExecutionPlan, KnobValue
 from hipdnn.engines.miopen.descriptors import Resources
-from hipdnn.engines.miopen.errors import translating
+from hipdnn.engines.miopen.errors import MiopenExecutionError, translating
 from hipdnn.engines.miopen.memory import MiopenHandleState, Staging, check_workspace, scalar_value
 from hipdnn.engines.miopen.patterns import Match
 from hipdnn.engines.miopen.runtime import Ctx, Runner
 from hipdnn.errors import VariantPackError
+from miopen_ctypes.errors import MIOpenError
 
 if TYPE_CHECKING:
     from hipdnn.engines.miopen.engine import MiopenEngine
@@ -47,33 +48,76 @@ class MiopenPlan(ExecutionPlan):
         nodes = ", ".join(repr(n.name) for n in m.nodes)
         self.operation = f"{m.row.value} (node {nodes})"
         produced = {t.uid for n in m.nodes for t in n.outputs.values() if t is not None}
-        self._io = [(role, t, t.uid in produced) for role, t in m.t.items()
+        self._io = [(role, t.uid, t, t.uid in produced) for role, t in m.t.items()
                     if role not in SCALAR_ROLES and not t.is_virtual]
-        self._scalars = [(role, m.t[role]) for role in SCALAR_ROLES if role in m.t]
+        self._last_handle: Handle | None = None
+        self._last_state = state
+        scalars = [(role, m.t[role]) for role in SCALAR_ROLES if role in m.t]
+        # scalars baked into the graph are read once; the others come from each variant pack
+        self._baked = {role: float(t.value) for role, t in scalars if t.value is not None}
+        self._scalars = [(role, t) for role, t in scalars if t.value is None]
 
     @property
     def live_objects(self) -> int:
         """How many owned MIOpen objects are still alive (0 after close)."""
         return len(self._res)
 
+    def _state_for(self, handle: Handle | None) -> MiopenHandleState:
+        # a compiled fusion plan is bound to the MIOpen handle it was compiled on
+        if handle is None or self.path == "fused":
+            return self._state
+        if handle is not self._last_handle:
+            self._last_state = self.engine.handle_state(handle)  # type: ignore[attr-defined]
+            self._last_handle = handle
+        return self._last_state
+
     def execute(self, buffers: Mapping[int, Any], workspace: Any, handle: Handle | None) -> None:
         """Run the row's calls; see the class docstring for staging."""
-        check_workspace(workspace, self.workspace_size)  # before any call
-        state = self._state
-        # a compiled fusion plan is bound to the MIOpen handle it was compiled on
-        if handle is not None and self.path != "fused":
-            state = self.engine.handle_state(handle)  # type: ignore[attr-defined]
-        for role, t, _ in self._io:
-            if t.uid not in buffers:
-                raise VariantPackError(f"{self.operation}: tensor {t.name!r} (uid {t.uid}, "
-                                       f"{role}) is missing from the variant pack", tensor=t.name)
-        scalars = {role: scalar_value(t, buffers, f"{self.operation}: {role}")
-                   for role, t in self._scalars}
+        size = self.workspace_size
+        if size:
+            check_workspace(workspace, size)  # before any call
+        state = self._state_for(handle)
+        ptr: dict[str, int] = {}
+        try:
+            for role, uid, _t, _out in self._io:  # fast path: device pointers only
+                value = buffers[uid]
+                if type(value) is int:
+                    ptr[role] = value
+                elif value.device == "cpu":
+                    break
+                else:
+                    ptr[role] = value.ptr
+        except KeyError:
+            self._missing(buffers)
+        scalars = self._baked
+        if self._scalars:
+            scalars = {**scalars, **{role: scalar_value(t, buffers, f"{self.operation}: {role}")
+                                     for role, t in self._scalars}}
+        if len(ptr) == len(self._io) and (workspace is None or type(workspace) is int
+                                           or workspace.device != "cpu"):
+            ws = 0 if workspace is None else (workspace if type(workspace) is int else workspace.ptr)
+            try:
+                self.runner.run(Ctx(state.handle, ptr, scalars, ws, size, state.stream))
+            except MIOpenError as exc:
+                raise MiopenExecutionError(self.operation, getattr(exc, "function", "?"), exc) from exc
+            return
+        self._execute_staged(buffers, workspace, state, scalars)
+
+    def _missing(self, buffers: Mapping[int, Any]) -> None:
+        for role, uid, t, _ in self._io:
+            if uid not in buffers:
+                raise VariantPackError(f"{self.operation}: tensor {t.name!r} (uid {uid}, {role}) "
+                                       "is missing from the variant pack", tensor=t.name)
+
+    def _execute_staged(self, buffers: Mapping[int, Any], workspace: Any,
+                        state: MiopenHandleState, scalars: dict[str, float]) -> None:
+        """Host buffers: hipMalloc + copy in, run, copy outputs back, hipFree."""
+        self._missing(buffers)
         staging = Staging(self._hip, state.stream)
         try:
             with translating(self.operation):
-                ptr = {role: staging.pointer(buffers[t.uid], t, is_output=out)
-                       for role, t, out in self._io}
+                ptr = {role: staging.pointer(buffers[uid], t, is_output=out)
+                       for role, uid, t, out in self._io}
                 ws = staging.workspace(workspace, self.workspace_size)
                 self.runner.run(Ctx(state.handle, ptr, scalars, ws, self.workspace_size,
                                     state.stream))
