@@ -279,3 +279,28 @@ def _root() -> str:
     from pathlib import Path
 
     return str(Path(__file__).resolve().parents[2])
+
+
+@pytest.mark.parametrize("row", [Row.BN_TRAINING, Row.CONV_FPROP, Row.BN_INF_DRELU_BN_BWD],
+                         ids=lambda r: r.name.lower())
+def test_errors_with_device_pointers_are_typed(emulated_device: EmulatedDevice,
+                                               emulated_miopen_engine: MiopenEngine,
+                                               row: Row) -> None:
+    case = build(row, *CONFIGS["bf16_nhwc"], **({"running": True} if row == Row.BN_TRAINING else {}))
+    h = Handle()
+    with _plan(emulated_miopen_engine, case, h) as plan:
+        bufs = {t.uid: emulated_device.upload(a) for t, a in case.inputs.items()}
+        bufs.update({t.uid: emulated_device.alloc(4096) for t in case.outputs.values()})
+        ws = emulated_device.alloc(plan.workspace_size) if plan.workspace_size else None
+        version, config = emulated_device.version_name, "bf16_nhwc"
+        calls = EXEC_CALLS[(row, version, expected_path(row, version, config))]
+        for name in calls:
+            emulated_device.fail(name, 3)
+            with pytest.raises(MiopenExecutionError) as info:
+                plan.execute(bufs, ws, h)
+            assert info.value.function == name and row.value in str(info.value)
+        if row == Row.BN_TRAINING:  # the running-stats copy goes through hipMemcpy
+            emulated_device.fail("hipMemcpy", 1)
+            with pytest.raises(MiopenExecutionError, match="hipMemcpy"):
+                plan.execute(bufs, ws, h)
+        plan.execute(bufs, ws, h)
