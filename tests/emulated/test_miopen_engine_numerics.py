@@ -159,3 +159,18 @@ def test_conv_geometry_beyond_the_seed(emulated_miopen_engine: MiopenEngine, row
         plan, outs = run_case(emulated_miopen_engine, case)
         with plan:
             check_outputs(case, outs)
+
+
+@pytest.mark.parametrize("config", [("fp32", "NCHW"), ("bf16", "NHWC")], ids=lambda c: "-".join(c))
+@pytest.mark.parametrize("row", [Row.BN_TRAINING, Row.BN_TRAINING_ACT], ids=lambda r: r.name.lower())
+def test_bn_training_without_saved_stats(emulated_miopen_engine: MiopenEngine, row: Row,
+                                         config: tuple[str, str]) -> None:
+    """Saved mean / inverse variance left virtual: NULL for _V2, scratch for the fusion plan."""
+    case = build(row, DTYPES[config[0]], config[1])
+    for role in ("mean", "inv_variance"):
+        case.outputs.pop(role).set_output(False)
+        case.expected.pop(role)
+    plan, outs = run_case(emulated_miopen_engine, case)
+    with plan:
+        assert "mean" not in plan.match.t
+        check_outputs(case, outs)
