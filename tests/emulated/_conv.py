@@ -31,6 +31,8 @@ from ._descriptors import ConvDesc, TensorDesc, conv_output_dims
 __all__ = [
     "DIRECTIONS",
     "MIB",
+    "SOLVERS_SINCE_3_5",
+    "SOLVER_ALGORITHMS",
     "ConvApi",
     "ConvProblem",
     "SolutionSpec",
@@ -71,13 +73,27 @@ class ConvProblem:
         )
 
 
+#: miopenGetSolverIdConvAlgorithm of the real libMIOpen 3.4/3.5 for every id it knows (180: 3.5 only).
+SOLVER_ALGORITHMS: dict[int, int] = {
+    **dict.fromkeys((1, 2, 3, 5, 6, 7, 8, 9, 11, 13, *range(16, 26), 85, 86, 87), 1),
+    **dict.fromkeys((14, 15, 35, *range(37, 50), 53, *range(67, 72), *range(75, 80), 84, 139, 180), 3),
+    **dict.fromkeys((26, 31, *range(54, 58), *range(60, 67), 72, 73, 74, *range(80, 84), 98, 99, 100, 103, 104,
+                     105, 107, 108, 110, 114, 127, 128, 129, 137, 138, 140, 141, 155, 156), 5),
+    34: 2,
+    **dict.fromkeys((88, 89, 90, 91, 95, 96, 97, 101, 102), 0),
+}
+SOLVERS_SINCE_3_5 = frozenset({180})
+#: Real solver ids (with the matching algorithm) the default catalogue hands out, per direction.
+_DEFAULT_IDS = {"fwd": (128, 53, 85), "bwd": (129, 67, 86), "wrw": (127, 75, 87)}
+
+
 def default_catalogue(problem: ConvProblem) -> list[SolutionSpec]:
     """Three solvers, best first: more workspace buys speed (16 MiB, 1 MiB, none)."""
-    base = {"fwd": 100, "bwd": 200, "wrw": 300}[problem.direction]
+    gemm, winograd, direct = _DEFAULT_IDS[problem.direction]
     return [
-        SolutionSpec(base + 1, 5, 16 * MIB, 0.25),  # implicit GEMM
-        SolutionSpec(base + 2, 3, 1 * MIB, 0.5),  # Winograd
-        SolutionSpec(base + 3, 1, 0, 1.0),  # direct
+        SolutionSpec(gemm, SOLVER_ALGORITHMS[gemm], 16 * MIB, 0.25),  # implicit GEMM
+        SolutionSpec(winograd, SOLVER_ALGORITHMS[winograd], 1 * MIB, 0.5),  # Winograd
+        SolutionSpec(direct, SOLVER_ALGORITHMS[direct], 0, 1.0),  # direct (naive)
     ]
 
 

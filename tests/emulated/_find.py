@@ -14,9 +14,19 @@ import json
 from ctypes import c_float, c_size_t, c_uint, c_uint64, c_void_p
 from dataclasses import dataclass, field
 
-from ._conv import DIRECTIONS, ConvApi, ConvProblem, SolutionSpec, check_conv, run_conv
+from ._conv import (
+    DIRECTIONS,
+    SOLVER_ALGORITHMS,
+    SOLVERS_SINCE_3_5,
+    ConvApi,
+    ConvProblem,
+    SolutionSpec,
+    check_conv,
+    run_conv,
+)
 from ._core import (
     BAD_PARM,
+    INVALID_VALUE,
     NOT_IMPLEMENTED,
     VERSION_MISMATCH,
     Args,
@@ -97,6 +107,7 @@ class FindApi(ConvApi):
         """The solvable ConvProblem of a Find 2.0 problem (all of X, W, Y must be set)."""
         if p.kind != "conv" or p.conv is None:
             raise Status(NOT_IMPLEMENTED, f"{p.kind} problems are not emulated (only convolution)")
+        require(p.direction in (0, 1, 2), f"direction {p.direction} is not valid for a convolution")
         missing = [n for n, i in (("X", _X), ("W", _W), ("Y", _Y)) if i not in p.tensors]
         require(not missing, f"problem tensor descriptors not set: {missing}")
         cp = ConvProblem(DIRECTIONS[p.direction], p.conv.copy(), p.tensors[_X], p.tensors[_W], p.tensors[_Y])
@@ -111,7 +122,6 @@ class FindApi(ConvApi):
     @api("miopenCreateConvProblem")
     def _create_conv_problem(self, a: Args) -> None:
         conv = self.conv_desc(a.operatorDesc, "operatorDesc")
-        require(a.direction in (0, 1, 2), f"direction {a.direction} is not valid for a convolution")
         self._new_problem(a, Problem("conv", a.direction, conv.copy()))
 
     @api("miopenCreateActivationProblem")
@@ -137,8 +147,6 @@ class FindApi(ConvApi):
     def _set_problem_tensor(self, a: Args) -> None:
         p = self._problem(a.problem)
         desc = self.set_tensor_desc(a.descriptor, "descriptor")
-        if p.kind == "conv":
-            require(a.id in (_X, _W, _Y), f"tensor id {a.id} is not a convolution tensor (1, 2, 3)")
         p.tensors[a.id] = TensorDesc(desc.dtype, desc.dims, desc.strides)  # stored by value
 
     @api("miopenDestroyProblem")
@@ -161,7 +169,6 @@ class FindApi(ConvApi):
 
     @api("miopenSetFindOptionResultsOrder")
     def _opt_order(self, a: Args) -> None:
-        require(a.value in (0, 1), f"results order {a.value} is not a miopenFindResultsOrder_t")
         self._options(a.options).order = a.value
 
     @api("miopenSetFindOptionWorkspaceLimit")
@@ -171,15 +178,12 @@ class FindApi(ConvApi):
     @api("miopenSetFindOptionPreallocatedWorkspace")
     def _opt_workspace(self, a: Args) -> None:
         opts = self._options(a.options)
-        if a.size:
-            self.check_buffer(a.buffer, a.size, "preallocated workspace")
-        opts.workspace = (addr(a.buffer), a.size)
+        opts.workspace = (addr(a.buffer), a.size)  # checked when Find uses it
 
     @api("miopenSetFindOptionPreallocatedTensor")
     def _opt_tensor(self, a: Args) -> None:
         opts = self._options(a.options)
-        require(addr(a.buffer), "preallocated tensor buffer is NULL")
-        opts.tensors[a.id] = addr(a.buffer)
+        opts.tensors[a.id] = addr(a.buffer)  # the library accepts anything here; Find uses it
 
     @api("miopenSetFindOptionAttachBinaries")
     def _opt_attach(self, a: Args) -> None:
@@ -255,8 +259,10 @@ class FindApi(ConvApi):
 
     @api("miopenGetSolverIdConvAlgorithm")
     def _solver_algo(self, a: Args) -> None:
-        algorithm = self.known_solvers.get(a.solverId)
-        require(algorithm is not None, f"unknown solver id {a.solverId}")
+        algorithm = self.known_solvers.get(a.solverId, SOLVER_ALGORITHMS.get(a.solverId))
+        if a.solverId in SOLVERS_SINCE_3_5 and self.version < (3, 5, 0):
+            algorithm = None
+        require(algorithm is not None, f"unknown solver id {a.solverId}", INVALID_VALUE)
         write_out(a.result, c_uint, algorithm, "result")
 
     def _blob(self, sol: Solution) -> bytes:

@@ -29,6 +29,7 @@ from ._compute import (
 from ._conv import ConvProblem, check_conv
 from ._core import (
     BAD_PARM,
+    UNKNOWN_ERROR,
     UNSUPPORTED_OP,
     Args,
     Status,
@@ -61,6 +62,7 @@ class FusionPlan:
     """miopenFusionPlanDescriptor_t."""
 
     input: TensorDesc
+    direction: int = 0
     ops: list[int] = field(default_factory=list)
     compiled_on: int = 0
     algo: int = 1
@@ -114,7 +116,8 @@ class FusionApi(DeviceBase):
         op = self.handles.get("fusion_op", handle, "op", FusionOp)
         if kind is not None:
             kinds = (kind,) if isinstance(kind, str) else kind
-            require(op.kind in kinds, f"op is a {op.kind} op, expected {kinds}")
+            # the library's dynamic_cast fails: std::bad_cast -> miopenStatusUnknownError
+            require(op.kind in kinds, f"op is a {op.kind} op, expected {kinds}", UNKNOWN_ERROR)
         return op
 
     def _args(self, handle: object) -> dict[int, dict[str, Any]]:
@@ -123,9 +126,8 @@ class FusionApi(DeviceBase):
     # ------------------------------------------------------------------ plans and ops
     @api("miopenCreateFusionPlan")
     def _create_plan(self, a: Args) -> None:
-        require(a.fuseDirection == 0, "only miopenVerticalFusion is implemented")
         x = self.set_tensor_desc(a.inputDesc, "inputDesc")
-        plan = FusionPlan(TensorDesc(x.dtype, x.dims, x.strides))
+        plan = FusionPlan(TensorDesc(x.dtype, x.dims, x.strides), direction=a.fuseDirection)
         require(addr(a.fusePlanDesc), "fusePlanDesc: Dereferencing nullptr")
         write_out(a.fusePlanDesc, c_size_t, self.handles.new("fusion_plan", plan), "fusePlanDesc")
 
@@ -223,6 +225,8 @@ class FusionApi(DeviceBase):
         plan = self._plan(a.fusePlanDesc)
         ops = [self._op(h) for h in plan.ops]
         require(ops, "the fusion plan has no ops")
+        if plan.direction != 0:
+            raise Status(UNSUPPORTED_OP, "horizontal fusion is not implemented")
         plan.output = self._output_of(plan, ops)
         reason = self.fusion_applicable(plan, ops, self.version)
         if reason is not None:

@@ -333,3 +333,74 @@ def test_transpose_output_padding(both: tuple[Client, Client], adj: tuple[int, i
 
     same(both, lambda cl: out(cl, True))
     same(both, lambda cl: out(cl, False))
+
+
+def test_solver_id_algorithms(both: tuple[Client, Client]) -> None:
+    def algorithm(cl: Client, solver: int) -> int:
+        out = ctypes.c_uint()
+        cl.lib.miopenGetSolverIdConvAlgorithm(solver, ctypes.byref(out))
+        return out.value
+
+    for solver in range(0, 200):
+        same(both, lambda cl, s=solver: algorithm(cl, s))
+
+
+def test_find_2_0_setters(both: tuple[Client, Client]) -> None:
+    def problem(cl: Client, direction: int, ids: tuple[int, ...]) -> bool:
+        p = mt.miopenProblem_t()
+        cl.lib.miopenCreateConvProblem(ctypes.byref(p), cl.conv((1, 1), (1, 1), (1, 1)), direction)
+        try:
+            for tid in ids:
+                cl.lib.miopenSetProblemTensorDescriptor(p, tid, cl.tensor(FLOAT, (2, 3, 8, 8)))
+        finally:
+            cl.lib.miopenDestroyProblem(p)
+        return True
+
+    for direction in range(6):
+        same(both, lambda cl, d=direction: problem(cl, d, (0, 1, 2, 3, 4, 37, 48)))
+
+    def options(cl: Client, setter: str, *args: Any) -> bool:
+        o = mt.miopenFindOptions_t()
+        cl.lib.miopenCreateFindOptions(ctypes.byref(o))
+        try:
+            getattr(cl.lib, setter)(o, *args)
+        finally:
+            cl.lib.miopenDestroyFindOptions(o)
+        return True
+
+    for setter, args in (("miopenSetFindOptionResultsOrder", (2,)), ("miopenSetFindOptionTuning", (-1,)),
+                         ("miopenSetFindOptionWorkspaceLimit", (0,)),
+                         ("miopenSetFindOptionPreallocatedTensor", (1, None)),
+                         ("miopenSetFindOptionPreallocatedTensor", (0, 1234)),
+                         ("miopenSetFindOptionPreallocatedWorkspace", (None, 0)),
+                         ("miopenSetFindOptionPreallocatedWorkspace", (None, 100)),
+                         ("miopenSetFindOptionAttachBinaries", (1,))):
+        same(both, lambda cl, s=setter, a=args: options(cl, s, *a))
+
+
+def test_fusion_op_args_rules(both: tuple[Client, Client]) -> None:
+    buf = (ctypes.c_float * 16)()
+    one, zero = ctypes.byref(ctypes.c_float(1.0)), ctypes.byref(ctypes.c_float(0.0))
+
+    def bn_forward_args(cl: Client, running_flag: bool, running: bool, wrong_op: bool, direction: int = 0) -> bool:
+        lib = cl.lib
+        with objects(lib) as o:
+            plan = mt.miopenFusionPlanDescriptor_t()
+            lib.miopenCreateFusionPlan(ctypes.byref(plan), direction, o.tensor(FLOAT, (2, 3, 8, 8)))
+            o.own("miopenDestroyFusionPlan", plan)
+            bn, act = mt.miopenFusionOpDescriptor_t(), mt.miopenFusionOpDescriptor_t()
+            lib.miopenCreateOpBatchNormForward(plan, ctypes.byref(bn), 1, running_flag)
+            lib.miopenCreateOpActivationForward(plan, ctypes.byref(act), 3)
+            args = o.new("args")
+            ptr = ctypes.addressof(buf)
+            run = ptr if running else None
+            if wrong_op:
+                lib.miopenSetOpArgsConvForward(args, act, one, zero, ptr)
+            lib.miopenSetOpArgsBatchNormForward(args, bn, one, zero, ptr, ptr, ptr, ptr, run, run, 0.1, 1e-5)
+            lib.miopenSetOpArgsActivForward(args, act, one, zero, 0.0, 0.0, 0.0)
+        return True
+
+    for flag, running, wrong in ((True, False, False), (True, True, False), (False, False, False),
+                                 (False, True, True)):
+        same(both, lambda cl, f=flag, r=running, w=wrong: bn_forward_args(cl, f, r, w))
+    same(both, lambda cl: bn_forward_args(cl, False, True, False, direction=1))
