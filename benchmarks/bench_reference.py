@@ -235,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     threads = blas_threads()
     torch.set_num_threads(threads)
-    repeats = args.repeats or (3 if args.quick else 5)
+    repeats = args.repeats or (3 if args.quick else 7)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"threads: numpy BLAS {threads}, torch {torch.get_num_threads()}; repeats {repeats} "
           f"(best of, alternating); load average at start {load:.2f}")

@@ -260,3 +260,24 @@ def test_relu_forward_backward(dtype: str, layout: str, variant: str) -> None:
     assert y.dtype == dx.dtype == np.float32
     assert_close(y, yt.detach().numpy(), "pointwise", dtype, what=f"{variant} forward")
     assert_close(dx, xt.grad.numpy(), "pointwise", dtype, what=f"{variant} backward")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS_2D)
+def test_bn_large_tensor_uses_threaded_chunks(layout: str) -> None:
+    """>= 1M elements: statistics and outputs are computed chunk-parallel; same numbers."""
+    rng = np.random.default_rng(8)
+    x = rng.normal(0.5, 1.5, (6, 16, 112, 112)).astype(np.float32)
+    dy = rng.normal(size=x.shape).astype(np.float32)
+    assert x.size >= K._PARALLEL_MIN_SIZE and len(K._batch_chunks(x)) > 1
+    g, b = np.linspace(0.5, 1.5, 16, dtype=np.float32), np.linspace(-1, 1, 16, dtype=np.float32)
+    xt = torch.tensor(x, requires_grad=True)
+    gt, bt = torch.tensor(g, requires_grad=True), torch.tensor(b, requires_grad=True)
+    yt = F.batch_norm(xt, None, None, gt, bt, training=True, eps=1e-5)
+    yt.backward(torch.tensor(dy))
+    y, mean, inv, _ = K.bn_train_forward(in_layout(x, layout, "fp32"), g, b, 1e-5)
+    assert_close(y, yt.detach().numpy(), "bn_training", "fp32", what="large bn y")
+    dx, dg, db = K.bn_backward(in_layout(dy, layout, "fp32"), in_layout(x, layout, "fp32"), g, mean, inv)
+    assert xt.grad is not None and gt.grad is not None and bt.grad is not None
+    assert_close(dx, xt.grad.numpy(), "bn_backward", "fp32", what="large bn dx")
+    assert_close(dg, gt.grad.numpy(), "bn_backward", "fp32", what="large bn dscale")
+    assert_close(db, bt.grad.numpy(), "bn_backward", "fp32", what="large bn dbias")
