@@ -29,6 +29,7 @@ EXEC_CALLS: dict[tuple[Row, str, str], list[str]] = {}
 for _v in ("3.4", "3.5"):
     EXEC_CALLS.update({
         (Row.BN_INFERENCE, _v, "v2"): ["miopenBatchNormalizationForwardInference_V2"],
+        (Row.BN_INFERENCE_INV, _v, "v2"): ["miopenBatchNormalizationForwardInference_V2"],
         (Row.BN_TRAINING, _v, "v2"): ["miopenBatchNormalizationForwardTraining_V2"],
         (Row.BN_BACKWARD, _v, "v2"): ["miopenBatchNormalizationBackward_V2"],
         (Row.CONV_FPROP, _v, "immediate"): ["miopenConvolutionForwardImmediate"],
@@ -61,7 +62,7 @@ EXEC_CALLS[(Row.BN_INF_DRELU_BN_BWD, "3.5", "bn_activation")] = [
 
 
 def expected_path(row: Row, version: str, config: str) -> str:
-    if row in (Row.BN_INFERENCE, Row.BN_TRAINING, Row.BN_BACKWARD):
+    if row in (Row.BN_INFERENCE, Row.BN_INFERENCE_INV, Row.BN_TRAINING, Row.BN_BACKWARD):
         return "v2"
     if row in (Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD):
         return "immediate"
@@ -266,7 +267,8 @@ def test_workspace_limit_below_min_is_a_knob_error(emulated_device: EmulatedDevi
     assert "1048576" in str(info.value)
 
 
-@pytest.mark.parametrize("row", [Row.BN_INFERENCE, Row.BN_TRAINING, Row.BN_TRAINING_ACT,
+@pytest.mark.parametrize("row", [Row.BN_INFERENCE, Row.BN_INFERENCE_INV, Row.BN_TRAINING,
+                                 Row.BN_TRAINING_ACT,
                                  Row.BN_BACKWARD, Row.BN_INF_DRELU_BN_BWD])
 def test_no_workspace_knob_without_convolution(emulated_miopen_engine: MiopenEngine,
                                                row: Row) -> None:

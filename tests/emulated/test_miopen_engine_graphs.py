@@ -33,7 +33,8 @@ TOL: dict[str, dict[DataType, tuple[float, float]]] = {
     "conv_wgrad": {D.FLOAT: (2e-4, 2e-4), D.HALF: (2e-1, 2e-1), D.BFLOAT16: (2e-1, 2e-1)},
 }
 ROW_TOL = {
-    Row.BN_INFERENCE: "bn_inference", Row.BN_TRAINING: "bn_training",
+    Row.BN_INFERENCE: "bn_inference", Row.BN_INFERENCE_INV: "bn_inference",
+    Row.BN_TRAINING: "bn_training",
     Row.BN_TRAINING_ACT: "bn_training", Row.BN_BACKWARD: "bn_backward",
     Row.BN_INF_DRELU_BN_BWD: "bn_backward", Row.CONV_FPROP: "conv_fprop",
     Row.CONV_DGRAD: "conv_dgrad", Row.CONV_WGRAD: "conv_wgrad", Row.CONV_BIAS_ACT: "conv_fprop",
@@ -214,8 +215,9 @@ def _p(v: np.ndarray, rank: int) -> np.ndarray:
     return v.reshape((1, -1) + (1,) * (rank - 2)).astype(np.float32)
 
 
-def bn_inference_case(dtype: DataType, layout: str, seed: int = 0) -> Case:
-    """BN inference with variance (batchnorm_inference_variance_ext)."""
+def bn_inference_case(dtype: DataType, layout: str, seed: int = 0, *, inv: bool = False) -> Case:
+    """BN inference with variance (batchnorm_inference_variance_ext), or with the inverse
+    variance 1/sqrt(var + eps) when ``inv``."""
     rng = np.random.default_rng(seed)
     xd = _bn_shape(layout)
     rank = len(xd)
@@ -225,13 +227,19 @@ def bn_inference_case(dtype: DataType, layout: str, seed: int = 0) -> Case:
     g = new_graph(dtype)
     tx = _data(g, "x", xd, dtype, layout)
     tp = {k: _param(g, k, xd[1], rank) for k in p}
-    ty = _out(g.batchnorm_inference(tx, tp["mean"], scale=tp["scale"], bias=tp["bias"],
-                                    variance=tp["variance"], epsilon=eps, name="bn"), layout)
-    c = Case(Row.BN_INFERENCE, g, dtype, layout)
+    if inv:
+        p["variance"] = (1.0 / np.sqrt(p["variance"].astype(np.float64) + eps)).astype(np.float32)
+        ty = _out(g.batchnorm_inference(tx, tp["mean"], tp["variance"], tp["scale"], tp["bias"],
+                                        name="bn"), layout)
+    else:
+        ty = _out(g.batchnorm_inference(tx, tp["mean"], scale=tp["scale"], bias=tp["bias"],
+                                        variance=tp["variance"], epsilon=eps, name="bn"), layout)
+    c = Case(Row.BN_INFERENCE_INV if inv else Row.BN_INFERENCE, g, dtype, layout)
     c.inputs = {tx: host_array(x, dtype, layout), **{tp[k]: _p(v, rank) for k, v in p.items()}}
     c.outputs = {"y": ty}
     pp = {k: _p(v, rank).astype(np.float64) for k, v in p.items()}
-    y = (x - pp["mean"]) / np.sqrt(pp["variance"] + eps) * pp["scale"] + pp["bias"]
+    inv_std = pp["variance"] if inv else 1.0 / np.sqrt(pp["variance"] + eps)
+    y = (x - pp["mean"]) * inv_std * pp["scale"] + pp["bias"]
     c.expected = {"y": y.astype(np.float32)}
     return c
 
@@ -338,6 +346,7 @@ def build(row: Row, dtype: DataType, layout: str, **kw: Any) -> Case:
         Row.CONV_WGRAD: lambda d, lay, **k: conv_case(Row.CONV_WGRAD, d, lay, **k),
         Row.CONV_BIAS_ACT: conv_bias_act_case,
         Row.BN_INFERENCE: bn_inference_case,
+        Row.BN_INFERENCE_INV: lambda d, lay, **k: bn_inference_case(d, lay, inv=True, **k),
         Row.BN_TRAINING: bn_training_case,
         Row.BN_TRAINING_ACT: lambda d, lay, **k: bn_training_case(d, lay, activation=True, **k),
         Row.BN_BACKWARD: bn_backward_case,

@@ -112,15 +112,6 @@ def test_declines_half_bn_params() -> None:
     assert "port MEAN" in msg and "FP32" in msg
 
 
-def test_declines_inv_variance_inference_alone() -> None:
-    g = new_graph(D.FLOAT)
-    x = g.tensor(dim=[2, 3, 4, 4], name="x")
-    ps = [g.tensor(dim=[1, 3, 1, 1], data_type=D.FLOAT, name=n)
-          for n in ("mean", "inv", "scale", "bias")]
-    g.batchnorm_inference(x, ps[0], ps[1], ps[2], ps[3], name="bn").set_output(True)
-    assert "variance form" in _declined(g)
-
-
 def test_declines_other_graphs() -> None:
     g = new_graph(D.FLOAT)
     a = g.tensor(dim=[2, 3, 4, 4], name="a")

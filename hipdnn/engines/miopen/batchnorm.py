@@ -15,7 +15,13 @@ from hipdnn.engines.miopen.patterns import Match, Row
 from hipdnn.engines.miopen.runtime import Arena, Ctx, Runner
 from miopen_ctypes.enums import miopenBatchNormMode_t
 
-__all__ = ["DEFAULT_EPSILON", "BnBackwardRunner", "BnInferenceRunner", "BnTrainingRunner"]
+__all__ = [
+    "DEFAULT_EPSILON",
+    "BnBackwardRunner",
+    "BnInferenceRunner",
+    "BnTrainingRunner",
+    "derive_variance",
+]
 
 _SPATIAL = miopenBatchNormMode_t.miopenBNSpatial
 #: Epsilon passed where MIOpen uses the saved statistics and ignores it (hipDNN's default).
@@ -32,21 +38,47 @@ def _act(lib: Any, res: Resources, m: Match) -> ActivationDesc:
     return res.add(ActivationDesc(lib, a.mode, a.alpha, a.beta, a.gamma))
 
 
+def derive_variance(hip: Any, ctx: Ctx, inv_variance: int, dst: int, channels: int) -> float:
+    """variance = 1/inv^2 - eps on the host, written to ``dst``; returns eps (> 0).
+
+    MIOpen's inference calls take a variance; with eps <= half the smallest 1/inv^2, the
+    subtraction loses no precision and var + eps gives back 1/inv^2.
+    """
+    inv = np.empty(channels, np.float32)
+    if ctx.stream:
+        hip.hipStreamSynchronize(ctypes.c_void_p(ctx.stream))
+    copy(hip, inv.ctypes.data, inv_variance, inv.nbytes, 2)
+    var_eps = 1.0 / np.square(inv.astype(np.float64))
+    eps = float(min(DEFAULT_EPSILON, 0.5 * float(var_eps.min())))
+    var = np.ascontiguousarray((var_eps - eps).astype(np.float32))
+    copy(hip, dst, var.ctypes.data, var.nbytes, 1)
+    return eps
+
+
 class BnInferenceRunner(Runner):
-    """BN inference with variance: miopenBatchNormalizationForwardInference_V2."""
+    """BN inference: miopenBatchNormalizationForwardInference_V2 (with the inverse-variance
+    form, the variance is derived on the host into the workspace first)."""
 
     path = "v2"
 
     def __init__(self, lib: Any, hip: Any, res: Resources, m: Match, handle: Any) -> None:
-        self.lib = lib
+        self.lib, self.hip = lib, hip
         self.x, self.y = _desc(lib, res, m.t["x"]), _desc(lib, res, m.t["y"])
         self.p = res.add(bn_param_desc(lib, self.x))
+        self.channels = int(m.t["x"].dim[1])
+        self.inv = m.row == Row.BN_INFERENCE_INV
+        self.workspace_size = self.channels * 4 if self.inv else 0
 
     def run(self, ctx: Ctx) -> None:
         p, q = ctx.ptr, self.p.raw
+        if self.inv:
+            var = ctx.ws
+            eps = derive_variance(self.hip, ctx, p["inv_variance"], var, self.channels)
+        else:
+            var, eps = p["variance"], ctx.scalars["epsilon"]
         self.lib.miopenBatchNormalizationForwardInference_V2(
             ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p["x"], self.y.raw, p["y"],
-            q, q, q, q, p["scale"], p["bias"], p["mean"], p["variance"], ctx.scalars["epsilon"])
+            q, q, q, q, p["scale"], p["bias"], p["mean"], var, eps)
 
 
 class BnTrainingRunner(Runner):
@@ -200,7 +232,7 @@ class BnBackwardRunner(Runner):
     def _unfused(self, ctx: Ctx) -> None:
         lib, p, q, ar = self.lib, ctx.ptr, self.p.raw, self.arena
         var, bn_y, drelu = ar.at(ctx, "variance"), ar.at(ctx, "bn_y"), ar.at(ctx, "drelu")
-        eps = self._derive_variance(ctx, var)
+        eps = derive_variance(self.hip, ctx, p["inv_variance"], var, self.channels)
         lib.miopenBatchNormalizationForwardInference_V2(
             ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p["x"], self.x.raw, bn_y,
             q, q, q, q, p["scale"], p["bias"], p["mean"], var, eps)
@@ -210,15 +242,3 @@ class BnBackwardRunner(Runner):
                                      self.dy.raw, p["dy"], self.x.raw, bn_y, ZERO,
                                      self.x.raw, drelu)
         self._backward_v2(ctx, drelu)
-
-    def _derive_variance(self, ctx: Ctx, dst: int) -> float:
-        """variance = 1/inv^2 - eps on the host, written to ``dst``; returns eps (> 0)."""
-        inv = np.empty(self.channels, np.float32)
-        if ctx.stream:
-            self.hip.hipStreamSynchronize(ctypes.c_void_p(ctx.stream))
-        copy(self.hip, inv.ctypes.data, ctx.ptr["inv_variance"], inv.nbytes, 2)
-        var_eps = 1.0 / np.square(inv.astype(np.float64))
-        eps = float(min(DEFAULT_EPSILON, 0.5 * float(var_eps.min())))
-        var = np.ascontiguousarray((var_eps - eps).astype(np.float32))
-        copy(self.hip, dst, var.ctypes.data, var.nbytes, 1)
-        return eps

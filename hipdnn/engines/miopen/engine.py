@@ -44,6 +44,7 @@ __all__ = ["MiopenEngine", "Unavailable"]
 _serials = itertools.count(1)
 _BN_RUNNERS: dict[Row, type[Any]] = {
     Row.BN_INFERENCE: BnInferenceRunner,
+    Row.BN_INFERENCE_INV: BnInferenceRunner,
     Row.BN_TRAINING: BnTrainingRunner,
     Row.BN_TRAINING_ACT: BnTrainingRunner,
     Row.BN_BACKWARD: BnBackwardRunner,

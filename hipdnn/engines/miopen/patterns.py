@@ -42,6 +42,7 @@ class Row(str, enum.Enum):
     """The nine rows of the seed table (names used in reasons and call-map tests)."""
 
     BN_INFERENCE = "batchnorm inference (variance)"
+    BN_INFERENCE_INV = "batchnorm inference (inverse variance)"  # beyond the seed
     BN_INF_DRELU_BN_BWD = "batchnorm inference + DReLU + batchnorm backward"
     BN_TRAINING = "batchnorm training"
     BN_TRAINING_ACT = "batchnorm training + activation"
@@ -196,7 +197,9 @@ def _reduce_ok(node: Any, x: Tensor) -> None:
 
 
 def _match_bn_inference(node: Any, graph: Any) -> Match:
-    rule = Row.BN_INFERENCE.value
+    inv = not isinstance(node, nodes_module().BatchnormInferenceVarianceNode)
+    row = Row.BN_INFERENCE_INV if inv else Row.BN_INFERENCE
+    rule = row.value
     check_fp32_compute(node, graph, rule)
     x, y = need(node, "inputs", "X"), need(node, "outputs", "Y")
     _dt, layout = _bn_data(node, [("X", "x", x), ("Y", "y", y)], rule)
@@ -204,16 +207,17 @@ def _match_bn_inference(node: Any, graph: Any) -> Match:
         check_virtual(node, port, t, False, rule)
     roles = {"x": x, "y": y}
     params = []
-    for port in ("MEAN", "VARIANCE", "SCALE", "BIAS"):
+    for port in ("MEAN", "INV_VARIANCE" if inv else "VARIANCE", "SCALE", "BIAS"):
         t = need(node, "inputs", port)
         check_virtual(node, port, t, False, rule)
         roles[port.lower()] = t
         params.append((port, t))
     _bn_params(node, params, x, rule)
-    eps = need(node, "inputs", "EPSILON")
-    check_scalar(node, "EPSILON", eps)
-    roles["epsilon"] = eps
-    return Match(Row.BN_INFERENCE, (node,), roles, layout=layout)
+    if not inv:
+        eps = need(node, "inputs", "EPSILON")
+        check_scalar(node, "EPSILON", eps)
+        roles["epsilon"] = eps
+    return Match(row, (node,), roles, layout=layout)
 
 
 def _match_bn_training(graph: Any, nodes: Sequence[Any]) -> Match:
@@ -351,9 +355,7 @@ def match(graph: Any) -> Match:
         if isinstance(n, nd.BatchnormBackwardNode):
             return _match_bn_backward(graph, nodes)
         if isinstance(n, nd.BatchnormInferenceNode):
-            raise Declined(f"node {n.name!r}: batchnorm inference with inverse variance alone is "
-                           "not a seed row; use the variance form (batchnorm_inference with "
-                           "variance= and epsilon=)")
+            return _match_bn_inference(n, graph)
     elif len(nodes) == 2:
         a, b = nodes
         if isinstance(a, nd.BatchnormNode) and is_pointwise(b, PointwiseMode.RELU_FWD):
