@@ -272,7 +272,7 @@ def test_find_2_0_problem_copies_descriptor_and_options(emulated_device: Emulate
         algo = ctypes.c_uint()
         lib.miopenGetSolverIdConvAlgorithm(sid.value, ctypes.byref(algo))
         ids.append((sid.value, algo.value))
-    assert ids == [(85, 1), (53, 3)]  # ordered by workspace: direct (0) then Winograd (1 MiB)
+    assert ids == [(103, 1), (102, 3)]  # ordered by workspace: direct (0) then Winograd (1 MiB)
     assert np.isnan(fetch(dev, bench_out)).all()  # benchmarking overwrote the preallocated output
     # save / load round trip; a blob from another version is refused
     size = ctypes.c_size_t()
