@@ -338,3 +338,26 @@ def test_streams_follow_the_handle(emulated_device: EmulatedDevice,
     assert len(calls) == 1 and calls[0].arg("streamID") == stream
     h.close()
     assert emulated_device.calls_of("miopenDestroy")
+
+
+def test_handle_with_stream(emulated_device: EmulatedDevice,
+                            emulated_miopen_engine: MiopenEngine) -> None:
+    """A Handle created on a stream: miopenCreateWithStream, and staged outputs wait for it."""
+    stream = emulated_device.create_stream()
+    h = Handle(device=0, stream=stream)
+    case = build(Row.BN_INFERENCE, D.HALF, "NDHWC")
+    assert emulated_miopen_engine.check_support(case.graph, h) is None
+    created = emulated_device.calls_of("miopenCreateWithStream")
+    assert len(created) == 1 and created[0].arg("stream") == stream
+    knobs = {k.id: k.default for k in emulated_miopen_engine.get_knobs(case.graph, h)}
+    with emulated_miopen_engine.build_plan(case.graph, knobs, h) as plan:
+        outs = case.empty_outputs()
+        bufs = {t.uid: interop.resolve(a) for t, a in case.inputs.items()}
+        bufs.update({case.outputs[r].uid: interop.resolve(a) for r, a in outs.items()})
+        mark = len(emulated_device.calls)
+        plan.execute(bufs, None, h)
+        names = emulated_device.call_names()[mark:]
+        assert is_subsequence(["miopenBatchNormalizationForwardInference_V2",
+                               "hipStreamSynchronize", "hipMemcpy"], names)
+        check_outputs(case, outs)
+    h.close()
