@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from oracle_helpers import LAYOUTS_2D, LAYOUTS_3D, assert_close, in_layout, rounded
 
+from hipdnn.engines.reference import _parallel as P
 from hipdnn.engines.reference import kernels as K
 
 torch = pytest.importorskip("torch")
@@ -268,7 +269,7 @@ def test_bn_large_tensor_uses_threaded_chunks(layout: str) -> None:
     rng = np.random.default_rng(8)
     x = rng.normal(0.5, 1.5, (6, 16, 112, 112)).astype(np.float32)
     dy = rng.normal(size=x.shape).astype(np.float32)
-    assert x.size >= K._PARALLEL_MIN_SIZE and len(K._batch_chunks(x)) > 1
+    assert x.size >= P.PARALLEL_MIN_SIZE and len(P.batch_chunks(x)) > 1
     g, b = np.linspace(0.5, 1.5, 16, dtype=np.float32), np.linspace(-1, 1, 16, dtype=np.float32)
     xt = torch.tensor(x, requires_grad=True)
     gt, bt = torch.tensor(g, requires_grad=True), torch.tensor(b, requires_grad=True)
@@ -281,3 +282,16 @@ def test_bn_large_tensor_uses_threaded_chunks(layout: str) -> None:
     assert_close(dx, xt.grad.numpy(), "bn_backward", "fp32", what="large bn dx")
     assert_close(dg, gt.grad.numpy(), "bn_backward", "fp32", what="large bn dscale")
     assert_close(db, bt.grad.numpy(), "bn_backward", "fp32", what="large bn dbias")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS_2D)
+def test_conv_large_im2col_uses_threaded_copy(layout: str) -> None:
+    """An im2col of >= 1M elements is copied chunk-parallel; same numbers as PyTorch."""
+    case = (2, 16, 8, (64, 64), (3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1)
+    assert 2 * 64 * 64 * 16 * 9 >= P.PARALLEL_MIN_SIZE
+    d = _conv_data(case, "fp32")
+    args = (d["pre"], d["post"], d["stride"], d["dil"], d["groups"])
+    x, dy = in_layout(d["x"], layout, "fp32"), in_layout(d["dy"], layout, "fp32")
+    assert_close(K.conv_fprop(x, d["w"], *args), d["y"], "conv_fprop", "fp32", what=layout)
+    assert_close(K.conv_wgrad(x, dy, d["w"].shape, *args), d["dw"], "conv_wgrad", "fp32",
+                 what=layout)

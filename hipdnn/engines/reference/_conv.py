@@ -15,6 +15,7 @@ from math import prod
 
 import numpy as np
 
+from hipdnn.engines.reference._parallel import parallel_copy
 from hipdnn.shapes import conv_output_dims
 
 __all__ = ["conv_dgrad", "conv_fprop", "conv_wgrad"]
@@ -123,12 +124,12 @@ def _im2col(
         if trivial and tuple(xc.shape[1:-1]) == tuple(out_sp):
             return xc.reshape(n * p, c)
         view = _windows(_pad(xc, 1, pre, post), True, ksize, out_sp, stride, dilation)
-        return np.ascontiguousarray(view).reshape(n * p, kk * c)
+        return parallel_copy(view).reshape(n * p, kk * c)
     xc = _to_cf(x)
     if trivial and tuple(xc.shape[2:]) == tuple(out_sp):
         return xc.reshape(n, c, p)
     view = _windows(_pad(xc, 2, pre, post), False, ksize, out_sp, stride, dilation)
-    return np.ascontiguousarray(view).reshape(n, c * kk, p)
+    return parallel_copy(view).reshape(n, c * kk, p)
 
 
 def _check(

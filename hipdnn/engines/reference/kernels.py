@@ -19,15 +19,10 @@ with one, as PyTorch's vectorised CPU kernels do).
 
 from __future__ import annotations
 
-import os
-import threading
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
-
 import numpy as np
 
 from hipdnn.engines.reference._conv import conv_dgrad, conv_fprop, conv_wgrad
+from hipdnn.engines.reference._parallel import map_chunks
 
 __all__ = [
     "bn_backward",
@@ -43,7 +38,6 @@ __all__ = [
 ]
 
 _F32 = np.float32
-T = TypeVar("T")
 
 
 def _f32(a: np.ndarray) -> np.ndarray:
@@ -86,43 +80,6 @@ def _packed_f32(a: np.ndarray) -> np.ndarray:
     return af if _as_matrix(af) is not None else np.ascontiguousarray(af)
 
 
-def _batch_chunks(a: np.ndarray, target: int = 1 << 18) -> list[slice]:
-    """Slices along N of about ``target`` elements each, so per-chunk temporaries stay in cache."""
-    per = max(a.size // max(a.shape[0], 1), 1)
-    step = max(1, target // per)
-    return [slice(i, i + step) for i in range(0, a.shape[0], step)]
-
-
-_POOL: list[ThreadPoolExecutor] = []
-_POOL_LOCK = threading.Lock()
-#: Arrays smaller than this run their chunks on the calling thread.
-_PARALLEL_MIN_SIZE = 1 << 20
-
-
-def _threads() -> int:
-    """Worker count: the BLAS thread setting (OPENBLAS/OMP_NUM_THREADS), else the usable CPUs."""
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
-        val = os.environ.get(var, "").strip()
-        if val.isdigit() and int(val) > 0:
-            return int(val)
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return max(1, os.cpu_count() or 1)
-
-
-def _map_chunks(fn: Callable[[slice], T], a: np.ndarray) -> list[T]:
-    """``fn`` over :func:`_batch_chunks` of ``a``, in order; threads for large arrays (numpy's
-    element-wise loops and einsum release the GIL, and are otherwise single-threaded)."""
-    chunks = _batch_chunks(a)
-    workers = _threads()
-    if len(chunks) < 2 or workers < 2 or a.size < _PARALLEL_MIN_SIZE:
-        return [fn(sl) for sl in chunks]
-    with _POOL_LOCK:
-        if not _POOL:
-            _POOL.append(ThreadPoolExecutor(workers, thread_name_prefix="hipdnn-reference"))
-    return list(_POOL[0].map(fn, chunks))
-
-
 def _channel_sum(a: np.ndarray) -> np.ndarray:
     """Per-channel sum over N and spatial dims as float64 (C,); one einsum pass on packed data."""
     m = _as_matrix(a) if a.dtype == _F32 else None
@@ -159,14 +116,14 @@ def bn_train_forward(
     g = _param(scale, c, "scale")
     b = _param(bias, c, "bias")
     shp = _bshape(xf)
-    mean64 = np.sum(_map_chunks(lambda sl: _channel_sum(xf[sl]), xf), axis=0) / max(count, 1)
+    mean64 = np.sum(map_chunks(lambda sl: _channel_sum(xf[sl]), xf), axis=0) / max(count, 1)
     mean = mean64.astype(_F32).reshape(shp)
 
     def centred_square_sum(sl: slice) -> np.ndarray:
         d = xf[sl] - mean  # the chunk's temporary stays in cache
         return _channel_dot(d, d)
 
-    var64 = np.sum(_map_chunks(centred_square_sum, xf), axis=0) / max(count, 1)
+    var64 = np.sum(map_chunks(centred_square_sum, xf), axis=0) / max(count, 1)
     inv = (1.0 / np.sqrt(var64 + float(eps))).astype(_F32)
     a = (g * inv).reshape(shp)
     y = np.empty_like(xf)
@@ -176,7 +133,7 @@ def bn_train_forward(
         y[sl] *= a
         y[sl] += b.reshape(shp)
 
-    _map_chunks(normalise, xf)
+    map_chunks(normalise, xf)
     unbiased = var64 * (count / (count - 1)) if count > 1 else var64
     return y, mean64.astype(_F32), inv, unbiased.astype(_F32)
 
@@ -257,7 +214,7 @@ def bn_backward(
     def sums(sl: slice) -> tuple[np.ndarray, np.ndarray]:  # sum(dy), sum(dy*(x-mean))
         return _channel_sum(dyf[sl]), _channel_dot(dyf[sl], xf[sl] - mean)
 
-    parts = _map_chunks(sums, xf)
+    parts = map_chunks(sums, xf)
     dbias = np.sum([p[0] for p in parts], axis=0)
     dscale = np.sum([p[1] for p in parts], axis=0) * inv
     k = g * inv
@@ -273,7 +230,7 @@ def bn_backward(
         dx[sl] += dyf[sl] * kk
         dx[sl] += shift
 
-    _map_chunks(write, xf)
+    map_chunks(write, xf)
     return dx, dscale.astype(_F32), dbias.astype(_F32)
 
 

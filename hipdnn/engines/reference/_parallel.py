@@ -1,0 +1,67 @@
+"""Chunk-parallel helpers for the reference kernels: numpy's element-wise loops, copies and
+einsum release the GIL but run on one thread, so large arrays are split along N and the chunks
+run on a small shared thread pool (as many workers as BLAS threads)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+import numpy as np
+
+__all__ = ["PARALLEL_MIN_SIZE", "batch_chunks", "map_chunks", "parallel_copy"]
+
+T = TypeVar("T")
+
+
+def batch_chunks(a: np.ndarray, target: int = 1 << 18) -> list[slice]:
+    """Slices along N of about ``target`` elements each, so per-chunk temporaries stay in cache."""
+    per = max(a.size // max(a.shape[0], 1), 1)
+    step = max(1, target // per)
+    return [slice(i, i + step) for i in range(0, a.shape[0], step)]
+
+
+_POOL: list[ThreadPoolExecutor] = []
+_POOL_LOCK = threading.Lock()
+#: Arrays smaller than this run their chunks on the calling thread.
+PARALLEL_MIN_SIZE = 1 << 20
+
+
+def _threads() -> int:
+    """Worker count: the BLAS thread setting (OPENBLAS/OMP_NUM_THREADS), else the usable CPUs."""
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        val = os.environ.get(var, "").strip()
+        if val.isdigit() and int(val) > 0:
+            return int(val)
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def map_chunks(fn: Callable[[slice], T], a: np.ndarray) -> list[T]:
+    """``fn`` over :func:`batch_chunks` of ``a``, in order; threads for large arrays (numpy's
+    element-wise loops and einsum release the GIL, and are otherwise single-threaded)."""
+    chunks = batch_chunks(a)
+    workers = _threads()
+    if len(chunks) < 2 or workers < 2 or a.size < PARALLEL_MIN_SIZE:
+        return [fn(sl) for sl in chunks]
+    with _POOL_LOCK:
+        if not _POOL:
+            _POOL.append(ThreadPoolExecutor(workers, thread_name_prefix="hipdnn-reference"))
+    return list(_POOL[0].map(fn, chunks))
+
+
+def parallel_copy(src: np.ndarray) -> np.ndarray:
+    """``np.ascontiguousarray(src)``, the copy split along axis 0 over the thread pool."""
+    if src.size < PARALLEL_MIN_SIZE or src.shape[0] < 2:
+        return np.ascontiguousarray(src)
+    dst = np.empty(src.shape, dtype=src.dtype)
+
+    def copy(sl: slice) -> None:
+        dst[sl] = src[sl]
+
+    map_chunks(copy, src)
+    return dst
