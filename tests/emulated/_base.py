@@ -106,6 +106,15 @@ class DeviceBase:
         except MemoryFault as exc:
             raise self.fault(str(exc)) from None
 
+    def check_disjoint(self, spans: list[tuple[str, object, int]]) -> None:
+        """Fault when two of the (name, pointer, bytes) buffers of one kernel overlap (no in-place)."""
+        live = [(name, addr(ptr), n) for name, ptr, n in spans if addr(ptr) and n > 0]
+        for i, (name_a, a, na) in enumerate(live):
+            for name_b, b, nb in live[i + 1:]:
+                if a < b + nb and b < a + na:
+                    raise self.fault(f"{name_a} [{a:#x}, +{na}) overlaps {name_b} [{b:#x}, +{nb}): "
+                                     "this kernel does not work in place")
+
     def check_buffer(self, ptr: object, nbytes: int, what: str) -> None:
         """Bounds-check a device buffer argument without touching it."""
         try:

@@ -165,8 +165,11 @@ class ConvApi(DeviceBase):
                 return spec
         raise Status(BAD_PARM, f"solution id {solution_id} is not applicable to this problem")
 
-    def compute(self, problem: ConvProblem, x: object, w: object, y: object) -> None:
-        """Run ``problem`` on device pointers (x/w/y roles as in ConvProblem)."""
+    def compute(self, problem: ConvProblem, x: object, w: object, y: object,
+                workspace: tuple[object, int] = (None, 0)) -> None:
+        """Run ``problem`` on device pointers (x/w/y roles as in ConvProblem); none may overlap."""
+        self.check_disjoint([("x", x, problem.x.num_bytes), ("w", w, problem.w.num_bytes),
+                             ("y", y, problem.y.num_bytes), ("workspace", *workspace)])
         run_conv(self, problem, x, w, y)
 
     # ------------------------------------------------------------------ immediate mode
@@ -203,7 +206,7 @@ class ConvApi(DeviceBase):
         problem = self.conv_problem(direction, a)
         spec = self.spec_by_id(problem, a.solution_id)
         self.use_workspace(a.workSpace, a.workSpaceSize, spec.workspace_size, "workSpace")
-        self.compute(problem, x, w, y)
+        self.compute(problem, x, w, y, (a.workSpace, spec.workspace_size))
 
     @api("miopenConvolutionForwardGetSolutionCount")
     def _fwd_count(self, a: Args) -> None:
@@ -319,7 +322,7 @@ class ConvApi(DeviceBase):
             raise Status(UNKNOWN_ERROR, f"No invoker was registered for algorithm {a.algo} of this "
                                         "convolution. Was find executed?")
         self.use_workspace(a.workSpace, a.workSpaceSize, spec.workspace_size, "workSpace")
-        self.compute(problem, x, w, y)
+        self.compute(problem, x, w, y, (a.workSpace, spec.workspace_size))
 
     @api("miopenFindConvolutionForwardAlgorithm")
     def _fwd_find(self, a: Args) -> None:

@@ -22,7 +22,6 @@ from ._conv import (
     ConvProblem,
     SolutionSpec,
     check_conv,
-    run_conv,
 )
 from ._core import (
     BAD_PARM,
@@ -238,7 +237,7 @@ class FindApi(ConvApi):
             buffers[arg.id] = arg.buffer or 0
         require(set(buffers) == {_X, _W, _Y}, f"RunSolution got ids {sorted(buffers)}, needs 1, 2, 3")
         self.use_workspace(a.workspace, a.workspaceSize, sol.spec.workspace_size, "workspace")
-        run_conv(self, sol.problem, buffers[_X], buffers[_W], buffers[_Y])
+        self.compute(sol.problem, buffers[_X], buffers[_W], buffers[_Y], (a.workspace, sol.spec.workspace_size))
 
     # ------------------------------------------------------------------ solution objects
     @api("miopenDestroySolution")

@@ -299,3 +299,18 @@ def test_catalogue_is_configurable(emulated_device: EmulatedDevice, client: Clie
     p = Problem(emulated_device, client, None)
     sols = _solutions(emulated_device.miopen, p, "fwd", p.out("fwd"))
     assert [(s.solution_id, s.workspace_size, s.algorithm) for s in sols] == [(7, 123, 0)]
+
+
+def test_in_place_and_workspace_overlap_are_faults(emulated_device: EmulatedDevice, client: Client) -> None:
+    dev, lib = emulated_device, emulated_device.miopen
+    p = Problem(dev, client, None)
+    out = p.out("fwd")
+    winograd = _solutions(lib, p, "fwd", out)[1]
+    ws = dev.alloc(winograd.workspace_size)
+    inside = DevTensor(out.desc, ws + 256, out.dims, out.strides, out.dtype)
+    with pytest.raises(errors.MIOpenUnknownError):  # the output tensor lies in the workspace
+        _immediate(lib, p, "fwd", inside, winograd, ws, winograd.workspace_size)
+    assert "overlaps" in dev.faults[-1]
+    same_buffer = DevTensor(out.desc, p.x.ptr, out.dims, out.strides, out.dtype)
+    with pytest.raises(errors.MIOpenUnknownError):  # y written over x
+        _immediate(lib, p, "fwd", same_buffer, _solutions(lib, p, "fwd", out)[2], None, 0)
