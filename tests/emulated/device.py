@@ -15,6 +15,32 @@ every prototype with ``since >= (3, 5, 0)`` (the engine then sees the 3.4 symbol
 Device memory is host memory (numpy buffers in an allocation table, see _memory.py); every
 access the emulated kernels make is bounds-checked and a bad one becomes a failing status, never
 a segfault. Every call is recorded in ``calls``; ``fail(name, status, nth)`` injects a status.
+
+MIOpen contracts the device enforces (a violation returns the library's status, see
+``device.errors`` for the reason; memory misuse also lands in ``device.faults``):
+
+- handles/descriptors: NULL, unknown, destroyed or wrong-kind handles -> BadParm; descriptor
+  set/get/derive rules as the real 3.4/3.5 libraries (cross-checked in tests/live); an
+  activation descriptor must be set before use (the real library crashes otherwise).
+- memory: every tensor/workspace span must lie inside one live allocation (fresh allocations
+  hold NaN bytes, like uninitialised memory); conv x/w/y/workspace must not overlap.
+- alpha/beta: read as ``const float*``, must be 1/0 (conv Find-1.0 execute, activation, BN,
+  forward bias, fused conv args); OpTensor/TransformTensor take any value, beta=0 never reads C.
+- convolution: cross-correlation, groups dividing C and K, x/w/y same dtype (fp16/fp32/bf16),
+  y dims = the forward output dims, all three packed in one layout family; immediate mode
+  checks the solution id and workspace >= its size; Find 1.0 execute needs a prior Find on the
+  handle for that problem and algorithm; Find 2.0 problems copy the conv descriptor, honour the
+  workspace limit / preallocated workspace / results order, overwrite a preallocated output
+  buffer while "benchmarking"; RunSolution checks ids X/W/Y and the workspace size. The used
+  part of every workspace is scribbled with NaN bytes.
+- batchnorm: x fully packed (rank 3..5), x/y (dy/dx) same dims and dtype, parameter
+  descriptors of the mode's shape and a dtype with kernels (fp32, or fp16 for fp16 x),
+  scale/bias/outputs non-NULL, saved/running pairs used only when both pointers are set; the
+  3.5 *Activation calls accept PASTHRU/RELU/CLIPPEDRELU/CLAMP only (spatial).
+- fusion: compile is the applicability test (``fusion_applicable``; UnsupportedOp otherwise);
+  execute needs a compiled plan, the same handle, the plan's input descriptor, args for every
+  op; fused BN-forward always writes saved stats and read-modify-writes the running ones (NULL
+  -> BadParm); fused BN-backward reads the activation's y buffer.
 """
 
 from __future__ import annotations
