@@ -75,7 +75,8 @@ class Owned:
     def handle(self) -> Any:
         """The C handle; raises :class:`PlanClosedError` once closed."""
         if not self._finalizer.alive:
-            raise PlanClosedError(f"MIOpen {self.kind} used after its plan was closed")
+            raise PlanClosedError(f"MIOpen {self.kind} used after it was destroyed (its plan or "
+                                  "its hipdnn.Handle was closed)")
         return self._handle
 
     @property

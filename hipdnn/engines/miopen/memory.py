@@ -155,6 +155,7 @@ class MiopenHandleState:
         else:
             lib.miopenCreate(ctypes.byref(handle))
         self._owned = Owned(lib, handle, "miopenDestroy")
+        self._owned.kind = "handle"
         self.stream = stream or None
 
     @property
