@@ -28,8 +28,17 @@ _OPS = {
 class PointwiseApi(DeviceBase):
     """Mixin: activation, tensor arithmetic and bias."""
 
-    #: Data types ActivationForward/Backward accept (MIOpen's kernels are fp32/fp16-oriented).
+    #: Data types ActivationForward/Backward accept. Upstream's activation solvers (ActivFwdSolver0/1,
+    #: ActivBwdSolver0/1) build their kernels for fp32 and fp16 only, so a bf16 activation most
+    #: likely fails on the real library; set ``(FLOAT, HALF)`` to emulate that. The default still
+    #: accepts bf16 (not verified on hardware; see the H6 report).
     activation_dtypes: tuple[int, ...] = (FLOAT, HALF, BFLOAT16)
+
+    def _check_act_layouts(self, descs: list[TensorDesc], what: str) -> None:
+        # the packed kernel walks memory linearly: packed tensors in different layouts get mixed up
+        if all(d.is_packed for d in descs) and len({d.strides for d in descs}) > 1:
+            raise Status(BAD_PARM, f"{what}: packed tensors in different layouts (strides "
+                                   f"{sorted({d.strides for d in descs})}) would be mixed up by the packed kernel")
 
     def _check_act_dtype(self, desc: TensorDesc, what: str) -> None:
         if desc.dtype not in self.activation_dtypes:
@@ -45,6 +54,7 @@ class PointwiseApi(DeviceBase):
         y = self.set_tensor_desc(a.yDesc, "yDesc")
         require(x.dims == y.dims and x.dtype == y.dtype, "ActivationForward: x and y descriptors differ")
         self._check_act_dtype(x, "ActivationForward")
+        self._check_act_layouts([x, y], "ActivationForward")
         out = activation_forward(act.mode or 0, self.read(x, a.x, "x"), act.alpha, act.beta, act.gamma)
         self.store(y, a.y, out, "y")
 
@@ -57,6 +67,7 @@ class PointwiseApi(DeviceBase):
         require(all(d.dims == descs[0].dims and d.dtype == descs[0].dtype for d in descs),
                 "ActivationBackward: y, dy, x and dx descriptors must agree")
         self._check_act_dtype(descs[0], "ActivationBackward")
+        self._check_act_layouts(descs, "ActivationBackward")
         y, dy, x = (self.read(d, getattr(a, n), n) for d, n in zip(descs, ("y", "dy", "x"), strict=False))
         out = activation_backward(act.mode or 0, dy, x, y, act.alpha, act.beta, act.gamma)
         self.store(descs[3], a.dx, out, "dx")

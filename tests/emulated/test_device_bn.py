@@ -230,6 +230,13 @@ def test_activation_matches_torch(emulated_device: EmulatedDevice, client: Clien
     np.testing.assert_allclose(fetch(dev, dx), tx.grad.numpy(), rtol=1e-5, atol=1e-5)
     with pytest.raises(errors.MIOpenBadParmError):
         lib.miopenActivationForward(h, act, f32(1), x.desc, x.ptr, f32(0.5), y.desc, y.ptr)
+    nhwc = scratch(dev, client, xa.shape, layout="NHWC")
+    with pytest.raises(errors.MIOpenBadParmError):  # packed x and y in different layouts
+        lib.miopenActivationForward(h, act, f32(1), x.desc, x.ptr, f32(0), nhwc.desc, nhwc.ptr)
+    dev.activation_dtypes = (1, 0)  # upstream's fp32/fp16-only activation kernels
+    xb, yb = put(dev, client, xa, 5), scratch(dev, client, xa.shape, 5)
+    with pytest.raises(errors.MIOpenNotImplementedError):
+        lib.miopenActivationForward(h, act, f32(1), xb.desc, xb.ptr, f32(0), yb.desc, yb.ptr)
 
 
 def test_op_tensor_and_forward_bias(emulated_device: EmulatedDevice, client: Client) -> None:
