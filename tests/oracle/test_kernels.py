@@ -295,3 +295,28 @@ def test_conv_large_im2col_uses_threaded_copy(layout: str) -> None:
     assert_close(K.conv_fprop(x, d["w"], *args), d["y"], "conv_fprop", "fp32", what=layout)
     assert_close(K.conv_wgrad(x, dy, d["w"].shape, *args), d["dw"], "conv_wgrad", "fp32",
                  what=layout)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_threaded_kernels_work_in_a_forked_child() -> None:
+    import os
+
+    x = np.random.default_rng(9).normal(size=(8, 8, 128, 128)).astype(np.float32)
+    K.bn_train_forward(x, np.ones(8), np.zeros(8), 1e-5)  # the pool exists in the parent now
+    pid = os.fork()
+    if pid == 0:  # child: must not hang on the parent's (absent) pool threads
+        y = K.bn_train_forward(x, np.ones(8), np.zeros(8), 1e-5)[0]
+        os._exit(0 if np.isfinite(y).all() else 1)
+    import time
+
+    deadline = time.monotonic() + 60
+    while True:  # a regression would hang the child: poll, kill it and fail instead
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child hung in a threaded kernel")
+        time.sleep(0.05)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0

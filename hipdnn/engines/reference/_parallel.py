@@ -26,6 +26,8 @@ def batch_chunks(a: np.ndarray, target: int = 1 << 18) -> list[slice]:
 
 _POOL: list[ThreadPoolExecutor] = []
 _POOL_LOCK = threading.Lock()
+if hasattr(os, "register_at_fork"):  # a forked child has none of the pool's threads
+    os.register_at_fork(after_in_child=_POOL.clear)
 #: Arrays smaller than this run their chunks on the calling thread.
 PARALLEL_MIN_SIZE = 1 << 20
 
