@@ -40,6 +40,11 @@ class PointwiseApi(DeviceBase):
             raise Status(BAD_PARM, f"{what}: packed tensors in different layouts (strides "
                                    f"{sorted({d.strides for d in descs})}) would be mixed up by the packed kernel")
 
+    def _check_act_rank(self, descs: list[TensorDesc], what: str) -> None:
+        # only the packed kernel handles 5-D; the strided one stops at 4 dims (NotImplemented)
+        if not all(d.is_packed for d in descs) and any(len(d.dims) > 4 for d in descs):
+            raise Status(NOT_IMPLEMENTED, f"{what}: activation does not support non-packed tensors of rank > 4")
+
     def _check_act_dtype(self, desc: TensorDesc, what: str) -> None:
         if desc.dtype not in self.activation_dtypes:
             raise Status(NOT_IMPLEMENTED, f"{what}: activation on data type {desc.dtype} is not supported "
@@ -55,6 +60,7 @@ class PointwiseApi(DeviceBase):
         require(x.dims == y.dims and x.dtype == y.dtype, "ActivationForward: x and y descriptors differ")
         self._check_act_dtype(x, "ActivationForward")
         self._check_act_layouts([x, y], "ActivationForward")
+        self._check_act_rank([x, y], "ActivationForward")
         out = activation_forward(act.mode or 0, self.read(x, a.x, "x"), act.alpha, act.beta, act.gamma)
         self.store(y, a.y, out, "y")
 
@@ -68,6 +74,7 @@ class PointwiseApi(DeviceBase):
                 "ActivationBackward: y, dy, x and dx descriptors must agree")
         self._check_act_dtype(descs[0], "ActivationBackward")
         self._check_act_layouts(descs, "ActivationBackward")
+        self._check_act_rank(descs, "ActivationBackward")
         y, dy, x = (self.read(d, getattr(a, n), n) for d, n in zip(descs, ("y", "dy", "x"), strict=False))
         out = activation_backward(act.mode or 0, dy, x, y, act.alpha, act.beta, act.gamma)
         self.store(descs[3], a.dx, out, "dx")

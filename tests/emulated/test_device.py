@@ -221,3 +221,12 @@ def test_test_helpers(emulated_device: EmulatedDevice) -> None:
     dev.fill(ptr, 7.0)
     assert (dev.download(ptr, (24,), np.float32) == 7).all()
     assert np.isnan(dev.download(dev.alloc(8), (2,), np.float32)).all()  # fresh memory is garbage
+
+
+def test_engine_fixture_registers_the_emulated_engine(emulated_device: EmulatedDevice,
+                                                      emulated_miopen_engine: object) -> None:
+    from hipdnn.engines import get_engine
+
+    assert get_engine("MIOPEN_ENGINE") is emulated_miopen_engine
+    lib, hip = emulated_miopen_engine.libraries()  # type: ignore[attr-defined]
+    assert lib is emulated_device.miopen and hip is emulated_device.hip
