@@ -188,6 +188,15 @@ def test_bn_activation_calls_are_3_5_only(emulated_device: EmulatedDevice, clien
     np.testing.assert_allclose(fetch(dev, y), torch.relu(b.torch_train()[1]).detach().numpy(), rtol=4e-3, atol=4e-3)
     with pytest.raises(errors.MIOpenNotImplementedError):  # the kernels implement PASTHRU/RELU/CLIPPEDRELU/CLAMP
         train(client.activation(1, 0.0, 0.0, 0.0))
+    clipped = client.activation(7, 0.8, 0.0, 0.0)
+    est_var = put(dev, client, np.full(b.pdims, 2.0, np.float32))
+    lib.miopenBatchNormForwardInferenceActivation(
+        b.handle, SPATIAL, f32(1), f32(0), b.x.desc, b.x.ptr, y.desc, y.ptr, s, s, s, s, b.scale.ptr, b.bias.ptr,
+        b.rmean.ptr, est_var.ptr, EPS, clipped)
+    want = torch.clamp(torch.nn.functional.batch_norm(
+        torch.from_numpy(b.xa), torch.zeros(3), torch.full((3,), 2.0), torch.from_numpy(b.scale_a.ravel()),
+        torch.from_numpy(b.bias_a.ravel()), training=False, eps=EPS), 0.0, 0.8)
+    np.testing.assert_allclose(fetch(dev, y), want.numpy(), rtol=2e-4, atol=2e-4)
     dx, dscale, dbias = b.out(), b.param(), b.param()
     clamp = client.activation(10, -0.5, 1.0, 0.0)
     lib.miopenBatchNormBackwardActivation(

@@ -314,3 +314,23 @@ def test_in_place_and_workspace_overlap_are_faults(emulated_device: EmulatedDevi
     same_buffer = DevTensor(out.desc, p.x.ptr, out.dims, out.strides, out.dtype)
     with pytest.raises(errors.MIOpenUnknownError):  # y written over x
         _immediate(lib, p, "fwd", same_buffer, _solutions(lib, p, "fwd", out)[2], None, 0)
+
+
+@pytest.mark.parametrize("layout", ["NCDHW", "NDHWC"])
+def test_3d_convolution_matches_torch(emulated_device: EmulatedDevice, client: Client, layout: str) -> None:
+    dev, lib = emulated_device, emulated_device.miopen
+    rng = np.random.default_rng(17)
+    xa, wa = rng.standard_normal((2, 3, 5, 6, 4)).astype(np.float32), rng.standard_normal((4, 3, 3, 2, 3)).astype(np.float32)
+    x, w = put(dev, client, xa, layout=layout), put(dev, client, wa, layout=layout)
+    conv = client.conv((1, 0, 1), (1, 2, 1), (2, 1, 1))
+    y = scratch(dev, client, client.conv_out(conv, x.desc, w.desc), layout=layout)
+    h = client.handle()
+    n = ctypes.c_size_t()
+    lib.miopenConvolutionForwardGetSolutionCount(h, w.desc, x.desc, conv, y.desc, ctypes.byref(n))
+    sols = (miopenConvSolution_t * n.value)()
+    lib.miopenConvolutionForwardGetSolution(h, w.desc, x.desc, conv, y.desc, n.value, ctypes.byref(n), sols)
+    lib.miopenConvolutionForwardImmediate(h, w.desc, w.ptr, x.desc, x.ptr, conv, y.desc, y.ptr, None, 0,
+                                          sols[n.value - 1].solution_id)
+    want = torch.nn.functional.conv3d(torch.from_numpy(xa), torch.from_numpy(wa), stride=(1, 2, 1),
+                                      padding=(1, 0, 1), dilation=(2, 1, 1)).numpy()
+    np.testing.assert_allclose(fetch(dev, y), want, rtol=1e-4, atol=1e-4)
