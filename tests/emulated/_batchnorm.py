@@ -172,6 +172,9 @@ class BatchNormApi(DeviceBase):
         dx = self.set_tensor_desc(a.dxDesc, "dxDesc")
         spatial = self._bn_check(a.bn_mode, x, dy, p, what)
         self._bn_check(a.bn_mode, x, dx, p, what)
+        if spatial and x.dtype == HALF and p.scale.dtype == HALF:
+            # upstream: WORKAROUND_ISSUE_1549_FP16_BUILD_ERROR disables this kernel combination
+            raise Status(NOT_IMPLEMENTED, f"{what}: spatial backward of fp16 x with fp16 parameters")
         act = self._bn_activation(a, spatial) if activation else None
         require(addr(a.bnScale), f"{what}: bnScale must not be NULL")
         require(addr(a.resultBnScaleDiff) and addr(a.resultBnBiasDiff),

@@ -168,6 +168,18 @@ def test_bn_backward_matches_torch(emulated_device: EmulatedDevice, client: Clie
             dx.ptr, s, s, s, s, b.scale.ptr, dscale.ptr, dbias.ptr, EPS, None, None)
 
 
+def test_bn_backward_fp16_params_not_implemented(emulated_device: EmulatedDevice, client: Client) -> None:
+    dev, lib = emulated_device, emulated_device.miopen
+    b = Bn(dev, client, (2, 3, 4, 5), dtype=0)
+    half = client.tensor(0, b.pdims)
+    p16 = put(dev, client, np.ones(b.pdims, np.float32), 0)
+    dx = b.out()
+    with pytest.raises(errors.MIOpenNotImplementedError):
+        lib.miopenBatchNormalizationBackward_V2(
+            b.handle, SPATIAL, f32(1), f32(0), f32(1), f32(0), b.x.desc, b.x.ptr, b.dy.desc, b.dy.ptr, dx.desc,
+            dx.ptr, half, half, half, half, p16.ptr, p16.ptr, p16.ptr, EPS, None, None)
+
+
 def test_bn_activation_calls_are_3_5_only(emulated_device: EmulatedDevice, client: Client) -> None:
     dev, lib = emulated_device, emulated_device.miopen
     b = Bn(dev, client, (4, 3, 5, 6))
