@@ -8,6 +8,7 @@ engine's reason. Built plans are shared through :mod:`hipdnn.plan_cache`.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +46,8 @@ class GraphPlans(GraphExec):
         def key(self) -> int: ...
 
     def _init_plans(self) -> None:
-        self._key: int | None = None
+        self._key: bytes | None = None
+        self._fingerprint: tuple[bytes, dict[str, Any], tuple[Any, ...]] | None = None
         self._candidates: list[tuple[Engine, dict[str, KnobValue] | None]] | None = None
         self._ext_configs: list[tuple[Engine, dict[str, KnobValue]]] = []
         self._reasons: dict[str, str] = {}
@@ -57,6 +59,7 @@ class GraphPlans(GraphExec):
         """The graph changed: forget the operation graph and candidates (plans stay owned)."""
         self._key = None
         self._candidates = None
+        self._forget_bindings()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -66,18 +69,49 @@ class GraphPlans(GraphExec):
     def build_operation_graph(self, handle: Handle | None = None) -> None:
         """Validate and fix the graph's structure key (cudnn-frontend's operation graph)."""
         self._check_open()
-        if handle is not None:
+        if handle is not None and handle is not self._handle:
             self._handle = handle
-        self._key = self.key()
+            self._forget_bindings()
+        self._key = self._structure_key()
 
-    def _graph_key(self) -> int:
+    def _structure_key(self) -> bytes:
+        """Validate (unless nothing changed since the last validation) and return the plan-cache
+        key of the graph's structure: ``graph_to_dict(names=False)``, pickled.
+
+        ``graph_to_dict`` holds everything a JSON round trip needs, so when it (and every name)
+        equals what it was right after the last successful validation, validating again would
+        change nothing: a graph built again is served without re-validation. Any edit (tensor
+        setters, node attributes, new nodes or tensors) changes it and re-validates.
+        Unlike :meth:`key` this is an exact in-process key (no hash, not stable across runs).
+        """
+        from hipdnn.serialize import graph_to_dict
+
+        if self._fingerprint is not None:
+            key, doc, names = self._fingerprint
+            if graph_to_dict(self, names=False) == doc and self._names() == names:  # type: ignore[arg-type]
+                return key
+        self._fingerprint = None
+        self.validate()
+        doc = graph_to_dict(self, names=False)  # type: ignore[arg-type]
+        try:
+            key = pickle.dumps(doc, protocol=5)
+        except Exception:  # an attribute pickle refuses: its repr is exact enough for a key
+            key = repr(doc).encode()
+        self._fingerprint = (key, doc, self._names())
+        return key
+
+    def _names(self) -> tuple[Any, ...]:
+        return (self.name, tuple(t.name for t in self.all_tensors),  # type: ignore[attr-defined]
+                tuple(n.name for n in self.nodes))  # type: ignore[attr-defined]
+
+    def _graph_key(self) -> bytes:
         if self._key is None:
             self.build_operation_graph()
         assert self._key is not None
         return self._key
 
     def _support(self, engine: Engine) -> str | None:
-        ck = (self._graph_key(), engine.engine_id, "support", self.handle.serial)
+        ck = (self._graph_key(), engine.cache_token, "support", self.handle.serial)
         found, reason = plan_cache.answer(ck)
         if not found:
             try:
@@ -190,21 +224,24 @@ class GraphPlans(GraphExec):
 
     def get_knobs_for_engine(self, engine_id: int | str) -> list[Knob]:
         """The knobs ``engine_id`` offers for this graph (id, type, default, constraint, help)."""
-        engine = self._engine(engine_id)
+        return list(self._knobs(self._engine(engine_id)))
+
+    def _knobs(self, engine: Engine) -> list[Knob]:
+        """The engine's (cached) knob list for this graph; do not mutate it."""
         reason = self._support(engine)
         if reason is not None:
             raise GraphNotSupportedError(f"engine {engine.name} does not apply to graph "
                                          f"{self.name!r}", {engine.name: reason})
-        ck = (self._graph_key(), engine.engine_id, "knobs", self.handle.serial)
+        ck = (self._graph_key(), engine.cache_token, "knobs", self.handle.serial)
         found, knobs = plan_cache.answer(ck)
         if not found:
             knobs = list(engine.get_knobs(self, self.handle))  # type: ignore[arg-type]
             plan_cache.store_answer(ck, knobs)
-        return list(knobs)
+        return knobs
 
     def _resolve_knobs(self, engine: Engine,
                        settings: KnobSettings) -> dict[str, KnobValue]:
-        knobs = {k.id: k for k in self.get_knobs_for_engine(engine.engine_id)}
+        knobs = {k.id: k for k in self._knobs(engine)}
         if settings is None:
             pairs: list[tuple[str, Any]] = []
         elif isinstance(settings, Mapping):
@@ -242,7 +279,7 @@ class GraphPlans(GraphExec):
 
     def _build_one(self, engine: Engine, knobs: dict[str, KnobValue] | None) -> ExecutionPlan:
         values = self._resolve_knobs(engine, None) if knobs is None else knobs
-        ck = (self._graph_key(), engine.engine_id, tuple(sorted(values.items())),
+        ck = (self._graph_key(), engine.cache_token, tuple(sorted(values.items())),
               self.handle.serial)
         plan = plan_cache.acquire(ck)
         if plan is None:
@@ -315,6 +352,7 @@ class GraphPlans(GraphExec):
         plan = self._plan(index)
         self._plans.remove(plan)
         self._plans.insert(0, plan)
+        self._forget_bindings()
 
     @property
     def plans(self) -> list[ExecutionPlan]:
@@ -323,6 +361,7 @@ class GraphPlans(GraphExec):
 
     # -- ownership -----------------------------------------------------------------------------
     def _release_plans(self) -> None:
+        self._forget_bindings()
         plans, self._plans = self._plans, []
         for plan in plans:
             plan_cache.release(plan)

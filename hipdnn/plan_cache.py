@@ -1,7 +1,9 @@
 """Process-wide cache of built plans and of engine answers, keyed by graph structure.
 
-Keys are ``(graph.key(), engine_id, knob settings, handle serial)``, so building a graph with
-the same structure again reuses the plan instead of rebuilding it. Graphs hold references to
+Keys are ``(graph.key(), engine.cache_token, knob settings, handle serial)``, so building a graph
+with the same structure again reuses the plan instead of rebuilding it. ``cache_token`` is
+``(engine_id, serial of the engine object)``: two engine objects of the same name (e.g. an
+emulated MIOpen 3.4 and 3.5 MIOPEN_ENGINE) never share plans or answers. Graphs hold references to
 the plans they use; an evicted plan is closed once no graph holds it.
 """
 
@@ -106,7 +108,11 @@ class PlanCache:
 
 
 def _engine_of(key: Hashable) -> Any:
-    return key[1] if isinstance(key, tuple) and len(key) > 1 else None
+    """The engine id in a key (its second item is ``(engine_id, serial)`` or an engine id)."""
+    if not isinstance(key, tuple) or len(key) < 2:
+        return None
+    engine = key[1]
+    return engine[0] if isinstance(engine, tuple) and engine else engine
 
 
 #: The process-wide cache used by every Graph.

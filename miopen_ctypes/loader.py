@@ -26,7 +26,7 @@ from .capabilities import Capabilities
 from .errors import MIOpenNotFoundError, check_status
 from .prototypes import PROTOTYPES, required_handles
 
-__all__ = ["MIOPEN_SPEC", "MIOpenLibrary", "load"]
+__all__ = ["DISCOVERY_ENV", "MIOPEN_SPEC", "MIOpenLibrary", "load"]
 
 MIOPEN_SPEC = LibrarySpec(
     env_var="HIPDNN_MIOPEN_LIBRARY",
@@ -36,6 +36,8 @@ MIOPEN_SPEC = LibrarySpec(
     rocm_sdk_name="miopen",
     probe_symbol="miopenGetVersion",
 )
+
+_PLAIN = (int, float, bool)
 
 
 class MIOpenLibrary(BoundLibrary):
@@ -105,27 +107,83 @@ class MIOpenLibrary(BoundLibrary):
             return text.decode("utf-8", "replace")
         return str(text) if text else None
 
+    def prepare_call(self, name: str, *args: Any) -> tuple[Any, tuple[Any, ...]]:
+        """``(cfunc, cargs)`` such that ``cfunc(*cargs)`` is ``lib.<name>(*args)`` minus the checks.
+
+        For callers that repeat one call with the same arguments (bound plans): the arity and
+        NULL-handle checks of ``lib.<name>`` run here, once; Python ints, floats and ``None``
+        are converted to their ``argtypes`` instances once, so each later call only crosses
+        ctypes. ``cfunc`` is the bound ctypes function itself, so a failing status still raises
+        (its ``errcheck``). A symbol the library lacks raises ``MIOpenVersionError`` here.
+        """
+        proto = PROTOTYPES[name]
+        cfunc = self.cfunc(name)
+        if cfunc is None:
+            getattr(self, name)(*args)  # the stub raises MIOpenVersionError
+        if len(args) != len(proto.argtypes):
+            raise TypeError(f"{name} takes {len(proto.argtypes)} arguments, {len(args)} given")
+        for index, parameter, ctype in required_handles(proto):
+            value = args[index]
+            if value is None or (isinstance(value, proto.argtypes[index]) and not value):
+                from .errors import NullArgumentError
+
+                raise NullArgumentError(name, parameter, ctype)
+        converted = tuple(
+            argtype(value)
+            if issubclass(argtype, ctypes._SimpleCData) and (value is None or type(value) in _PLAIN
+                                                            or isinstance(value, int))
+            else value
+            for argtype, value in zip(proto.argtypes, args, strict=True)
+        )
+        return cfunc, converted
+
     def _raise_status(self, function: str, status: int) -> None:
         check_status(function, status, self.error_string(status))
 
 
-_cache: dict[str | None, MIOpenLibrary] = {}
+#: Loaded libraries (key: path or None) and remembered failures (key: ``_failure_key``).
+_cache: dict[Any, Any] = {}
 _lock = threading.Lock()
+#: Environment variables that steer discovery: a change of any of them retries a failed search.
+DISCOVERY_ENV = ("HIPDNN_MIOPEN_LIBRARY", "ROCM_PATH", "HIP_PATH")
+#: Bumped by ``load(refresh=True)``; engines compare it to forget their own remembered failures.
+generation = 0
 
 
-def load(path: str | os.PathLike[str] | None = None) -> MIOpenLibrary:
+def _failure_key(key: str | None) -> tuple[Any, ...]:
+    return ("not found", key, *(os.environ.get(var) for var in DISCOVERY_ENV))
+
+
+def load(path: str | os.PathLike[str] | None = None, *, refresh: bool = False) -> MIOpenLibrary:
     """Find, load and bind MIOpen once per process (per ``path``).
 
     Order: ``path``; else ``$HIPDNN_MIOPEN_LIBRARY``; else a copy already loaded in the process,
     TheRock wheels (``rocm_sdk``), ``$ROCM_PATH``/``$HIP_PATH``//opt/rocm, the bare soname.
     Raises ``MIOpenNotFoundError`` listing every place tried and why it failed.
+
+    A failed search is remembered too (the same error is raised again without touching the
+    file system) until one of :data:`DISCOVERY_ENV` changes or ``refresh=True`` is passed,
+    e.g. after installing ROCm or loading MIOpen through another package in this process.
     """
+    global generation
     key = None if path is None else os.fspath(path)
     with _lock:
+        if refresh:
+            generation += 1
+            for k in [k for k in _cache if isinstance(k, tuple) and k[1] == key]:
+                del _cache[k]
         cached = _cache.get(key)
         if cached is not None:
             return cached
-        cdll, where = load_first(MIOPEN_SPEC, key, MIOpenNotFoundError)
+        failed_key = _failure_key(key)
+        failed = _cache.get(failed_key)
+        if failed is not None:
+            raise MIOpenNotFoundError(failed.attempts)
+        try:
+            cdll, where = load_first(MIOPEN_SPEC, key, MIOpenNotFoundError)
+        except MIOpenNotFoundError as exc:
+            _cache[failed_key] = exc
+            raise
         library = MIOpenLibrary.from_cdll(cdll, where)
         _cache[key] = library
         return library

@@ -11,6 +11,7 @@ True
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -213,6 +214,21 @@ class ExecutionPlan(ABC):
         """Run the plan. ``buffers`` maps uid -> Buffer (hipdnn.interop); ``workspace`` is a
         Buffer or None when ``workspace_size`` is 0."""
 
+    def bind(self, buffers: Mapping[int, Any], workspace: Any,
+             handle: Handle | None) -> Callable[[], None]:
+        """A callable that re-runs :meth:`execute` with these buffers (validated by the caller).
+
+        Engines override it to prebuild their calls so each run costs little more than the
+        calls themselves; the callable must still raise :class:`PlanClosedError` once the plan
+        is closed. The default simply closes over ``execute`` (which checks that).
+        """
+        self.check_open()
+        execute = self.execute
+
+        def run() -> None:
+            execute(buffers, workspace, handle)
+        return run
+
     def close(self) -> None:
         """Release the plan's resources. Idempotent."""
         self._closed = True
@@ -278,8 +294,22 @@ class Engine(ABC):
 
     @property
     def engine_id(self) -> int:
-        """``fnv1a_64(self.name)``."""
-        return fnv1a_64(self.name)
+        """``fnv1a_64(self.name)`` (memoized per name)."""
+        memo = self.__dict__.get("_hipdnn_id")
+        name = self.name
+        if memo is None or memo[0] != name:
+            memo = self.__dict__["_hipdnn_id"] = (name, fnv1a_64(name))
+        return memo[1]
+
+    @property
+    def cache_token(self) -> tuple[int, int]:
+        """``(engine_id, serial of this engine object)``: the plan cache keys plans and answers
+        on it, so two engine objects of the same name (e.g. MIOPEN_ENGINE over MIOpen 3.4 and
+        over 3.5) never share them."""
+        token = self.__dict__.get("_hipdnn_token")
+        if token is None or token[0] != self.engine_id:
+            token = self.__dict__["_hipdnn_token"] = (self.engine_id, next(_TOKENS))
+        return token
 
     @abstractmethod
     def check_support(self, graph: Graph, handle: Handle | None) -> str | None:
@@ -299,6 +329,8 @@ class Engine(ABC):
 
 
 _REGISTRY: dict[int, Engine] = {}
+_ORDERED: list[tuple[int, Engine]] | None = None  # registry() order, rebuilt after a change
+_TOKENS = itertools.count(1)
 _LOCK = threading.Lock()
 
 
@@ -308,8 +340,10 @@ def register(engine: Engine) -> Engine:
         raise TypeError(f"register() takes an Engine instance, got {type(engine).__name__}")
     if not engine.name:
         raise ValueError(f"{type(engine).__name__} has no name")
+    global _ORDERED
     with _LOCK:
         _REGISTRY[engine.engine_id] = engine
+        _ORDERED = None
     _forget(engine.engine_id)
     return engine
 
@@ -322,8 +356,10 @@ def unregister(engine: Engine | str | int) -> None:
         key = fnv1a_64(engine)
     else:
         key = int(engine)
+    global _ORDERED
     with _LOCK:
         _REGISTRY.pop(key, None)
+        _ORDERED = None
     _forget(key)
 
 
@@ -340,10 +376,14 @@ def registry() -> dict[int, Engine]:
     """A snapshot of the registered engines, id -> engine, ordered by (rank, name)."""
     from hipdnn.engines import load_builtin_engines
 
+    global _ORDERED
     load_builtin_engines()
-    with _LOCK:
-        engines = sorted(_REGISTRY.values(), key=lambda e: (e.rank, e.name))
-    return {e.engine_id: e for e in engines}
+    ordered = _ORDERED
+    if ordered is None:
+        with _LOCK:
+            engines = sorted(_REGISTRY.values(), key=lambda e: (e.rank, e.name))
+            ordered = _ORDERED = [(e.engine_id, e) for e in engines]
+    return dict(ordered)
 
 
 def get_engine(engine: int | str) -> Engine:

@@ -12,7 +12,7 @@ from hipdnn.engines.miopen.descriptors import ActivationDesc, Resources, TensorD
 from hipdnn.engines.miopen.fusion import ONE, ZERO, FusionPlan
 from hipdnn.engines.miopen.memory import copy, tensor_nbytes
 from hipdnn.engines.miopen.patterns import Match, Row
-from hipdnn.engines.miopen.runtime import Arena, Ctx, Runner
+from hipdnn.engines.miopen.runtime import Arena, Call, Ctx, Runner
 from miopen_ctypes.enums import miopenBatchNormMode_t
 
 __all__ = [
@@ -68,6 +68,15 @@ class BnInferenceRunner(Runner):
         self.channels = int(m.t["x"].dim[1])
         self.inv = m.row == Row.BN_INFERENCE_INV
         self.workspace_size = self.channels * 4 if self.inv else 0
+
+    def calls(self, ctx: Ctx) -> list[Call] | None:
+        if self.inv:  # host work (the derived variance) between calls
+            return None
+        p, q = ctx.ptr, self.p.raw
+        return [("miopenBatchNormalizationForwardInference_V2",
+                 (ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p["x"], self.y.raw, p["y"],
+                  q, q, q, q, p["scale"], p["bias"], p["mean"], p["variance"],
+                  ctx.scalars["epsilon"]))]
 
     def run(self, ctx: Ctx) -> None:
         p, q = ctx.ptr, self.p.raw

@@ -14,6 +14,7 @@ from typing import Any
 from hipdnn.engines.miopen.descriptors import ConvDesc, Owned, Resources, TensorDesc
 from hipdnn.engines.miopen.memory import DeviceBlock
 from hipdnn.engines.miopen.patterns import Row
+from hipdnn.engines.miopen.runtime import Call
 from hipdnn.errors import ExecutionError, KnobError
 from hipdnn.shapes import packed_strides
 from miopen_ctypes import types as mt
@@ -151,6 +152,22 @@ class ConvOp:
             args[i].id, args[i].buffer = int(tid), ptrs[role]
         self.lib.miopenRunSolution(handle, self._solution.raw, 3, args,
                                    ws or None, self._solution_ws)
+
+    def calls(self, handle: Any, ptrs: Mapping[str, int], ws: int) -> list[Call] | None:
+        """The call :meth:`run` makes (None before Find 2.0 has chosen a solution)."""
+        a, b, c = self.direction.roles
+        if self.benchmarking == 0:
+            da, db, conv, dc = self._quad()
+            return [(self.direction.prefix + "Immediate",
+                     (handle, da, ptrs[a], db, ptrs[b], conv, dc, ptrs[c], ws or None,
+                      self.workspace_size, self.solution_id))]
+        if self._solution is None:
+            return None
+        args = (mt.miopenTensorArgument_t * 3)()
+        for i, (role, tid) in enumerate(zip(self.direction.roles, self.direction.find_ids, strict=False)):
+            args[i].id, args[i].buffer = int(tid), ptrs[role]
+        return [("miopenRunSolution", (handle, self._solution.raw, 3, args, ws or None,
+                                       self._solution_ws))]
 
     def _find(self, handle: Any, ptrs: Mapping[str, int], ws: int, ws_size: int) -> None:
         """Find 2.0 with tuning; the output is a scratch copy so find never writes user data."""

@@ -10,7 +10,7 @@ from hipdnn.engines.miopen.conv import DIRECTIONS, ConvOp
 from hipdnn.engines.miopen.descriptors import ActivationDesc, Resources, TensorDesc
 from hipdnn.engines.miopen.fusion import ONE, ZERO, FusionPlan
 from hipdnn.engines.miopen.patterns import Match, Row
-from hipdnn.engines.miopen.runtime import ALIGN, Arena, Ctx, Runner
+from hipdnn.engines.miopen.runtime import ALIGN, Arena, Call, Ctx, Runner
 from hipdnn.shapes import packed_strides
 from hipdnn.types import DataType
 from miopen_ctypes.enums import miopenTensorOp_t
@@ -44,6 +44,9 @@ class ConvRunner(Runner):
 
     def run(self, ctx: Ctx) -> None:
         self.op.run(ctx.handle, ctx.ptr, ctx.ws, ctx.ws_size)
+
+    def calls(self, ctx: Ctx) -> list[Call] | None:
+        return self.op.calls(ctx.handle, ctx.ptr, ctx.ws)
 
 
 class ConvBiasActRunner(Runner):
@@ -81,6 +84,32 @@ class ConvBiasActRunner(Runner):
         nbytes = (1 + sum((d - 1) * s for d, s in zip(cy.dim, packed_strides(cy.dim, m.layout), strict=False)))
         self.arena.reserve("conv_y", nbytes * DataType(x.data_type).itemsize)
         self.workspace_size = -(-self.arena.size // ALIGN) * ALIGN
+
+    def calls(self, ctx: Ctx) -> list[Call] | None:
+        p = ctx.ptr
+        a = self.m.activation
+        assert a is not None
+        if self.fusion is not None:
+            assert self.fusion.args is not None
+            args = self.fusion.args.raw
+            out: list[Call] = [("miopenSetOpArgsConvForward", (args, self.conv_op, ONE, ZERO, p["w"]))]
+            if self.bias_op is not None:
+                out.append(("miopenSetOpArgsBiasForward", (args, self.bias_op, ONE, ZERO, p["bias"])))
+            out.append(("miopenSetOpArgsActivForward",
+                        (args, self.act_op, ONE, ZERO, a.alpha, a.beta, a.gamma)))
+            out.append(self.fusion.execute_call(ctx.handle, self.x, p["x"], self.y, p["y"], ctx.ws))
+            return out
+        cy = self.arena.at(ctx, "conv_y")
+        conv = self.op.calls(ctx.handle, {"x": p["x"], "w": p["w"], "y": cy}, ctx.ws)
+        if conv is None:
+            return None
+        if self.bias is not None:
+            conv.append(("miopenOpTensor", (ctx.handle, miopenTensorOp_t.miopenTensorOpAdd, ONE,
+                                            self.cy.raw, cy, ONE, self.bias.raw, p["bias"], ZERO,
+                                            self.cy.raw, cy)))
+        conv.append(("miopenActivationForward", (ctx.handle, self.act.raw, ONE, self.cy.raw, cy,
+                                                 ZERO, self.y.raw, p["y"])))
+        return conv
 
     def run(self, ctx: Ctx) -> None:
         lib, p = self.lib, ctx.ptr

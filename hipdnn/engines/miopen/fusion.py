@@ -99,6 +99,17 @@ class FusionPlan:
         self._outer.add(self._res)
         return True
 
+    def execute_call(self, handle: Any, in_desc: TensorDesc, x: int, out_desc: TensorDesc, y: int,
+                     ws: int) -> tuple[str, tuple[Any, ...]]:
+        """The call :meth:`execute` makes, as ``(C name, arguments)``."""
+        assert self.args is not None
+        if self.lib.capabilities.has("miopenExecuteFusionPlan_v2"):
+            return ("miopenExecuteFusionPlan_v2",
+                    (handle, self.plan.raw, in_desc.raw, x, out_desc.raw, y, self.args.raw,
+                     ws if self.workspace_size else None, self.workspace_size))
+        return ("miopenExecuteFusionPlan",
+                (handle, self.plan.raw, in_desc.raw, x, out_desc.raw, y, self.args.raw))
+
     def execute(self, handle: Any, in_desc: TensorDesc, x: int, out_desc: TensorDesc, y: int,
                 ws: int) -> None:
         """miopenExecuteFusionPlan_v2 (with exactly the queried workspace) or miopenExecuteFusionPlan."""

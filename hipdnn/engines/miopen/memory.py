@@ -157,6 +157,8 @@ class MiopenHandleState:
         self._owned = Owned(lib, handle, "miopenDestroy")
         self._owned.kind = "handle"
         self.stream = stream or None
+        #: True once :meth:`close` ran (bound plans check this plain flag on every run).
+        self.closed = False
 
     @property
     def handle(self) -> Any:
@@ -177,6 +179,7 @@ class MiopenHandleState:
 
     def close(self) -> None:
         """miopenDestroy (idempotent)."""
+        self.closed = True
         self._owned.close()
 
 

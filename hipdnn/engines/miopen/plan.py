@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hipdnn.engines.base import ExecutionPlan, KnobValue
@@ -12,7 +12,7 @@ from hipdnn.engines.miopen.errors import MiopenExecutionError, translating
 from hipdnn.engines.miopen.memory import MiopenHandleState, Staging, check_workspace, scalar_value
 from hipdnn.engines.miopen.patterns import Match
 from hipdnn.engines.miopen.runtime import Ctx, Runner
-from hipdnn.errors import VariantPackError
+from hipdnn.errors import PlanClosedError, VariantPackError
 from miopen_ctypes.errors import MIOpenError
 
 if TYPE_CHECKING:
@@ -27,6 +27,55 @@ SCALAR_ROLES = ("epsilon", "momentum")
 
 def _close_all(res: Resources) -> None:
     res.close()
+
+
+def _refuse(plan: MiopenPlan) -> None:
+    plan.check_open()
+    raise PlanClosedError(f"execution plan {plan.name!r}: its MIOpen handle was destroyed (the "
+                          "hipdnn.Handle was closed); bind again on an open handle")
+
+
+def _bound_runner(plan: MiopenPlan, state: MiopenHandleState, ctx: Ctx,
+                  prepared: tuple[tuple[Any, tuple[Any, ...]], ...] | None) -> Callable[[], None]:
+    """The hot loop of a bound plan: two open checks, then the prebuilt ctypes calls.
+
+    The closure holds ``state`` (so its MIOpen handle is destroyed only by ``close()``, which
+    sets ``state.closed``) and the plan (whose objects are destroyed only by ``close()``)."""
+    operation = plan.operation
+    if prepared is None:
+        run_row = plan.runner.run
+
+        def run_runner() -> None:
+            if plan._closed or state.closed:
+                _refuse(plan)
+            try:
+                run_row(Ctx(ctx.handle, ctx.ptr, ctx.scalars, ctx.ws, ctx.ws_size, state.stream))
+            except MIOpenError as exc:
+                raise MiopenExecutionError(operation, getattr(exc, "function", "?"), exc) from exc
+        return run_runner
+    if len(prepared) == 1:
+        ((cfunc, cargs),) = prepared
+
+        def run_one() -> None:
+            if plan._closed or state.closed:
+                _refuse(plan)
+            try:
+                cfunc(*cargs)
+            except MIOpenError as exc:
+                raise MiopenExecutionError(operation, getattr(exc, "function", "?"), exc) from exc
+        run_one.prepared = prepared  # type: ignore[attr-defined]  # (cfunc, cargs): benchmarks
+        return run_one
+
+    def run_calls() -> None:
+        if plan._closed or state.closed:
+            _refuse(plan)
+        try:
+            for cfunc, cargs in prepared:
+                cfunc(*cargs)
+        except MIOpenError as exc:
+            raise MiopenExecutionError(operation, getattr(exc, "function", "?"), exc) from exc
+    run_calls.prepared = prepared  # type: ignore[attr-defined]
+    return run_calls
 
 
 class MiopenPlan(ExecutionPlan):
@@ -102,6 +151,44 @@ class MiopenPlan(ExecutionPlan):
                 raise MiopenExecutionError(self.operation, getattr(exc, "function", "?"), exc) from exc
             return
         self._execute_staged(buffers, workspace, state, scalars)
+
+    def bind(self, buffers: Mapping[int, Any], workspace: Any,
+             handle: Handle | None) -> Callable[[], None]:
+        """A callable re-running the plan on these buffers with prebuilt ctypes arguments.
+
+        Checked once, here: the plan is open, the workspace is large enough, every tensor is in
+        ``buffers``, scalars have values, the MIOpen handle is alive, the calls' NULL rules.
+        Each call then checks only that the plan and its MIOpen handle are still open and makes
+        the row's ctypes calls (:meth:`Runner.calls`); rows with host work between calls (the
+        derived variance, running-stat copies, Find 2.0 before its first run) call the runner.
+        Host (CPU) buffers are staged on every call, exactly as :meth:`execute` does.
+        """
+        self.check_open()
+        size = self.workspace_size
+        if size:
+            check_workspace(workspace, size)
+        self._missing(buffers)
+        values = [buffers[uid] for _, uid, _, _ in self._io]
+        host = any(type(v) is not int and v.device == "cpu" for v in values) or (
+            workspace is not None and type(workspace) is not int and workspace.device == "cpu")
+        if host:
+            execute = self.execute
+
+            def staged() -> None:
+                execute(buffers, workspace, handle)
+            return staged
+        state = self._state_for(handle)
+        scalars = {**self._baked, **{role: scalar_value(t, buffers, f"{self.operation}: {role}")
+                                     for role, t in self._scalars}}
+        ptr = {role: (v if type(v) is int else v.ptr) for (role, _, _, _), v in
+               zip(self._io, values, strict=True)}
+        ws = 0 if workspace is None else (workspace if type(workspace) is int else workspace.ptr)
+        ctx = Ctx(state.handle, ptr, scalars, ws, size, state.stream)
+        with translating(self.operation):
+            planned = self.runner.calls(ctx)
+            prepared = (None if planned is None else
+                        tuple(state.lib.prepare_call(name, *args) for name, args in planned))
+        return _bound_runner(self, state, ctx, prepared)
 
     def _missing(self, buffers: Mapping[int, Any]) -> None:
         for role, uid, t, _ in self._io:

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ALIGN", "Arena", "Ctx", "Runner"]
+__all__ = ["ALIGN", "Arena", "Call", "Ctx", "Runner"]
+
+#: One prebuildable MIOpen call: (C name, arguments as ``lib.<name>`` takes them).
+Call = tuple[str, tuple[Any, ...]]
 
 #: Alignment of every block carved from the workspace (bytes).
 ALIGN = 256
@@ -53,3 +56,9 @@ class Runner:
     def run(self, ctx: Ctx) -> None:  # pragma: no cover - abstract
         """Issue the calls."""
         raise NotImplementedError
+
+    def calls(self, ctx: Ctx) -> list[Call] | None:
+        """The MIOpen calls ``run(ctx)`` makes, in order, when they depend on nothing but ``ctx``
+        (no host work, no lazy setup between them): a bound plan prebuilds and replays them.
+        None (the default) means "not prebuildable": bound plans then call :meth:`run`."""
+        return None
