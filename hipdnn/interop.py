@@ -315,6 +315,8 @@ def resolve(value: object, *, default_device: str = "gpu") -> Buffer:
     >>> resolve(0x1000, default_device="cpu").device
     'cpu'
     """
+    if type(value) is int and value >= 0:  # the common raw pointer, first
+        return Buffer(ptr=value, device=default_device, kind="int", device_known=False)
     if isinstance(value, Buffer):
         return value
     if isinstance(value, (bool, np.bool_)):
@@ -372,6 +374,8 @@ def check_against(buffer: Buffer, tensor: Any, where: str) -> None:
     element-to-offset map over the axes of size > 1). Zero-size and non-finite data are fine.
     ``where`` prefixes the message (e.g. ``"execute: variant pack"``).
     """
+    if buffer.scalar is None and buffer.dtype is None and buffer.shape is None:
+        return  # a raw pointer reveals nothing to check
     label = f"{where}: {_label(tensor)}"
     dim, stride = _geometry(tensor)
     if buffer.scalar is not None:

@@ -328,3 +328,39 @@ def test_prepare_call_checks_once_and_converts(no_discovery_env: pytest.MonkeyPa
         lib.prepare_call("miopenSetTensor", handle, desc)
     with pytest.raises(MIOpenVersionError):
         lib.prepare_call("miopenCreate", None)
+
+
+def test_engine_remembers_a_missing_library(no_discovery_env: pytest.MonkeyPatch,
+                                            tmp_path: Path) -> None:
+    from hipdnn.engines.miopen import MiopenEngine
+
+    searches: list[int] = []
+
+    def missing() -> object:
+        searches.append(1)
+        raise MIOpenNotFoundError([("default ROCm prefix: /opt/rocm/lib/libMIOpen.so.1",
+                                    "no such file")])
+
+    engine = MiopenEngine(missing)
+    graphs = []
+    for size in (8, 9):  # two seed-row graphs (conv fprop, FP32 NCHW)
+        g = Graph(io_data_type=F, compute_data_type=F)
+        y = g.conv_fprop(g.tensor(dim=[1, 4, size, size]), g.tensor(dim=[4, 4, 3, 3]),
+                         padding=[1, 1])
+        y.set_output(True)
+        graphs.append(g.validate())
+    reasons = {engine.check_support(g, None) for g in graphs for _ in range(2)}
+    assert reasons == {"MIOpen library not found: tried default ROCm prefix: "
+                       "/opt/rocm/lib/libMIOpen.so.1"}
+    assert searches == [1]  # asked four times, searched once
+    no_discovery_env.setenv("ROCM_PATH", str(tmp_path))
+    assert engine.check_support(graphs[0], None) is not None
+    assert searches == [1, 1]  # a discovery variable changed: searched again
+    from hipdnn.engines.miopen.engine import Unavailable
+
+    with pytest.raises(Unavailable):
+        engine.libraries(refresh=True)
+    assert len(searches) == 3
+    no_discovery_env.setattr(loader, "generation", loader.generation + 1)
+    assert engine.check_support(graphs[0], None) is not None
+    assert len(searches) == 4

@@ -68,6 +68,16 @@ def _default_hip() -> Any:
     return load_hip()
 
 
+def _discovery_state() -> tuple[Any, ...]:
+    """What a library search depends on: the discovery variables and load(refresh=True) calls."""
+    import os
+
+    from miopen_ctypes import loader
+
+    return (loader.generation, *(os.environ.get(v) for v in (*loader.DISCOVERY_ENV,
+                                                             "HIPDNN_HIP_LIBRARY")))
+
+
 def _short(exc: BaseException) -> str:
     attempts = getattr(exc, "attempts", None)
     if attempts:
@@ -106,25 +116,41 @@ class MiopenEngine(Engine):
         self._miopen_loader = miopen_loader or _default_miopen
         self._hip_loader = hip_loader or _default_hip
         self._libs: tuple[Any, Any] | None = None
+        self._failed: tuple[Any, str] | None = None  # (discovery state, reason) of a failed load
         self._lock = threading.Lock()
         self._key = ("MIOPEN_ENGINE", next(_serials))
 
     # ------------------------------------------------------------------------- libraries/handle
-    def libraries(self) -> tuple[Any, Any]:
-        """(MIOpenLibrary, HipLibrary), loaded on first use; raises :class:`Unavailable`."""
+    def libraries(self, *, refresh: bool = False) -> tuple[Any, Any]:
+        """(MIOpenLibrary, HipLibrary), loaded on first use; raises :class:`Unavailable`.
+
+        A failure is remembered: asking again raises the same reason without searching the
+        file system, until a discovery variable (``HIPDNN_MIOPEN_LIBRARY``,
+        ``HIPDNN_HIP_LIBRARY``, ``ROCM_PATH``, ``HIP_PATH``) changes, ``miopen_ctypes.load(
+        refresh=True)`` is called, or ``refresh=True`` is passed here.
+        """
         if self._libs is None:
             with self._lock:
                 if self._libs is None:
-                    try:
-                        lib = self._miopen_loader()
-                    except Exception as exc:
-                        raise Unavailable(f"MIOpen library not found: {_short(exc)}") from exc
-                    try:
-                        hip = self._hip_loader()
-                    except Exception as exc:
-                        raise Unavailable(f"HIP runtime not found: {_short(exc)}") from exc
-                    self._libs = (lib, hip)
+                    self._libs = self._load(refresh)
         return self._libs
+
+    def _load(self, refresh: bool) -> tuple[Any, Any]:
+        failed, key = self._failed, _discovery_state()
+        if failed is not None and failed[0] == key and not refresh:
+            raise Unavailable(failed[1])
+        self._failed = None
+        try:
+            lib = self._miopen_loader()
+        except Exception as exc:
+            self._failed = (key, f"MIOpen library not found: {_short(exc)}")
+            raise Unavailable(self._failed[1]) from exc
+        try:
+            hip = self._hip_loader()
+        except Exception as exc:
+            self._failed = (key, f"HIP runtime not found: {_short(exc)}")
+            raise Unavailable(self._failed[1]) from exc
+        return lib, hip
 
     def handle_state(self, handle: Handle | None) -> MiopenHandleState:
         """The MIOpen handle of ``handle`` (the default handle when None), created on first use."""
