@@ -50,8 +50,9 @@ class BoundExecution:
     """A variant pack bound to a graph's selected plan: calling it runs the plan again.
 
     Made by :meth:`GraphExec.bind`. Everything that does not change between runs was checked
-    at bind time (tensors, dtypes, shapes, workspace size, scalars); a call only checks that
-    the graph and the plan are still open, then makes the plan's calls. The bound objects
+    at bind time (tensors, dtypes, shapes, workspace size; scalar values given in the pack are
+    fixed then too); a call only checks that the graph and the plan are still open, then makes
+    the plan's calls. The bound objects
     (arrays, pointers, workspace) are kept alive by the binding; their contents may change
     between calls, their addresses must not. Calling after ``graph.close()`` or after the
     plan was closed raises :class:`~hipdnn.errors.PlanClosedError`.
@@ -214,10 +215,14 @@ class GraphExec:
         if not isinstance(variant_pack, Mapping) or not _plain(variant_pack, workspace):
             return None
         bound = self.bind(variant_pack, workspace, handle)
-        if len(self._fast) >= FAST_PACKS:
-            self._fast.pop(next(iter(self._fast)))
+        fast = self._fast
+        if len(fast) >= FAST_PACKS:
+            try:  # drop the oldest; another thread may be doing the same
+                del fast[next(iter(fast))]
+            except (RuntimeError, StopIteration, KeyError):
+                fast.clear()
         # the graph's close()/rebuild clears these, so the plan's own callable is enough here
-        self._fast[(tuple(variant_pack.items()), workspace, handle)] = bound._run
+        fast[(tuple(variant_pack.items()), workspace, handle)] = bound._run
         return bound
 
     def bind(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
