@@ -24,6 +24,14 @@ from hipdnn.tensor import Tensor
 from hipdnn.types import DataType, to_data_type
 from hipdnn.validation import validate_graph
 
+
+def _dtype_arg(value: Any, what: str) -> DataType:
+    """to_data_type, with the error naming the Graph argument (io_data_type, ...)."""
+    try:
+        return to_data_type(value)
+    except ValidationError as exc:
+        raise ValidationError(f"Graph {what}: {exc}") from None
+
 if TYPE_CHECKING:
     from types import TracebackType
 
@@ -69,9 +77,9 @@ class Graph(GraphOps, GraphPlans):
             raise ValidationError("dynamic / override shapes are not supported: build one graph "
                                   "per shape (rebuilds are served from the plan cache)")
         self.name = str(name)
-        self.io_data_type: DataType = to_data_type(io_data_type)
-        self.intermediate_data_type: DataType = to_data_type(intermediate_data_type)
-        self.compute_data_type: DataType = to_data_type(compute_data_type)
+        self.io_data_type: DataType = _dtype_arg(io_data_type, "io_data_type")
+        self.intermediate_data_type: DataType = _dtype_arg(intermediate_data_type, "intermediate_data_type")
+        self.compute_data_type: DataType = _dtype_arg(compute_data_type, "compute_data_type")
         self.nodes: list[Node] = []
         self.all_tensors: list[Tensor] = []
         self.tensors: dict[int, Tensor] = {}
@@ -86,17 +94,17 @@ class Graph(GraphOps, GraphPlans):
 
     def set_io_data_type(self, data_type: Any) -> Graph:
         """Default dtype of non-virtual tensors."""
-        self.io_data_type = to_data_type(data_type)
+        self.io_data_type = _dtype_arg(data_type, "io_data_type")
         return self
 
     def set_intermediate_data_type(self, data_type: Any) -> Graph:
         """Default dtype of virtual tensors."""
-        self.intermediate_data_type = to_data_type(data_type)
+        self.intermediate_data_type = _dtype_arg(data_type, "intermediate_data_type")
         return self
 
     def set_compute_data_type(self, data_type: Any) -> Graph:
         """Default compute dtype of nodes."""
-        self.compute_data_type = to_data_type(data_type)
+        self.compute_data_type = _dtype_arg(data_type, "compute_data_type")
         return self
 
     @property

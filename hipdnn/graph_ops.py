@@ -6,7 +6,7 @@ virtual tensors named ``"<node>::<PORT>"``; mark graph outputs with ``set_output
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hipdnn.errors import ValidationError
@@ -20,12 +20,19 @@ from hipdnn.nodes import (
     ConvWgradNode,
     PointwiseNode,
 )
+from hipdnn.nodes_norm import SCALAR_RANGES
 from hipdnn.tensor import Tensor
-from hipdnn.types import ConvolutionMode, DataType, PointwiseMode
+from hipdnn.types import (
+    ConvolutionMode,
+    DataType,
+    PointwiseMode,
+    check_float,
+    to_enum,
+    to_int,
+    to_int_tuple,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from hipdnn.nodes_base import Node
 
 __all__ = ["GraphOps"]
@@ -36,14 +43,11 @@ Ints = int | Sequence[int] | None
 def _spatial_arg(value: Ints, ref: Tensor, what: str, node: str) -> tuple[int, ...] | None:
     if value is None:
         return None
-    if isinstance(value, int):
+    if not isinstance(value, Iterable):  # one value for every spatial dimension
         n = len(ref.dim) - 2 if ref.dim is not None and len(ref.dim) > 2 else 2
-        return (int(value),) * n
-    try:
-        return tuple(int(v) for v in value)
-    except TypeError as exc:
-        raise ValidationError(f"{what} must be an int or a sequence of ints, got {value!r}",
-                              node=node) from exc
+        return (to_int(value, what, node=node),) * n
+    return to_int_tuple(value, what, node=node)
+
 
 
 class GraphOps:
@@ -61,13 +65,19 @@ class GraphOps:
     # -- helpers -------------------------------------------------------------------------------
     def _scalar(self, value: Any, node: str, port: str) -> Tensor | None:
         """A float becomes a pass-by-value FLOAT scalar tensor with the value baked in."""
-        if value is None or isinstance(value, Tensor):
+        low, high, low_open = SCALAR_RANGES.get(port, (None, None, False))
+        what = port.lower()
+        if value is None:
+            return None
+        if isinstance(value, Tensor):
+            if value.value is not None:  # a baked value is checked now, like a float
+                check_float(value.value, what, node=node, low=low, high=high,
+                            low_open=low_open, tensor=value.name)
             return value
-        try:
-            number = float(value)
-        except (TypeError, ValueError) as exc:
-            raise ValidationError(f"expected a float or a pass-by-value scalar Tensor, got "
-                                  f"{value!r}", node=node, port=port) from exc
+        if isinstance(value, (str, bytes, bool)) or not hasattr(value, "__float__"):
+            raise ValidationError(f"expected a float or a pass-by-value scalar Tensor, "
+                                  f"got {value!r}", node=node, port=port)
+        number = check_float(value, what, node=node, low=low, high=high, low_open=low_open)
         return self.tensor(dim=(1, 1, 1, 1), stride=(1, 1, 1, 1), data_type=DataType.FLOAT,
                            is_pass_by_value=True, name=f"{node}::{port}", value=number)
 
@@ -122,7 +132,7 @@ class GraphOps:
                           compute_data_type, name)
 
     # -- batchnorm -------------------------------------------------------------------------------
-    def batchnorm(self, input: Tensor, scale: Tensor, bias: Tensor, epsilon: Any, *,
+    def batchnorm(self, input: Tensor, scale: Tensor, bias: Tensor, epsilon: Any = None, *,
                   momentum: Any = None, in_running_mean: Tensor | None = None,
                   in_running_var: Tensor | None = None, peer_stats: Sequence[Tensor] | None = None,
                   compute_data_type: Any = DataType.NOT_SET,
@@ -135,6 +145,9 @@ class GraphOps:
         running statistics before epsilon, so positional calls would silently mix them up.
         """
         name = self._node_name(name, "batchnorm")
+        if epsilon is None:
+            raise ValidationError("epsilon is required (a float > 0 or a pass-by-value scalar "
+                                  "tensor)", node=name)
         if peer_stats:
             raise ValidationError("peer_stats (multi-device statistics) is not supported",
                                   node=name)
@@ -215,7 +228,7 @@ class GraphOps:
                   axis: int | None = None, compute_data_type: Any = DataType.NOT_SET,
                   name: str = "") -> Tensor:
         """Generic element-wise op over 1-3 inputs (size-1 dims broadcast)."""
-        pmode = PointwiseMode[mode.upper()] if isinstance(mode, str) else PointwiseMode(mode)
+        pmode = to_enum(PointwiseMode, mode, "pointwise mode", node=name or None)
         name = self._node_name(name, pmode.name.lower())
         out = self._output(name, "OUT_0")
         self._add_node(PointwiseNode(
@@ -229,6 +242,7 @@ class GraphOps:
              lower_clip: float | None = None, upper_clip: float | None = None, *,
              compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
         """ReLU (RELU_FWD); ``upper_clip`` gives clipped ReLU, both clips give clamp."""
+        check_float(negative_slope, "negative_slope", node=name or None)
         return self.pointwise(PointwiseMode.RELU_FWD, input, relu_lower_clip=lower_clip,
                               relu_upper_clip=upper_clip, relu_lower_clip_slope=negative_slope,
                               compute_data_type=compute_data_type, name=name or "")
@@ -237,6 +251,7 @@ class GraphOps:
                       lower_clip: float | None = None, upper_clip: float | None = None, *,
                       compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
         """dReLU (RELU_BWD): IN_0 = ``loss`` (dy), IN_1 = the forward ``input``."""
+        check_float(negative_slope, "negative_slope", node=name or None)
         return self.pointwise(PointwiseMode.RELU_BWD, loss, input, relu_lower_clip=lower_clip,
                               relu_upper_clip=upper_clip, relu_lower_clip_slope=negative_slope,
                               compute_data_type=compute_data_type, name=name)

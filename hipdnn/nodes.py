@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from hipdnn.errors import ValidationError
 from hipdnn.nodes_base import FLOAT_TYPES, Node, check_dims, check_rank, set_output_shape
 from hipdnn.shapes import conv_output_dims
-from hipdnn.types import ConvolutionMode, DataType
+from hipdnn.types import ConvolutionMode, DataType, to_enum, to_int, to_int_tuple
 
 __all__ = [
     "FLOAT_TYPES",
@@ -35,7 +35,7 @@ def _spatial(values: Sequence[int] | None, n: int, default: int, what: str,
              node: Node) -> tuple[int, ...]:
     if values is None:
         return (default,) * n
-    vals = tuple(int(v) for v in values)
+    vals = to_int_tuple(values, what, node=node.name)
     if len(vals) != n:
         raise ValidationError(f"{what} has {len(vals)} values {list(vals)}; a {n + 2}-d "
                               f"convolution needs {n}", node=node.name)
@@ -59,14 +59,17 @@ class _ConvNode(Node):
                  convolution_mode: ConvolutionMode | int | str = ConvolutionMode.CROSS_CORRELATION,
                  groups: int | None = None, **ports: Any) -> None:
         super().__init__(name, compute_data_type, **ports)
-        self.pre_padding = None if pre_padding is None else tuple(int(v) for v in pre_padding)
-        self.post_padding = None if post_padding is None else tuple(int(v) for v in post_padding)
-        self.stride = None if stride is None else tuple(int(v) for v in stride)
-        self.dilation = None if dilation is None else tuple(int(v) for v in dilation)
-        if isinstance(convolution_mode, str):
-            convolution_mode = ConvolutionMode[convolution_mode.upper()]
-        self.convolution_mode = ConvolutionMode(convolution_mode)
-        self.groups = groups
+        def ints(values: Sequence[int] | None, what: str) -> tuple[int, ...] | None:
+            return None if values is None else to_int_tuple(values, what, node=self.name)
+
+        self.pre_padding = ints(pre_padding, "pre_padding")
+        self.post_padding = ints(post_padding, "post_padding")
+        self.stride = ints(stride, "stride")
+        self.dilation = ints(dilation, "dilation")
+        self.convolution_mode = to_enum(ConvolutionMode, convolution_mode, "convolution_mode",
+                                        node=self.name)
+        self.groups = None if groups is None else to_int(groups, "groups", node=self.name,
+                                                          minimum=1)
 
     def _geometry(self, rank: int) -> tuple[tuple[int, ...], ...]:
         n = rank - 2

@@ -56,7 +56,10 @@ class Node:
     def __init__(self, name: str = "", compute_data_type: Any = DataType.NOT_SET,
                  **ports: Tensor | None) -> None:
         self.name = str(name)
-        self.compute_data_type: DataType = to_data_type(compute_data_type)
+        try:
+            self.compute_data_type: DataType = to_data_type(compute_data_type)
+        except ValidationError as exc:
+            raise ValidationError(f"compute_data_type: {exc}", node=self.name) from None
         self.inputs: dict[str, Tensor | None] = dict.fromkeys(self.INPUTS)
         self.outputs: dict[str, Tensor | None] = dict.fromkeys(self.OUTPUTS)
         for port, tensor in ports.items():

@@ -15,9 +15,10 @@ from hipdnn.nodes_base import (
     set_output_shape,
 )
 from hipdnn.tensor import Tensor
-from hipdnn.types import DataType, PointwiseMode
+from hipdnn.types import DataType, PointwiseMode, check_float, to_enum, to_int
 
 __all__ = [
+    "SCALAR_RANGES",
     "BatchnormBackwardNode",
     "BatchnormInferenceNode",
     "BatchnormInferenceVarianceNode",
@@ -35,6 +36,12 @@ def _check_param(node: Node, port: str, x: KnownTensor) -> None:
             f"must have dims {list(expect)}", node=node.name, port=port, tensor=t.name)
 
 
+#: Allowed ranges of scalar inputs: port -> (low, high, low excluded). Baked values are checked
+#: when the node is made and at validate; values given at execute time are checked at execute.
+SCALAR_RANGES: dict[str, tuple[float | None, float | None, bool]] = {
+    "EPSILON": (0.0, None, True), "MOMENTUM": (0.0, 1.0, False)}
+
+
 def _check_scalar(node: Node, port: str) -> None:
     t = check_dims(node, port)
     n = 1
@@ -47,6 +54,10 @@ def _check_scalar(node: Node, port: str) -> None:
         raise ValidationError("must be a pass-by-value scalar: pass a Python float or "
                               "graph.tensor(dim=[1,1,1,1], is_pass_by_value=True)",
                               node=node.name, port=port, tensor=t.name)
+    low, high, low_open = SCALAR_RANGES.get(port, (None, None, False))
+    if t.value is not None:
+        check_float(t.value, port.lower(), node=node.name, low=low, high=high, low_open=low_open,
+                    tensor=t.name)
 
 
 def _check_data(node: Node, port: str) -> KnownTensor:
@@ -197,6 +208,13 @@ def _broadcast(node: Node, tensors: list[tuple[str, Tensor]]) -> tuple[int, ...]
     return tuple(out)
 
 
+def _check_clips(node: Any) -> None:
+    lo, hi = node.relu_lower_clip, node.relu_upper_clip
+    if lo is not None and hi is not None and hi < lo:
+        raise ValidationError(f"relu_upper_clip {hi} is below relu_lower_clip {lo}; the upper "
+                              f"clip must be >= the lower clip", node=node.name)
+
+
 class PointwiseNode(Node):
     """Element-wise op ``mode`` over IN_0[, IN_1[, IN_2]] -> OUT_0, broadcasting size-1 dims.
 
@@ -217,17 +235,17 @@ class PointwiseNode(Node):
                  elu_alpha: float | None = None, softplus_beta: float | None = None,
                  axis: int | None = None, **ports: Any) -> None:
         super().__init__(name, compute_data_type, **ports)
-        if isinstance(mode, str):
-            mode = PointwiseMode[mode.upper()]
-        self.mode = PointwiseMode(mode)
-        self.relu_lower_clip = None if relu_lower_clip is None else float(relu_lower_clip)
-        self.relu_upper_clip = None if relu_upper_clip is None else float(relu_upper_clip)
-        self.relu_lower_clip_slope = (None if relu_lower_clip_slope is None
-                                      else float(relu_lower_clip_slope))
-        self.swish_beta = None if swish_beta is None else float(swish_beta)
-        self.elu_alpha = None if elu_alpha is None else float(elu_alpha)
-        self.softplus_beta = None if softplus_beta is None else float(softplus_beta)
-        self.axis = None if axis is None else int(axis)
+        self.mode = to_enum(PointwiseMode, mode, "pointwise mode", node=self.name)
+        name = self.name  # every float attribute must be finite
+        self.relu_lower_clip = check_float(relu_lower_clip, "relu_lower_clip", node=name)
+        self.relu_upper_clip = check_float(relu_upper_clip, "relu_upper_clip", node=name)
+        self.relu_lower_clip_slope = check_float(relu_lower_clip_slope, "relu_lower_clip_slope",
+                                                 node=name)
+        self.swish_beta = check_float(swish_beta, "swish_beta", node=name)
+        self.elu_alpha = check_float(elu_alpha, "elu_alpha", node=name)
+        self.softplus_beta = check_float(softplus_beta, "softplus_beta", node=name)
+        self.axis = None if axis is None else to_int(axis, "axis", node=self.name)
+        _check_clips(self)
 
     def _present(self) -> list[tuple[str, Tensor]]:
         return [(p, t) for p, t in self.inputs.items() if t is not None]
@@ -254,10 +272,9 @@ class PointwiseNode(Node):
                                       f"{port} must not be set", node=self.name, port=port)
         for port in expected:
             check_dims(self, port)
-        lo, hi = self.relu_lower_clip, self.relu_upper_clip
-        if lo is not None and hi is not None and hi < lo:
-            raise ValidationError(f"relu_upper_clip {hi} is below relu_lower_clip {lo}",
-                                  node=self.name)
+        for key in _FLOAT_ATTRS:  # attributes may have been edited since construction
+            check_float(getattr(self, key), key, node=self.name)
+        _check_clips(self)
         if self.mode == PointwiseMode.RELU_BWD:
             dy, x = self.inputs["IN_0"], self.inputs["IN_1"]
             assert dy is not None and x is not None

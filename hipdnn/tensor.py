@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from hipdnn.errors import ValidationError
-from hipdnn.types import DataType, to_data_type
+from hipdnn.types import DataType, to_data_type, to_int, to_int_tuple
 
 if TYPE_CHECKING:
     from hipdnn.graph import Graph
@@ -26,12 +26,34 @@ __all__ = ["Tensor"]
 def _int_tuple(values: Iterable[Any] | None, what: str, name: str) -> tuple[int, ...] | None:
     if values is None:
         return None
+    return to_int_tuple(values, what, tensor=name or "<unnamed>")
+
+
+def _uid(uid: Any, name: str) -> int | None:
+    """None or a negative int: unassigned (cudnn-frontend's -1); else an integer uid."""
+    if uid is None:
+        return None
+    value = to_int(uid, "uid", tensor=name or "<unnamed>")
+    return None if value < 0 else value
+
+
+def _float(value: Any, what: str, name: str) -> float | None:
+    if value is None:
+        return None
     try:
-        out = tuple(int(v) for v in values)
-    except (TypeError, ValueError) as exc:
-        raise ValidationError(f"{what} must be a sequence of ints, got {values!r}",
-                              tensor=name) from exc
-    return out
+        if isinstance(value, (str, bytes)):
+            raise TypeError
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValidationError(f"{what}: {value!r} is not a number; {what} takes a float or "
+                              f"None", tensor=name or "<unnamed>") from None
+
+
+def _dtype(value: Any, name: str) -> DataType:
+    try:
+        return to_data_type(value)
+    except ValidationError as exc:
+        raise ValidationError(str(exc), tensor=name or "<unnamed>") from None
 
 
 class Tensor:
@@ -64,11 +86,11 @@ class Tensor:
         self.name: str = str(name or "")
         self.dim: tuple[int, ...] | None = _int_tuple(dim, "dim", self.name)
         self.stride: tuple[int, ...] | None = _int_tuple(stride, "stride", self.name)
-        self.data_type: DataType = to_data_type(data_type)
-        self.uid: int | None = None if uid is None or int(uid) < 0 else int(uid)
+        self.data_type: DataType = _dtype(data_type, self.name)
+        self.uid: int | None = _uid(uid, self.name)
         self.is_virtual: bool = bool(is_virtual)
         self.is_pass_by_value: bool = bool(is_pass_by_value)
-        self.value: float | None = None if value is None else float(value)
+        self.value: float | None = _float(value, "value", self.name)
         self._graph = graph
         self._producer: Node | None = None
         self._dim_inferred = False
@@ -93,7 +115,7 @@ class Tensor:
 
     def set_data_type(self, data_type: Any) -> Tensor:
         """Set the element type (DataType, name, numpy or torch dtype)."""
-        self.data_type = to_data_type(data_type)
+        self.data_type = _dtype(data_type, self.name)
         self._dtype_inferred = False
         return self
 
@@ -104,7 +126,7 @@ class Tensor:
 
     def set_uid(self, uid: int) -> Tensor:
         """Set the unique id used as the variant-pack key."""
-        self.uid = None if uid is None or int(uid) < 0 else int(uid)
+        self.uid = _uid(uid, self.name)
         return self
 
     def clear_uid(self) -> Tensor:
@@ -126,7 +148,7 @@ class Tensor:
 
     def set_value(self, value: float | None) -> Tensor:
         """Bake a scalar value into a pass-by-value tensor (None: take it from the variant pack)."""
-        self.value = None if value is None else float(value)
+        self.value = _float(value, "value", self.name)
         return self
 
     # -- cudnn-frontend getters --------------------------------------------------------------

@@ -8,7 +8,12 @@ or torch dtype) into a :class:`DataType`.
 from __future__ import annotations
 
 import enum
-from typing import Any
+import math
+import operator
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+from hipdnn.errors import ValidationError
 
 __all__ = [
     "BuildPlanPolicy",
@@ -18,8 +23,111 @@ __all__ = [
     "KnobValueType",
     "NormFwdPhase",
     "PointwiseMode",
+    "check_float",
     "to_data_type",
+    "to_enum",
+    "to_int",
+    "to_int_tuple",
 ]
+
+E = TypeVar("E", bound=enum.IntEnum)
+
+
+def _where(node: str | None, tensor: str | None) -> dict[str, str | None]:
+    return {"node": node or None, "tensor": tensor or None}
+
+
+def to_enum(cls: type[E], value: Any, what: str, *, node: str | None = None,
+            tensor: str | None = None) -> E:
+    """Coerce ``value`` (a member, its int value, or its name in any case) to enum ``cls``.
+
+    Anything else raises :class:`~hipdnn.errors.ValidationError` (also a ValueError) naming
+    ``what`` (and the node/tensor when given), the value, and the valid members.
+
+    >>> to_enum(ConvolutionMode, "cross_correlation", "convolution_mode")
+    <ConvolutionMode.CROSS_CORRELATION: 1>
+    """
+    if isinstance(value, cls):
+        return value
+    try:
+        if isinstance(value, str):
+            key = value.strip().upper().removeprefix(cls.__name__.upper() + ".")
+            if key in cls.__members__:
+                return cls[key]
+        elif not isinstance(value, (bool, float)):
+            return cls(operator.index(value))
+    except (TypeError, ValueError):
+        pass
+    valid = ", ".join(f"{m.name} ({m.value})" for m in cls)
+    raise ValidationError(f"{what}: {value!r} is not a {cls.__name__}; valid: {valid}",
+                          **_where(node, tensor))
+
+
+def to_int(value: Any, what: str, *, node: str | None = None, tensor: str | None = None,
+           minimum: int | None = None) -> int:
+    """``operator.index(value)``: ints, numpy integers, torch.Size entries; never a float,
+    bool or str. Raises ValidationError naming ``what``, the value and what is allowed."""
+    allowed = "an integer" if minimum is None else f"an integer >= {minimum}"
+    if isinstance(value, bool):
+        out = None
+    else:
+        try:
+            out = operator.index(value)
+        except TypeError:
+            out = None
+    if out is None:
+        raise ValidationError(f"{what}: {value!r} ({type(value).__name__}) is not an integer; "
+                              f"{what} takes {allowed} (int or numpy integer, not float, bool "
+                              f"or str)", **_where(node, tensor))
+    if minimum is not None and out < minimum:
+        raise ValidationError(f"{what}: {out} is out of range; {what} takes {allowed}",
+                              **_where(node, tensor))
+    return out
+
+
+def to_int_tuple(values: Any, what: str, *, node: str | None = None,
+                 tensor: str | None = None) -> tuple[int, ...]:
+    """A sequence of integers (see :func:`to_int`) as a tuple; a str or a scalar is rejected."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise ValidationError(f"{what}: {values!r} is not a sequence of integers; {what} takes "
+                              f"a list/tuple of ints (e.g. [1, 1])", **_where(node, tensor))
+    items = list(values)
+    out = []
+    for i, v in enumerate(items):
+        try:
+            out.append(to_int(v, f"{what}[{i}]"))
+        except ValidationError:
+            raise ValidationError(f"{what}: {items!r} holds {v!r} ({type(v).__name__}) at "
+                                  f"index {i}; {what} takes integers only (int or numpy "
+                                  f"integer, not float, bool or str)",
+                                  **_where(node, tensor)) from None
+    return tuple(out)
+
+
+def check_float(value: Any, what: str, *, node: str | None = None, low: float | None = None,
+                high: float | None = None, low_open: bool = False,
+                tensor: str | None = None) -> float | None:
+    """``float(value)`` (None stays None), finite and inside [low, high] (``(low, high]`` with
+    ``low_open``); else ValidationError naming ``what``, the value and the allowed range."""
+    if value is None:
+        return None
+    lo = "-inf" if low is None else repr(float(low))
+    hi = "inf" if high is None else repr(float(high))
+    allowed = f"a finite number in {'(' if low_open or low is None else '['}{lo}, {hi}" \
+              f"{')' if high is None else ']'}"
+    try:
+        if isinstance(value, (str, bytes, bool)):
+            raise TypeError
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValidationError(f"{what}: {value!r} is not a number; {what} takes {allowed}",
+                              **_where(node, tensor)) from None
+    if (not math.isfinite(number) or (low is not None and (number <= low if low_open
+                                                            else number < low))
+            or (high is not None and number > high)):
+        raise ValidationError(f"{what}: {number!r} is out of range; {what} takes {allowed}",
+                              **_where(node, tensor))
+    return number
 
 
 class DataType(enum.IntEnum):
@@ -89,7 +197,9 @@ def to_data_type(value: Any) -> DataType:
     if isinstance(value, DataType):
         return value
     if isinstance(value, int) and not isinstance(value, bool):
-        return DataType(value)
+        return to_enum(DataType, value, "data_type")
+    if isinstance(value, (bool, float)):
+        return to_enum(DataType, value, "data_type")
     if isinstance(value, str):
         name = value
     else:
@@ -103,7 +213,8 @@ def to_data_type(value: Any) -> DataType:
     found = _DTYPE_NAMES.get(key)
     if found is None:
         known = ", ".join(m.name for m in DataType)
-        raise ValueError(f"unknown data type {value!r}; use one of {known} or a numpy/torch dtype")
+        raise ValidationError(f"data_type: unknown data type {value!r}; use one of {known} or "
+                              f"a numpy/torch dtype")
     return found
 
 
