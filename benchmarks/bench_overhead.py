@@ -22,6 +22,8 @@ Rows, per graph (all timed interleaved, best of ``--repeat`` rounds of ``--numbe
                       same function objects, argtypes and errcheck a bound plan calls): the floor;
 * ``bound()``         ``graph.bind(pack)()``: :class:`hipdnn.graph_exec.BoundExecution`;
 * ``graph.execute``   ``graph.execute({tensor: int_ptr, ...})`` (the remembered int-pointer pack);
+* ``checked execute`` what ``graph.execute`` does for a pack it does not remember (any pack
+                      with arrays): resolve + check every value, then ``plan.execute``;
 * ``plan.execute``    ``plan.execute(buffers, ws, handle)`` with resolved ``Buffer`` objects;
 * ``first execute``   ``graph.execute`` with a fresh pack (resolution + validation + bind).
 
@@ -156,6 +158,11 @@ def _execute(g: hipdnn.Graph, pack: dict[Any, int], ws: int | None,
     return first
 
 
+def _checked_execute(g: hipdnn.Graph, pack: dict[Any, int], ws: int | None) -> Callable[[], None]:
+    """The resolve-and-check path (what execute does for packs it does not remember)."""
+    return lambda: g._run(g._plan(0), pack, ws, None)
+
+
 def _plan_execute(plan: Any, buffers: Any, ws: Any, handle: Handle) -> Callable[[], None]:
     return lambda: plan.execute(buffers, ws, handle)
 
@@ -186,6 +193,7 @@ def measure(device: EmulatedDevice, lib: miopen_ctypes.MIOpenLibrary, number: in
                 "raw ctypes": _raw(prepared),
                 "bound()": bound,
                 "graph.execute(ints)": _execute(g, pack, ws, fresh=False),
+                "checked execute": _checked_execute(g, pack, ws),
                 "plan.execute": _plan_execute(plan, buffers, wsbuf, handle),
                 "first execute": _execute(g, pack, ws, fresh=True),
             }
