@@ -9,29 +9,27 @@ engine's reason. Built plans are shared through :mod:`hipdnn.plan_cache`.
 from __future__ import annotations
 
 import pickle
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hipdnn.engines.base import Engine, ExecutionPlan, Knob, KnobSetting, KnobValue, registry
+from hipdnn.engines.base import Engine, ExecutionPlan, Knob, KnobValue, registry
 from hipdnn.errors import (
     EngineError,
     GraphNotSupportedError,
     GraphStateError,
     HipdnnError,
-    KnobError,
     PlanClosedError,
 )
 from hipdnn.graph_exec import GraphExec
 from hipdnn.plan_cache import plan_cache
-from hipdnn.types import BuildPlanPolicy, HeurMode
+from hipdnn.types import BuildPlanPolicy, HeurMode, to_enum, to_int
+from hipdnn.validation import KnobSettings, check_heur_modes, resolve_knob_settings
 
 if TYPE_CHECKING:
     from hipdnn.graph import Graph
     from hipdnn.handle import Handle
 
 __all__ = ["GraphPlans"]
-
-KnobSettings = Sequence[KnobSetting] | Mapping[str, KnobValue] | None
 
 
 class GraphPlans(GraphExec):
@@ -52,6 +50,7 @@ class GraphPlans(GraphExec):
         self._ext_configs: list[tuple[Engine, dict[str, KnobValue]]] = []
         self._reasons: dict[str, str] = {}
         self._plans: list[ExecutionPlan] = []
+        self._workspace_limit: int | None = None
         self._closed = False
         self._init_exec()
 
@@ -143,11 +142,15 @@ class GraphPlans(GraphExec):
         return GraphNotSupportedError(f"graph {self.name!r} {what}:", reasons)
 
     def create_execution_plans(self, modes: Sequence[HeurMode] | HeurMode | None = None) -> None:
-        """Rank the applicable engines (every heuristic mode uses the engines' static ranks).
+        """Rank the applicable engines.
 
-        Raises GraphNotSupportedError listing each engine's reason when none applies.
+        ``modes``: a HeurMode, its name or value, or a list of them. Every valid mode (A, B,
+        FALLBACK, OPENSOURCE) gives the same ranking, the engines' static ranks, as hipDNN does;
+        an unknown mode raises ValidationError listing the valid ones. Raises
+        GraphNotSupportedError listing each engine's reason when no engine applies.
         """
         self._check_open()
+        check_heur_modes(modes)
         self._ext_configs = []
         self._candidates = [(e, None) for e in self._applicable()]
         if not self._candidates:
@@ -161,19 +164,61 @@ class GraphPlans(GraphExec):
         if not self._candidates:
             raise self._not_supported()
 
-    def deselect_engines(self, names: Sequence[str]) -> None:
-        """Drop candidate engines by name (cudnn-frontend ``deselect_engines``)."""
+    def deselect_engines(self, names: Sequence[str | int] | str | int) -> None:
+        """Drop candidate engines by name or id (cudnn-frontend ``deselect_engines``).
+
+        Call after ``create_execution_plans`` (it is run first when needed) and before
+        ``build_plans``. Names that match no candidate are ignored, as in cudnn-frontend.
+        """
+        drop = {names} if isinstance(names, (str, int)) else set(names)
         if self._candidates is None:
             self.create_execution_plans()
         assert self._candidates is not None
         for engine, _ in self._candidates:
-            if engine.name in names:
+            if engine.name in drop or engine.engine_id in drop:
                 self._reasons[engine.name] = "deselected by deselect_engines()"
-        self._candidates = [c for c in self._candidates if c[0].name not in names]
+        self._candidates = [c for c in self._candidates
+                            if c[0].name not in drop and c[0].engine_id not in drop]
+
+    def deselect_workspace_greater_than(self, workspace: int) -> None:
+        """Skip plans needing more than ``workspace`` bytes (cudnn-frontend's filter).
+
+        A plan's workspace is known once it is built, so the limit applies in ``build_plans``
+        (a candidate whose plan needs more is released and skipped, its reason recorded; with
+        HEURISTICS_CHOICE the next candidate is tried) and drops already-built plans now.
+        The limit stays until the next call (``None`` removes it).
+        """
+        if workspace is None:
+            self._workspace_limit = None
+            return
+        self._workspace_limit = to_int(workspace, "deselect_workspace_greater_than workspace",
+                                       minimum=0)
+        kept = []
+        for plan in self._plans:
+            if self._fits(plan):
+                kept.append(plan)
+            else:
+                plan_cache.release(plan)
+        if len(kept) != len(self._plans):
+            self._plans = kept
+            self._forget_bindings()
+
+    def _fits(self, plan: ExecutionPlan) -> bool:
+        limit = self._workspace_limit
+        if limit is None or plan.workspace_size <= limit:
+            return True
+        self._reasons[plan.engine.name] = (
+            f"plan {plan.name} needs a workspace of {plan.workspace_size} bytes, more than the "
+            f"{limit} bytes allowed by deselect_workspace_greater_than()")
+        return False
 
     def build_plans(self, policy: BuildPlanPolicy = BuildPlanPolicy.HEURISTICS_CHOICE) -> None:
-        """Build the first candidate that builds (HEURISTICS_CHOICE) or every candidate (ALL)."""
+        """Build the first candidate that builds (HEURISTICS_CHOICE) or every candidate (ALL).
+
+        ``policy`` may also be given by name or value; anything else raises ValidationError.
+        """
         self._check_open()
+        policy = to_enum(BuildPlanPolicy, policy, "build plan policy")
         if self._candidates is None:
             self.create_execution_plans()
         assert self._candidates is not None
@@ -183,6 +228,9 @@ class GraphPlans(GraphExec):
                 plan = self._build_one(engine, knobs)
             except (EngineError, GraphNotSupportedError) as exc:
                 self._reasons[engine.name] = f"build_plan failed: {exc}"
+                continue
+            if not self._fits(plan):
+                plan_cache.release(plan)
                 continue
             self._plans.append(plan)
             if policy == BuildPlanPolicy.HEURISTICS_CHOICE:
@@ -199,6 +247,8 @@ class GraphPlans(GraphExec):
         Unlike cudnn-frontend, where ``build()`` without arguments stops after the operation
         graph, this always builds plans (default heuristics), so ``execute`` can follow.
         """
+        check_heur_modes(modes)
+        to_enum(BuildPlanPolicy, policy, "build plan policy")
         self.build_operation_graph()
         self.create_execution_plans(modes)
         self.check_support()
@@ -241,27 +291,7 @@ class GraphPlans(GraphExec):
 
     def _resolve_knobs(self, engine: Engine,
                        settings: KnobSettings) -> dict[str, KnobValue]:
-        knobs = {k.id: k for k in self._knobs(engine)}
-        if settings is None:
-            pairs: list[tuple[str, Any]] = []
-        elif isinstance(settings, Mapping):
-            pairs = [(str(getattr(k, "name", k)), v) for k, v in settings.items()]
-        else:
-            pairs = []
-            for s in settings:
-                if not isinstance(s, KnobSetting):
-                    raise KnobError(f"knob settings must be KnobSetting(id, value) objects or a "
-                                    f"dict, got {s!r}")
-                pairs.append((s.id, s.value))
-        values = {k.id: k.default for k in knobs.values()}
-        for kid, value in pairs:
-            knob = knobs.get(kid)
-            if knob is None:
-                known = ", ".join(sorted(knobs)) or "none"
-                raise KnobError(f"unknown knob {kid!r} for engine {engine.name} on graph "
-                                f"{self.name!r}; its knobs: {known}", knob=kid)
-            values[kid] = knob.check(value)
-        return values
+        return resolve_knob_settings(self._knobs(engine), settings, engine.name, self.name)
 
     def create_execution_plan_ext(self, engine_id: int | str,
                                   knob_settings: KnobSettings = None) -> None:
@@ -276,6 +306,11 @@ class GraphPlans(GraphExec):
         values = self._resolve_knobs(engine, knob_settings)
         self._ext_configs.append((engine, values))
         self._candidates = [(e, dict(k)) for e, k in self._ext_configs]
+
+    def create_execution_plan(self, engine_id: int | str,
+                              knob_settings: KnobSettings = None) -> None:
+        """cudnn-frontend's name for :meth:`create_execution_plan_ext` (same arguments)."""
+        self.create_execution_plan_ext(engine_id, knob_settings)
 
     def _build_one(self, engine: Engine, knobs: dict[str, KnobValue] | None) -> ExecutionPlan:
         values = self._resolve_knobs(engine, None) if knobs is None else knobs
@@ -297,12 +332,17 @@ class GraphPlans(GraphExec):
         return snap
 
     def build_plan_at_index(self, index: int) -> None:
-        """Build only candidate ``index`` (appended to the built plans)."""
+        """Build only candidate ``index`` (appended to the built plans unless its workspace
+        exceeds the deselect_workspace_greater_than limit)."""
         if self._candidates is None:
             self.create_execution_plans()
         assert self._candidates is not None
         engine, knobs = self._candidates[index]
-        self._plans.append(self._build_one(engine, knobs))
+        plan = self._build_one(engine, knobs)
+        if self._fits(plan):
+            self._plans.append(plan)
+        else:
+            plan_cache.release(plan)
         self._prepare_exec()
 
     def get_execution_plan_count(self) -> int:

@@ -8,11 +8,16 @@ a torch workspace and execute with a dict {graph tensor: torch tensor}.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
+import numpy as np
 import pytest
 from fake_engine import DecliningEngine, FakeEngine, only_fake_engines
 
 import hipdnn as cudnn
+from hipdnn.engines import IntConstraint, Knob, register, unregister
+from hipdnn.errors import KnobError, ValidationError
+from hipdnn.types import KnobValueType
 
 torch = pytest.importorskip("torch")
 
@@ -137,3 +142,134 @@ def test_alias_table() -> None:
     assert cudnn.get_stream(h) == 0x1234
     cudnn.destroy_handle(h)
     assert h.closed
+
+
+# -- cudnn-frontend plan selection: create_execution_plan, deselect_*, bad modes/policies -------
+class _BigWorkspaceEngine(FakeEngine):
+    """Accepts what FakeEngine accepts, ranked first, and asks for 2048 workspace bytes."""
+
+    name = "FAKE_BIG_WORKSPACE_ENGINE"
+    rank = -200
+
+    def get_knobs(self, graph: Any, handle: Any) -> list[Knob]:
+        knobs = super().get_knobs(graph, handle)
+        return [k if k.id != "fake.workspace" else
+                Knob("fake.workspace", KnobValueType.INT64, 2048, IntConstraint(0, 4096, 256),
+                     "workspace bytes the plan asks for") for k in knobs]
+
+
+@pytest.fixture
+def two_engines(fakes: tuple[FakeEngine, DecliningEngine]) -> Iterator[tuple[Any, FakeEngine]]:
+    big = register(_BigWorkspaceEngine())
+    try:
+        yield big, fakes[0]
+    finally:
+        unregister(big)
+
+
+def _relu_graph() -> tuple[Any, Any, Any]:
+    graph = cudnn.pygraph(io_data_type=cudnn.data_type.FLOAT, name="g")
+    x = graph.tensor(name="x", dim=[1, 2, 3, 3])
+    y = graph.relu(x, name="relu").set_output(True)
+    return graph, x, y
+
+
+def test_create_execution_plan_is_create_execution_plan_ext(fakes: Any) -> None:
+    fake = fakes[0]
+    graph, x, y = _relu_graph()
+    graph.build_operation_graph()
+    graph.create_execution_plan(fake.engine_id, [cudnn.KnobSetting("fake.tile", 2)])
+    graph.build_plans(cudnn.build_plan_policy.ALL)
+    eid, knobs = graph.get_engine_and_knobs_at_index(0)
+    assert eid == fake.engine_id and knobs["fake.tile"] == 2
+    xs = -np.arange(18, dtype=np.float32).reshape(1, 2, 3, 3) + 9
+    ys = np.empty_like(xs)
+    graph.execute({x: xs, y: ys})
+    np.testing.assert_array_equal(ys, np.maximum(xs, 0))
+
+
+def test_duplicate_knob_setting_is_rejected(fakes: Any) -> None:
+    graph, _, _ = _relu_graph()
+    with pytest.raises(KnobError, match=r"'fake\.tile' is set more than once") as info:
+        graph.create_execution_plan(fakes[0].engine_id, [cudnn.KnobSetting("fake.tile", 2),
+                                                         cudnn.KnobSetting("fake.tile", 3)])
+    assert info.value.knob == "fake.tile"
+
+
+def test_deselect_workspace_greater_than_skips_big_plans(two_engines: Any) -> None:
+    big, fake = two_engines
+    graph, _, _ = _relu_graph()
+    graph.create_execution_plans([cudnn.heur_mode.A])
+    assert graph.get_ranked_engine_ids()[:2] == [big.engine_id, fake.engine_id]
+    graph.deselect_workspace_greater_than(1024)
+    graph.build_plans(cudnn.build_plan_policy.HEURISTICS_CHOICE)
+    assert graph.get_execution_plan_engine_id() == fake.engine_id
+    assert graph.get_workspace_size() == 0
+    assert "2048 bytes" in graph._reasons[big.name]
+
+    graph.deselect_workspace_greater_than(None)  # the limit is lifted
+    graph.build_plans(cudnn.build_plan_policy.ALL)
+    assert graph.get_execution_plan_count() == 2 and graph.get_workspace_size() == 2048
+    graph.deselect_workspace_greater_than(np.int64(2047))  # drops built plans too
+    assert graph.get_execution_plan_count() == 1 and graph.get_workspace_size() == 0
+
+    graph.deselect_workspace_greater_than(0)
+    graph.create_execution_plan(big.engine_id)
+    with pytest.raises(cudnn.cudnnGraphNotSupportedError, match="deselect_workspace_greater"):
+        graph.build_plans()
+    with pytest.raises(ValidationError, match=r"deselect_workspace_greater_than.*-1"):
+        graph.deselect_workspace_greater_than(-1)
+    with pytest.raises(ValidationError, match=r"deselect_workspace_greater_than.*1\.5"):
+        graph.deselect_workspace_greater_than(1.5)
+
+
+def test_deselect_engines_by_name_or_id(two_engines: Any) -> None:
+    big, fake = two_engines
+    graph, _, _ = _relu_graph()
+    graph.create_execution_plans()
+    graph.deselect_engines([big.name])
+    graph.build_plans()
+    assert graph.get_execution_plan_engine_id() == fake.engine_id
+    assert graph._reasons[big.name] == "deselected by deselect_engines()"
+
+    graph.create_execution_plans()
+    graph.deselect_engines(big.engine_id)  # a single id (or name) is accepted too
+    graph.deselect_engines("NOT_AN_ENGINE")  # unknown names are ignored (cudnn-frontend)
+    graph.build_plans(cudnn.build_plan_policy.ALL)
+    assert [p.engine.engine_id for p in graph.plans] == [fake.engine_id]
+
+    graph.create_execution_plans()
+    graph.deselect_engines(fake.name)
+    graph.deselect_engines([big.name])
+    with pytest.raises(cudnn.cudnnGraphNotSupportedError):
+        graph.check_support()
+
+
+@pytest.mark.parametrize("modes", ["nope", ["A", "nope"], [7], 1.5])
+def test_unknown_heuristic_modes_are_rejected(fakes: Any, modes: Any) -> None:
+    graph, _, _ = _relu_graph()
+    with pytest.raises(ValidationError, match=r"heuristic mode.*FALLBACK \(0\).*OPENSOURCE"):
+        graph.create_execution_plans(modes)
+    with pytest.raises(ValidationError, match="heuristic mode"):
+        graph.build(modes)
+
+
+def test_every_heuristic_mode_gives_the_same_ranking(two_engines: Any) -> None:
+    graph, _, _ = _relu_graph()
+    ranked = []
+    for mode in [*cudnn.heur_mode, "a", 2, [cudnn.heur_mode.B, "FALLBACK"]]:
+        graph.create_execution_plans(mode)
+        ranked.append([e.engine_id for e, _ in graph._candidates])
+    assert all(r == ranked[0] for r in ranked) and len(ranked[0]) == 2
+
+
+@pytest.mark.parametrize("policy", ["nope", 5, None])
+def test_unknown_build_policy_is_rejected(fakes: Any, policy: Any) -> None:
+    graph, _, _ = _relu_graph()
+    with pytest.raises(ValidationError, match=r"build plan policy.*HEURISTICS_CHOICE.*ALL"):
+        graph.build(policy=policy)
+    graph.create_execution_plans()
+    with pytest.raises(ValidationError, match="build plan policy"):
+        graph.build_plans(policy)
+    graph.build_plans("all")
+    assert graph.get_execution_plan_count() == 1
