@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import threading
 
+from hipdnn.engines import base as _base
 from hipdnn.engines.base import (
     BENCHMARKING_KNOB,
     WORKSPACE_SIZE_LIMIT_KNOB,
@@ -55,8 +56,17 @@ _load_lock = threading.Lock()
 load_errors: dict[str, str] = {}
 
 
+def _registered() -> dict[int, Engine]:
+    with _base._LOCK:
+        return dict(_base._REGISTRY)
+
+
 def load_builtin_engines() -> None:
-    """Import the built-in engine packages once; an import failure is recorded, not raised."""
+    """Import the built-in engine packages once; an import failure is recorded, not raised.
+
+    An engine the user registered before the registry was first read keeps its id: a
+    built-in engine with the same id (same name) is not registered over it.
+    """
     global _loaded
     if _loaded:
         return
@@ -65,11 +75,16 @@ def load_builtin_engines() -> None:
             return
         _loaded = True
         for modname in BUILTIN_ENGINE_MODULES:
+            before = _registered()
             try:
                 module = importlib.import_module(modname)
             except Exception as exc:  # a broken optional engine must not break the API
                 load_errors[modname] = f"{type(exc).__name__}: {exc}"
                 continue
-            engine = getattr(module, "ENGINE", None)
-            if isinstance(engine, Engine):
-                register(engine)
+            # built-in packages register on import: put back any user engine they replaced
+            for eid, engine in _registered().items():
+                if eid in before and before[eid] is not engine:
+                    register(before[eid])
+            builtin = getattr(module, "ENGINE", None)
+            if isinstance(builtin, Engine) and builtin.engine_id not in before:
+                register(builtin)

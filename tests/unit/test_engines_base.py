@@ -176,3 +176,54 @@ def test_register_replaces_same_name() -> None:
         assert engines.registry()[b.engine_id] is b
     finally:
         engines.unregister(b)
+
+
+_EARLY_REGISTRATION = """
+import sys
+from hipdnn import engines
+from hipdnn.engines.base import Engine, _REGISTRY
+
+class Mine(Engine):
+    name = "CPU_REFERENCE_ENGINE"   # the built-in's name, hence its id
+    rank = 3
+    def check_support(self, graph, handle): return None
+    def get_knobs(self, graph, handle): return []
+    def build_plan(self, graph, knobs, handle): raise NotImplementedError
+
+mine = engines.register(Mine())
+assert not engines._loaded and "hipdnn.engines.reference" not in sys.modules
+reg = engines.registry()                 # first read: the built-ins load now
+assert "hipdnn.engines.reference" in sys.modules
+assert reg[mine.engine_id] is mine, reg
+assert _REGISTRY[mine.engine_id] is mine
+assert engines.get_engine("CPU_REFERENCE_ENGINE") is mine
+names = sorted(e.name for e in reg.values())
+assert "MIOPEN_ENGINE" in names or "hipdnn.engines.miopen" in engines.load_errors, names
+print("OK", names)
+"""
+
+
+def test_engine_registered_before_first_read_is_not_replaced_by_builtin() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.run([sys.executable, "-c", _EARLY_REGISTRATION], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("OK") and "CPU_REFERENCE_ENGINE" in proc.stdout
+
+
+def test_builtin_engine_already_registered_is_kept_on_reload(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading again (fresh flag) keeps whatever object holds a built-in id."""
+    engines.load_builtin_engines()
+    reg = engines.registry()
+    before = dict(reg)
+    monkeypatch.setattr(engines, "_loaded", False)
+    engines.load_builtin_engines()
+    assert engines.registry() == before
+    assert all(engines.registry()[k] is v for k, v in before.items())
