@@ -57,6 +57,7 @@ from hipdnn.errors import (
     WorkspaceError,
 )
 from hipdnn.graph import Graph
+from hipdnn.graph_exec import BoundExecution
 from hipdnn.handle import Handle, default_handle
 from hipdnn.plan_cache import clear_plan_cache, plan_cache
 from hipdnn.tensor import Tensor
@@ -75,6 +76,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BENCHMARKING_KNOB",
     "WORKSPACE_SIZE_LIMIT_KNOB",
+    "BoundExecution",
     "BuildPlanPolicy",
     "ConvolutionMode",
     "DataType",
