@@ -83,6 +83,7 @@ class GraphExec:
     if TYPE_CHECKING:
         name: str
         tensors: dict[int, Tensor]
+        nodes: list[Any]
         _plans: list[ExecutionPlan]
         @property
         def handle(self) -> Handle: ...
@@ -93,6 +94,7 @@ class GraphExec:
     def _init_exec(self) -> None:
         self._required: list[Tensor] = []
         self._baked: dict[int, float] = {}
+        self._ranged: dict[int, tuple[str, str]] = {}
         self._fast: dict[Any, Callable[[], None]] = {}
 
     def _forget_bindings(self) -> None:
@@ -106,6 +108,35 @@ class GraphExec:
                           if not t.is_virtual and not (t.is_pass_by_value and t.value is not None)]
         self._baked = {uid: t.value for uid, t in self.tensors.items()
                        if t.is_pass_by_value and t.value is not None}
+        from hipdnn.nodes_norm import SCALAR_RANGES
+
+        self._ranged = {t.uid: (node.name, port) for node in self.nodes
+                        for port, t in node.inputs.items()
+                        if port in SCALAR_RANGES and t is not None and t.uid is not None
+                        and t.is_pass_by_value}
+
+    def _check_scalars(self, buffers: dict[int, Buffer]) -> None:
+        """Scalars given at execute time (epsilon, momentum) must be in their node's range."""
+        from hipdnn.errors import ValidationError
+        from hipdnn.nodes_norm import SCALAR_RANGES
+        from hipdnn.types import check_float
+
+        for uid, (node, port) in self._ranged.items():
+            buf = buffers.get(uid)
+            if buf is None:
+                continue
+            value = buf.scalar
+            if value is None and buf.array is not None and buf.array.size == 1:
+                value = buf.array.reshape(-1)[0].item()
+            if value is None:
+                continue  # device memory: not readable here
+            low, high, low_open = SCALAR_RANGES[port]
+            name = self.tensors[uid].name
+            try:
+                check_float(value, port.lower(), node=node, low=low, high=high,
+                            low_open=low_open, tensor=name)
+            except ValidationError as exc:
+                raise VariantPackError(f"variant pack: {exc}", tensor=name) from None
 
     def _tensor_for_key(self, key: Any) -> Tensor:
         if isinstance(key, Tensor):
@@ -156,6 +187,8 @@ class GraphExec:
             names = ", ".join(f"{t.name!r} (uid {t.uid})" for t in missing)
             raise VariantPackError(f"variant pack is missing {len(missing)} tensor(s) of graph "
                                    f"{self.name!r}: {names}", tensor=missing[0].name)
+        if self._ranged:
+            self._check_scalars(buffers)
         for uid, value in self._baked.items():
             if uid not in buffers:
                 buffers[uid] = interop.Buffer(ptr=0, device="cpu", scalar=value, kind="float")
@@ -171,6 +204,14 @@ class GraphExec:
                                  f"(allocate graph.get_workspace_size() bytes)")
         buf = interop.resolve(workspace)
         nbytes = buf.nbytes
+        span, numel, itemsize = buf.span, buf.numel, buf.itemsize
+        if span is not None and numel and itemsize and (
+                span[0] != 0 or span[1] - span[0] != numel * itemsize):
+            raise WorkspaceError(
+                f"the workspace must be one contiguous block of memory starting at its data "
+                f"pointer (e.g. a C-contiguous array); got shape {list(buf.shape or ())} with "
+                f"strides {list(buf.strides or ())} (elements), whose {numel * itemsize} bytes "
+                f"are spread over {span[1] - span[0]} bytes")
         if nbytes is not None and nbytes < size:
             raise WorkspaceError(f"workspace of {nbytes} bytes is smaller than the plan's "
                                  f"{size} bytes")

@@ -101,7 +101,7 @@ class GraphPlans(GraphExec):
 
     def _names(self) -> tuple[Any, ...]:
         return (self.name, tuple(t.name for t in self.all_tensors),  # type: ignore[attr-defined]
-                tuple(n.name for n in self.nodes))  # type: ignore[attr-defined]
+                tuple(n.name for n in self.nodes))
 
     def _graph_key(self) -> bytes:
         if self._key is None:

@@ -311,3 +311,118 @@ def test_check_float_ranges() -> None:
         check_float(0.0, "a", low=0.0, low_open=True)
     with pytest.raises(ValidationError, match="not a number"):
         check_float(True, "a")
+
+
+# -- execute-time checks: workspace contiguity, scalars given in the variant pack ----------------
+def _bn_variance_graph() -> tuple[hipdnn.Graph, dict[str, Any]]:
+    g = _g()
+    t = {k: g.tensor(dim=[1, 3, 1, 1], name=k) for k in ("mean", "var", "scale", "bias")}
+    t["x"] = g.tensor(dim=[2, 3, 4, 4], name="x")
+    t["eps"] = g.tensor(dim=[1, 1, 1, 1], is_pass_by_value=True, name="eps")
+    t["y"] = g.batchnorm_inference(t["x"], t["mean"], scale=t["scale"], bias=t["bias"],
+                                   variance=t["var"], epsilon=t["eps"], name="bn")
+    t["y"].set_output(True)
+    return g, t
+
+
+def _bn_pack(t: dict[str, Any], eps: Any) -> dict[Any, Any]:
+    rng = np.random.default_rng(0)
+    pack: dict[Any, Any] = {t[k]: rng.standard_normal((1, 3, 1, 1)).astype(np.float32)
+                            for k in ("mean", "scale", "bias")}
+    pack[t["var"]] = np.ones((1, 3, 1, 1), np.float32)
+    pack[t["x"]] = rng.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    pack[t["y"]] = np.empty((2, 3, 4, 4), np.float32)
+    pack[t["eps"]] = eps
+    return pack
+
+
+@pytest.mark.parametrize("eps", [0.0, -1e-3, math.nan, np.full((1, 1, 1, 1), -2.0, np.float32)])
+def test_epsilon_given_at_execute_is_checked(eps: Any) -> None:
+    from fake_engine import only_fake_engines
+
+    from hipdnn.errors import VariantPackError
+
+    with only_fake_engines():
+        g, t = _bn_variance_graph()
+        g.build()
+        with pytest.raises(VariantPackError, match=r"node 'bn'.*tensor 'eps'.*epsilon.*"
+                                                   r"\(0\.0, inf\)") as info:
+            g.execute(_bn_pack(t, eps))
+        assert info.value.tensor == "eps"
+        with pytest.raises(VariantPackError, match="epsilon"):
+            g.bind(_bn_pack(t, eps))
+        pack = _bn_pack(t, 1e-3)
+        g.execute(pack)  # a valid value runs
+        x, m, v = pack[t["x"]], pack[t["mean"]], pack[t["var"]]
+        ref = (x - m) / np.sqrt(v + 1e-3) * pack[t["scale"]] + pack[t["bias"]]
+        np.testing.assert_allclose(pack[t["y"]], ref, rtol=1e-5, atol=1e-5)
+
+
+def test_momentum_given_at_execute_is_checked() -> None:
+    from hipdnn.errors import VariantPackError
+
+    g = _g()
+    x = g.tensor(dim=[2, 3, 4, 4], name="x")
+    s, b, rm, rv = (g.tensor(dim=[1, 3, 1, 1], name=n) for n in ("s", "b", "rm", "rv"))
+    mom = g.tensor(dim=[1, 1, 1, 1], is_pass_by_value=True, name="mom")
+    outs = g.batchnorm(x, s, b, 1e-5, momentum=mom, in_running_mean=rm, in_running_var=rv,
+                       name="bn")
+    for o in outs:
+        assert o is not None
+        o.set_output(True)
+    g.build()
+    pack: dict[Any, Any] = {x: np.ones((2, 3, 4, 4), np.float32), mom: 1.5}
+    pack.update({t: np.ones((1, 3, 1, 1), np.float32) for t in (s, b, rm, rv)})
+    pack.update({o: np.empty(o.dim, np.float32) for o in outs if o is not None})
+    with pytest.raises(VariantPackError, match=r"node 'bn'.*tensor 'mom'.*momentum: 1\.5.*"
+                                               r"\[0\.0, 1\.0\]"):
+        g.execute(pack)
+    pack[mom] = 0.25
+    g.execute(pack)
+
+
+def _ws_graph() -> tuple[hipdnn.Graph, dict[Any, Any]]:
+    g = _g()
+    x = g.tensor(dim=[1, 2, 3, 3], name="x")
+    y = g.relu(x, name="relu").set_output(True)
+    g.build_operation_graph()
+    g.create_execution_plan("FAKE_TEST_ENGINE", {"fake.workspace": 256})
+    g.build_plans()
+    assert g.get_workspace_size() == 256
+    xs = np.linspace(-1, 1, 18, dtype=np.float32).reshape(1, 2, 3, 3)
+    return g, {x: xs, y: np.empty_like(xs)}
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.empty(128, np.float32)[::2],          # 256 bytes of data spread over 508
+    lambda: np.empty(64, np.float32)[::-1],          # starts at its highest address
+    lambda: np.empty((32, 4), np.float32)[:, :2],    # rows with gaps
+])
+def test_non_contiguous_workspace_is_rejected(make: Any) -> None:
+    from fake_engine import only_fake_engines
+
+    from hipdnn.errors import WorkspaceError
+
+    with only_fake_engines():
+        g, pack = _ws_graph()
+        with pytest.raises(WorkspaceError, match="workspace must be one contiguous block"):
+            g.execute(pack, make())
+        with pytest.raises(WorkspaceError, match="contiguous"):
+            g.bind(pack, make())
+
+
+def test_contiguous_workspaces_are_accepted() -> None:
+    from fake_engine import only_fake_engines
+
+    from hipdnn.errors import WorkspaceError
+
+    with only_fake_engines():
+        g, pack = _ws_graph()
+        xs, ys = pack.values()
+        for ws in (np.empty(256, np.uint8), np.empty((8, 8), np.float32, order="F"),
+                   np.empty(1024, np.uint8)[100:400]):
+            ys[:] = 7
+            g.execute(pack, ws)
+            np.testing.assert_array_equal(ys, np.maximum(xs, 0))
+        with pytest.raises(WorkspaceError, match="smaller"):
+            g.execute(pack, np.empty(255, np.uint8))
