@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from hipdnn.errors import ValidationError
 from hipdnn.nodes import NODE_TYPES
 from hipdnn.tensor import Tensor
-from hipdnn.types import DataType
+from hipdnn.types import DataType, to_enum
 
 if TYPE_CHECKING:
     from hipdnn.graph import Graph
@@ -97,6 +97,9 @@ def from_json(text: str | bytes, handle: Handle | None = None,
     return from_dict(doc, handle, graph_class)
 
 
+_GRAPH_DTYPES = ("io_data_type", "intermediate_data_type", "compute_data_type")
+
+
 def from_dict(doc: Any, handle: Handle | None = None,
               graph_class: type[Graph] | None = None) -> Graph:
     """Rebuild a graph from :func:`graph_to_dict` output (what :func:`from_json` parses)."""
@@ -109,11 +112,12 @@ def from_dict(doc: Any, handle: Handle | None = None,
         raise ValidationError(f"unsupported graph document version {doc.get('version')!r}; "
                               f"this hipdnn reads version {_VERSION}")
     try:
-        g = make(doc.get("name", "graph"), DataType[doc["io_data_type"]],
-                        DataType[doc["intermediate_data_type"]], DataType[doc["compute_data_type"]],
-                        handle)
+        g = make(doc.get("name", "graph"),
+                 *(to_enum(DataType, doc[key], key) for key in _GRAPH_DTYPES), handle)
         for td in doc["tensors"]:
-            t = Tensor(td["dim"], td["stride"], DataType[td["data_type"]], name=td.get("name", ""),
+            t = Tensor(td["dim"], td["stride"], to_enum(DataType, td["data_type"], "data_type",
+                                                           tensor=td.get("name")),
+                       name=td.get("name", ""),
                        uid=td["uid"], is_virtual=td["is_virtual"],
                        is_pass_by_value=td["is_pass_by_value"], value=td["value"], graph=g)
             g.all_tensors.append(t)
@@ -123,7 +127,9 @@ def from_dict(doc: Any, handle: Handle | None = None,
                 raise ValidationError(f"unknown node type {nd['type']!r}; known: "
                                       f"{sorted(NODE_TYPES)}", node=nd.get("name"))
             ports = {p: g.all_tensors[i] for p, i in {**nd["inputs"], **nd["outputs"]}.items()}
-            node = cls(nd.get("name", ""), DataType[nd["compute_data_type"]],
+            node = cls(nd.get("name", ""),
+                       to_enum(DataType, nd["compute_data_type"], "compute_data_type",
+                               node=nd.get("name")),
                        **nd["attributes"], **ports)
             g.nodes.append(node)
             for out in node.outputs.values():

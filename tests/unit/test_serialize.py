@@ -216,6 +216,14 @@ def test_from_json_rejects_malformed_documents() -> None:
     doc["nodes"][0]["inputs"]["X"] = 42
     with pytest.raises(ValidationError, match="malformed graph document: IndexError"):
         Graph.from_json(json.dumps(doc))
+    doc = graph_to_dict(conv_fprop())
+    doc["tensors"][0]["data_type"] = "FLOAT7"
+    with pytest.raises(ValidationError, match=r"data_type.*FLOAT7.*FLOAT \(1\)"):
+        Graph.from_json(json.dumps(doc))
+    doc = graph_to_dict(conv_fprop())
+    doc["io_data_type"] = "nope"
+    with pytest.raises(ValidationError, match="io_data_type"):
+        Graph.from_json(json.dumps(doc))
 
 
 def test_graph_repr_lists_inputs_and_nodes() -> None:
