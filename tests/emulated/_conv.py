@@ -38,6 +38,7 @@ __all__ = [
     "ConvProblem",
     "SolutionSpec",
     "default_catalogue",
+    "layout_kind",
     "run_conv",
 ]
 
@@ -99,7 +100,8 @@ def default_catalogue(problem: ConvProblem) -> list[SolutionSpec]:
     ]
 
 
-def _layout_kind(t: TensorDesc) -> str | None:
+def layout_kind(t: TensorDesc) -> str | None:
+    """"cf" (channels-first packed), "cl" (channels-last packed) or None."""
     order_cf = tuple(range(len(t.dims)))
     order_cl = (0, *range(2, len(t.dims)), 1)
     for kind, order in (("cf", order_cf), ("cl", order_cl)):
@@ -127,7 +129,7 @@ def check_conv(problem: ConvProblem) -> None:
     require(x.dtype in (0, 1, 5), "only fp16, fp32 and bf16 convolutions are emulated")
     expected = conv_output_dims(conv, x, w)
     require(y.dims == expected, f"y dims {y.dims} != convolution output {expected}")
-    kinds = {_layout_kind(t) for t in (x, w, y)}
+    kinds = {layout_kind(t) for t in (x, w, y)}
     require(len(kinds) == 1 and None not in kinds,
             "x, w and y must all be packed, in the same layout (NCHW-like or NHWC-like)")
 

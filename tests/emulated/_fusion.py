@@ -26,7 +26,7 @@ from ._compute import (
     bn_inference,
     bn_train,
 )
-from ._conv import ConvProblem, check_conv
+from ._conv import ConvProblem, check_conv, layout_kind
 from ._core import (
     BAD_PARM,
     UNKNOWN_ERROR,
@@ -39,7 +39,7 @@ from ._core import (
     require,
     write_out,
 )
-from ._objects import FLOAT, HALF, ConvDesc, TensorDesc, conv_output_dims
+from ._objects import FLOAT, HALF, ConvDesc, TensorDesc, conv_output_dims, strides_for
 
 __all__ = ["FusionApi", "FusionOp", "FusionPlan", "default_fusion_applicable"]
 
@@ -340,8 +340,9 @@ class FusionApi(DeviceBase):
         if op.kind == "conv":
             assert op.conv is not None and op.w is not None
             dims = conv_output_dims(op.conv, cur_desc, op.w)
-            out_desc = TensorDesc()
-            out_desc.set(cur_desc.dtype, dims, None)
+            out_desc = TensorDesc()  # the conv output keeps the input's layout (NCHW or NHWC)
+            order = (0, *range(2, len(dims)), 1) if layout_kind(cur_desc) == "cl" else None
+            out_desc.set(cur_desc.dtype, dims, None if order is None else strides_for(dims, order))
             check_conv(ConvProblem("fwd", op.conv, cur_desc, op.w, out_desc))
             w = self.read(op.w, v["w"], "conv weights")
             out = kernels.conv_fprop(cur, w, list(op.conv.pads), list(op.conv.pads), list(op.conv.strides),

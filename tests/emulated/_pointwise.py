@@ -13,7 +13,7 @@ import numpy as np
 from ._base import DeviceBase
 from ._compute import activation_backward, activation_forward
 from ._core import BAD_PARM, NOT_IMPLEMENTED, Args, Status, addr, api, read_scalar, require
-from ._objects import BFLOAT16, FLOAT, HALF, TensorDesc
+from ._objects import FLOAT, HALF, TensorDesc
 
 __all__ = ["PointwiseApi"]
 
@@ -28,11 +28,11 @@ _OPS = {
 class PointwiseApi(DeviceBase):
     """Mixin: activation, tensor arithmetic and bias."""
 
-    #: Data types ActivationForward/Backward accept. Upstream's activation solvers (ActivFwdSolver0/1,
-    #: ActivBwdSolver0/1) build their kernels for fp32 and fp16 only, so a bf16 activation most
-    #: likely fails on the real library; set ``(FLOAT, HALF)`` to emulate that. The default still
-    #: accepts bf16 (not verified on hardware; see the H6 report).
-    activation_dtypes: tuple[int, ...] = (FLOAT, HALF, BFLOAT16)
+    #: Data types ActivationForward/Backward accept: fp32 and fp16, like upstream's activation
+    #: solvers (ActivFwdSolver0/1, ActivBwdSolver0/1), whose kernel source MIOpenNeuron.cl (as
+    #: embedded in the real 7.2.4 libMIOpen.so) defines _FLOAT for MIOPEN_USE_FP16 / FP32 /
+    #: FPMIX / BFPMIX only, with no bf16 path. Add BFLOAT16 to emulate a build that has one.
+    activation_dtypes: tuple[int, ...] = (FLOAT, HALF)
 
     def _check_act_layouts(self, descs: list[TensorDesc], what: str) -> None:
         # the packed kernel walks memory linearly: packed tensors in different layouts get mixed up

@@ -24,6 +24,8 @@ MIOpen contracts the device enforces (a violation returns the library's status, 
   activation descriptor must be set before use (the real library crashes otherwise).
 - memory: every tensor/workspace span must lie inside one live allocation (fresh allocations
   hold NaN bytes, like uninitialised memory); conv x/w/y/workspace must not overlap.
+- activation (miopenActivationForward/Backward): fp32/fp16 data only (``activation_dtypes``;
+  MIOpen's standalone activation kernels have no bf16 path) -> NotImplemented otherwise.
 - alpha/beta: read as ``const float*``, must be 1/0 (conv Find-1.0 execute, activation, BN,
   forward bias, fused conv args); OpTensor/TransformTensor take any value, beta=0 never reads C.
 - convolution: cross-correlation, groups dividing C and K, x/w/y same dtype (fp16/fp32/bf16),

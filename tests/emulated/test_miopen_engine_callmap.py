@@ -16,21 +16,39 @@ for _p in (str(_HERE.parent), str(_HERE)):  # the device package and the sibling
 
 import pytest  # noqa: E402
 from emulated.device import EmulatedDevice  # noqa: E402
-from test_miopen_engine_calls import CONFIGS, EXEC_CALLS, expected_path, split_calls  # noqa: E402
+from test_miopen_engine_calls import (  # noqa: E402
+    CONFIGS,
+    EXEC_CALLS,
+    REFUSED,
+    expected_path,
+    split_calls,
+)
 from test_miopen_engine_graphs import build  # noqa: E402
+from test_miopen_engine_numerics import assert_refused, bf16_refusal  # noqa: E402
 
 from hipdnn.engines.miopen import MiopenEngine, Row  # noqa: E402
 
 
+def _engine(dev: EmulatedDevice) -> MiopenEngine:
+    return MiopenEngine(lambda: dev.miopen, lambda: dev.hip)
+
+
 def call_map() -> list[tuple[str, str, str, str, list[str], list[str]]]:
     """(version, row, config, path, build calls, execute calls) for every row and config."""
-    rows = []
+    rows: list[tuple[str, str, str, str, list[str], list[str]]] = []
     for version in ("3.4", "3.5"):
         for row in Row:
             for config, (dtype, layout) in CONFIGS.items():
                 dev = EmulatedDevice(version)
-                engine = MiopenEngine(lambda d=dev: d.miopen, lambda d=dev: d.hip)
-                plan, built, executed = split_calls(dev, engine, build(row, dtype, layout))
+                engine = _engine(dev)
+                case = build(row, dtype, layout)
+                if bf16_refusal(row, dtype, version):
+                    mark = len(dev.calls)
+                    assert_refused(dev, engine, case)
+                    built = [n for n in dev.call_names()[mark:] if n.startswith("miopen")]
+                    rows.append((version, row.name, config, REFUSED, built, []))
+                    continue
+                plan, built, executed = split_calls(dev, engine, case)
                 rows.append((version, row.name, config, plan.path, built, executed))
                 plan.close()
     return rows

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from emulated.device import EmulatedDevice
 from test_miopen_engine_graphs import Case, build
-from test_miopen_engine_numerics import check_outputs
+from test_miopen_engine_numerics import assert_refused, bf16_refusal, check_outputs
 
 from hipdnn import interop
 from hipdnn.engines.miopen import MiopenEngine, Row
@@ -21,8 +21,11 @@ from hipdnn.types import DataType as D
 pytest.importorskip("torch")
 
 FP32_NCHW = (D.FLOAT, "NCHW")   # every fused kernel of the emulated Debian builds applies
-BF16_NHWC = (D.BFLOAT16, "NHWC")  # no fused kernel applies: the fallbacks run
-CONFIGS = {"fp32_nchw": FP32_NCHW, "bf16_nhwc": BF16_NHWC}
+FP16_NHWC = (D.HALF, "NHWC")    # no fused kernel applies: the fallbacks run
+BF16_NHWC = (D.BFLOAT16, "NHWC")  # no fused kernel either; rows needing one are refused
+CONFIGS = {"fp32_nchw": FP32_NCHW, "fp16_nhwc": FP16_NHWC, "bf16_nhwc": BF16_NHWC}
+#: The path name of a refused (row, version, config): see bf16_refusal.
+REFUSED = "refused"
 
 # (row, version, path) -> the MIOpen calls one execute makes, in order
 EXEC_CALLS: dict[tuple[Row, str, str], list[str]] = {}
@@ -61,7 +64,14 @@ EXEC_CALLS[(Row.BN_INF_DRELU_BN_BWD, "3.5", "bn_activation")] = [
     "miopenBatchNormBackwardActivation"]
 
 
+for _row in (Row.CONV_BIAS_ACT, Row.BN_TRAINING_ACT, Row.BN_INF_DRELU_BN_BWD):
+    for _v in ("3.4", "3.5"):
+        EXEC_CALLS[(_row, _v, REFUSED)] = []
+
+
 def expected_path(row: Row, version: str, config: str) -> str:
+    if bf16_refusal(row, CONFIGS[config][0], version):
+        return REFUSED
     if row in (Row.BN_INFERENCE, Row.BN_INFERENCE_INV, Row.BN_TRAINING, Row.BN_BACKWARD):
         return "v2"
     if row in (Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD):
@@ -108,6 +118,9 @@ def test_call_map(emulated_device: EmulatedDevice, emulated_miopen_engine: Miope
                   row: Row, config: str) -> None:
     version = emulated_device.version_name
     case = build(row, *CONFIGS[config])
+    if expected_path(row, version, config) == REFUSED:
+        assert_refused(emulated_device, emulated_miopen_engine, case)
+        return
     plan, built, executed = split_calls(emulated_device, emulated_miopen_engine, case)
     with plan:
         path = expected_path(row, version, config)

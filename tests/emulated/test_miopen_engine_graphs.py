@@ -265,6 +265,7 @@ def bn_training_case(dtype: DataType, layout: str, *, running: bool = False,
     y, mean, inv, nrm, nrv = g.batchnorm(tx, ts, tb, eps, name="bn", **kw)
     row = Row.BN_TRAINING_ACT if activation else Row.BN_TRAINING
     c = Case(row, g, dtype, layout)
+    assert y is not None  # batchnorm's Y always exists (mean/inv/running are optional)
     if activation:
         y = g.relu(y, lower_clip=lower, upper_clip=upper, name="act")
     c.outputs = {"y": _out(y, layout), "mean": _out(mean, None), "inv_variance": _out(inv, None)}

@@ -5,6 +5,7 @@ every object they own; host staging and device pointers; no library, no GPU."""
 from __future__ import annotations
 
 import gc
+import itertools
 import subprocess
 import sys
 from typing import Any
@@ -12,11 +13,18 @@ from typing import Any
 import numpy as np
 import pytest
 from emulated.device import EmulatedDevice
-from test_miopen_engine_calls import CONFIGS, EXEC_CALLS, expected_path
+from test_miopen_engine_calls import CONFIGS, EXEC_CALLS, REFUSED, expected_path
 from test_miopen_engine_graphs import Case, build
+from test_miopen_engine_numerics import assert_refused
 
 from hipdnn import interop
-from hipdnn.engines.miopen import MiopenBuildError, MiopenEngine, MiopenExecutionError, Row
+from hipdnn.engines.miopen import (
+    MiopenBuildError,
+    MiopenEngine,
+    MiopenExecutionError,
+    MiopenPlan,
+    Row,
+)
 from hipdnn.errors import (
     EngineError,
     ExecutionError,
@@ -53,10 +61,13 @@ def test_every_status_at_every_execute_call(emulated_device: EmulatedDevice,
                                             emulated_miopen_engine: MiopenEngine, row: Row,
                                             config: str) -> None:
     case = build(row, *CONFIGS[config])
+    path = expected_path(row, emulated_device.version_name, config)
+    if path == REFUSED:  # no plan to run
+        assert_refused(emulated_device, emulated_miopen_engine, case)
+        return
     h = Handle()
     with _plan(emulated_miopen_engine, case, h) as plan:
-        calls = EXEC_CALLS[(row, emulated_device.version_name, expected_path(
-            row, emulated_device.version_name, config))]
+        calls = EXEC_CALLS[(row, emulated_device.version_name, path)]
         before = dict(emulated_device.live_allocations())
         for name in calls:
             for status in STATUSES:
@@ -94,11 +105,11 @@ def test_hip_errors_are_typed(emulated_device: EmulatedDevice,
 
 def _build_calls(device: EmulatedDevice, engine: MiopenEngine, case: Case) -> list[str]:
     """The MIOpen calls build_plan itself makes (not check_support/get_knobs)."""
-    h = Handle()
-    assert engine.check_support(case.graph, h) is None
-    knobs = {k.id: k.default for k in engine.get_knobs(case.graph, h)}
-    mark = len(device.calls)
-    engine.build_plan(case.graph, knobs, h).close()
+    with Handle() as h:  # closed now: its MIOpen handle is not left to the garbage collector
+        assert engine.check_support(case.graph, h) is None
+        knobs = {k.id: k.default for k in engine.get_knobs(case.graph, h)}
+        mark = len(device.calls)
+        engine.build_plan(case.graph, knobs, h).close()
     return [n for n in device.call_names()[mark:]
             if n.startswith("miopen") and not n.startswith("miopenDestroy")
             and n not in ("miopenGetErrorString", "miopenCreate")]
@@ -110,6 +121,9 @@ def test_errors_while_building_are_typed_and_leak_nothing(
         emulated_device: EmulatedDevice, emulated_miopen_engine: MiopenEngine, row: Row,
         config: str) -> None:
     case = build(row, *CONFIGS[config])
+    if expected_path(row, emulated_device.version_name, config) == REFUSED:
+        assert_refused(emulated_device, emulated_miopen_engine, case)  # and leaks nothing
+        return
     names = sorted(set(_build_calls(emulated_device, emulated_miopen_engine, case)))
     h = Handle()
     assert emulated_miopen_engine.check_support(case.graph, h) is None
@@ -125,7 +139,7 @@ def test_errors_while_building_are_typed_and_leak_nothing(
                 assert exc.function == name and row.value in str(exc)
             else:  # only a declined fusion compile may succeed: it falls back
                 assert name == "miopenCompileFusionPlan" and status == 3
-                assert plan.path == "unfused"
+                assert isinstance(plan, MiopenPlan) and plan.path == "unfused"
                 plan.close()
             assert len(emulated_device.live_objects()) == baseline, f"leak after {name}={status}"
 
@@ -156,6 +170,8 @@ def test_find2_errors_are_typed(emulated_device: EmulatedDevice,
 def test_close_frees_every_object(emulated_device: EmulatedDevice,
                                   emulated_miopen_engine: MiopenEngine, row: Row) -> None:
     for config in CONFIGS:
+        if expected_path(row, emulated_device.version_name, config) == REFUSED:
+            continue
         case = build(row, *CONFIGS[config])
         h = Handle()
         assert emulated_miopen_engine.check_support(case.graph, h) is None
@@ -175,7 +191,7 @@ def test_close_frees_every_object(emulated_device: EmulatedDevice,
 
 def test_finalizer_and_context_manager(emulated_device: EmulatedDevice,
                                        emulated_miopen_engine: MiopenEngine) -> None:
-    case = build(Row.CONV_BIAS_ACT, *CONFIGS["bf16_nhwc"])
+    case = build(Row.CONV_BIAS_ACT, *CONFIGS["fp16_nhwc"])  # unfused: Find 2.0 solution kept
     h = Handle()
     assert emulated_miopen_engine.check_support(case.graph, h) is None
     baseline = set(emulated_device.live_objects())
@@ -191,11 +207,80 @@ def test_finalizer_and_context_manager(emulated_device: EmulatedDevice,
     assert set(emulated_device.live_objects()) == baseline
 
 
+# ========================================================================== closed handles
+@pytest.mark.parametrize("config", ["fp32_nchw", "fp16_nhwc"])  # fused and unfused paths
+@pytest.mark.parametrize("row", [Row.CONV_FPROP, Row.CONV_BIAS_ACT, Row.BN_TRAINING_ACT],
+                         ids=lambda r: r.name.lower())
+def test_plan_on_closed_handle_raises_plan_closed(emulated_device: EmulatedDevice,
+                                                  emulated_miopen_engine: MiopenEngine, row: Row,
+                                                  config: str) -> None:
+    """A plan whose hipdnn.Handle was closed raises PlanClosedError naming that handle, before
+    any MIOpen call (not the engine's internal "no AMD GPU available"); an open handle still
+    runs it (except a fused plan: bound to the MIOpen handle it was compiled on)."""
+    from test_miopen_engine_numerics import check_outputs
+
+    case = build(row, *CONFIGS[config])
+    h = Handle()
+    plan = _plan(emulated_miopen_engine, case, h)
+    bufs, ws, outs = _pack(case, plan)
+    h.close()
+    emulated_device.clear_calls()
+    for handle in (h, None):
+        for run in (lambda hh=handle: plan.execute(bufs, ws, hh),
+                    lambda hh=handle: plan.bind(bufs, ws, hh)):
+            with pytest.raises(PlanClosedError) as info:
+                run()
+            assert not isinstance(info.value, EngineError)
+            assert f"{h!r} was closed" in str(info.value) or handle is None
+            assert "no AMD GPU" not in str(info.value) and plan.name in str(info.value)
+    assert emulated_device.call_names() == []
+    if plan.path != "fused":
+        with Handle() as h2:
+            plan.execute(bufs, ws, h2)
+        check_outputs(case, outs)
+    else:
+        with Handle() as h2, pytest.raises(PlanClosedError):
+            plan.execute(bufs, ws, h2)
+    plan.close()
+
+
+def test_graph_on_closed_handle(emulated_device: EmulatedDevice,
+                                emulated_miopen_engine: MiopenEngine) -> None:
+    """Through the graph API: execute/bind after the graph's Handle was closed -> PlanClosedError;
+    the engine declines a closed handle with that reason and build_plan raises GraphStateError."""
+    from hipdnn.engines.miopen import Unavailable
+    from hipdnn.errors import GraphStateError
+
+    assert issubclass(Unavailable, EngineError)
+    h = Handle()
+    case = build(Row.CONV_FPROP, *CONFIGS["fp32_nchw"])
+    g = case.graph
+    g.build_operation_graph(h)
+    g.build()
+    assert g.plans[0].engine is emulated_miopen_engine
+    outs = case.empty_outputs()
+    pack = {**case.inputs, **{case.outputs[r]: a for r, a in outs.items()}}
+    ws = np.zeros(g.get_workspace_size(), np.uint8)
+    h.close()
+    for run in (lambda: g.execute(pack, ws), lambda: g.execute(pack, ws, handle=h),
+                lambda: g.bind(pack, ws)()):
+        with pytest.raises(PlanClosedError, match="closed") as info:
+            run()
+        assert "no AMD GPU" not in str(info.value)
+    reason = emulated_miopen_engine.check_support(case.graph, h)
+    assert reason == f"GraphStateError: {h!r} is closed"
+    with pytest.raises(GraphStateError, match="is closed"):
+        emulated_miopen_engine.build_plan(case.graph, {"global.benchmarking": 0}, h)
+    g.close()
+
+
 # ========================================================================= memory handling
 def test_staging_leaves_no_allocations(emulated_device: EmulatedDevice,
                                        emulated_miopen_engine: MiopenEngine) -> None:
-    for row in Row:
-        case = build(row, *CONFIGS["bf16_nhwc"])
+    for row, config in itertools.product(Row, ("fp16_nhwc", "bf16_nhwc")):
+        if expected_path(row, emulated_device.version_name, config) == REFUSED:
+            continue
+        case = build(row, *CONFIGS[config])
         h = Handle()
         with _plan(emulated_miopen_engine, case, h) as plan:
             before = dict(emulated_device.live_allocations())
@@ -286,13 +371,15 @@ def _root() -> str:
 def test_errors_with_device_pointers_are_typed(emulated_device: EmulatedDevice,
                                                emulated_miopen_engine: MiopenEngine,
                                                row: Row) -> None:
-    case = build(row, *CONFIGS["bf16_nhwc"], **({"running": True} if row == Row.BN_TRAINING else {}))
+    config = "fp16_nhwc"  # the fallback paths
+    kw: dict[str, Any] = {"running": True} if row == Row.BN_TRAINING else {}
+    case = build(row, *CONFIGS[config], **kw)
     h = Handle()
     with _plan(emulated_miopen_engine, case, h) as plan:
         bufs = {t.uid: emulated_device.upload(a) for t, a in case.inputs.items()}
         bufs.update({t.uid: emulated_device.alloc(4096) for t in case.outputs.values()})
         ws = emulated_device.alloc(plan.workspace_size) if plan.workspace_size else None
-        version, config = emulated_device.version_name, "bf16_nhwc"
+        version = emulated_device.version_name
         calls = EXEC_CALLS[(row, version, expected_path(row, version, config))]
         for name in calls:
             emulated_device.fail(name, 3)

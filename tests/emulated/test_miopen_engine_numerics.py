@@ -1,6 +1,8 @@
 """Every seed row x dtype x layout through MIOPEN_ENGINE on the emulated device (MIOpen 3.4 and
 3.5 symbol sets) matches PyTorch within DESIGN.md's tolerances. Where the emulated device's
-fusion predicate declines, the fallback path runs and must match just the same."""
+fusion predicate declines, the fallback path runs and must match just the same, except for the
+bf16 rows whose only fallback is MIOpen's standalone activation (fp32/fp16 kernels only): those
+are refused with the rule as the reason (:func:`bf16_refusal`, :func:`assert_refused`)."""
 
 from __future__ import annotations
 
@@ -8,12 +10,15 @@ from typing import Any
 
 import numpy as np
 import pytest
+from emulated.device import EmulatedDevice
 from test_miopen_engine_graphs import DTYPES, LAYOUT_NAMES, Case, build
 
 from hipdnn import interop
-from hipdnn.engines.miopen import MiopenEngine, MiopenPlan, Row
+from hipdnn.engines.miopen import MiopenEngine, MiopenNotSupportedError, MiopenPlan, Row
+from hipdnn.errors import EngineError
 from hipdnn.graph import Graph
 from hipdnn.handle import Handle
+from hipdnn.types import DataType
 
 pytest.importorskip("torch")
 
@@ -36,6 +41,51 @@ def run_case(engine: MiopenEngine, case: Case, knobs: dict[str, Any] | None = No
     return plan, outs
 
 
+#: The 3.5 calls bf16 batchnorm + activation rows need (3.4's fusion plans are fp32/fp16 only).
+BN_ACTIVATION_CALLS = {Row.BN_TRAINING_ACT: "miopenBatchNormForwardTrainingActivation",
+                       Row.BN_INF_DRELU_BN_BWD: "miopenBatchNormBackwardActivation"}
+
+
+def bf16_refusal(row: Row, dtype: DataType, version: str) -> str | None:
+    """How MIOPEN_ENGINE refuses ``row`` in ``dtype`` on the emulated MIOpen ``version``:
+    "check_support" (declined up front), "build" (the fusion plan did not compile) or None."""
+    if dtype != DataType.BFLOAT16:
+        return None
+    if row == Row.CONV_BIAS_ACT:  # the emulated Debian builds fuse fp32 NCHW convolutions only
+        return "build"
+    if row in BN_ACTIVATION_CALLS and version == "3.4":
+        return "check_support"
+    return None
+
+
+def assert_refused(device: EmulatedDevice, engine: MiopenEngine, case: Case) -> str:
+    """Assert the refusal :func:`bf16_refusal` predicts, with its reason; returns the reason."""
+    kind = bf16_refusal(case.row, case.dtype, device.version_name)
+    assert kind is not None
+    h = Handle()
+    reason = engine.check_support(case.graph, h)
+    if kind == "check_support":
+        call = BN_ACTIVATION_CALLS[case.row]
+        assert reason is not None and f"bf16 {case.row.value} needs {call} (MIOpen >= 3.5)" in reason
+        assert "standalone activation kernels support fp32/fp16 only" in reason
+        with pytest.raises(EngineError, match=call):
+            engine.build_plan(case.graph, {"global.benchmarking": 0}, h)
+        h.close()
+        return reason
+    assert reason is None, reason  # the fusion plan compile is the test: made at build time
+    knobs = {k.id: k.default for k in engine.get_knobs(case.graph, h)}
+    baseline = set(device.live_objects())
+    with pytest.raises(MiopenNotSupportedError) as info:
+        engine.build_plan(case.graph, knobs, h)
+    err = info.value
+    assert isinstance(err, EngineError)
+    assert err.function == "miopenCompileFusionPlan" and err.status == 8  # UnsupportedOp
+    assert case.row.value in str(err) and "fp32/fp16 only" in str(err)
+    assert set(device.live_objects()) == baseline  # the declined fusion plan and descriptors freed
+    h.close()
+    return str(err)
+
+
 def check_outputs(case: Case, outs: dict[str, np.ndarray]) -> None:
     atol, rtol = case.tol()
     for role, want in case.expected.items():
@@ -47,9 +97,12 @@ def check_outputs(case: Case, outs: dict[str, np.ndarray]) -> None:
 @pytest.mark.parametrize("layout", LAYOUT_NAMES)
 @pytest.mark.parametrize("dtype", list(DTYPES), ids=list(DTYPES))
 @pytest.mark.parametrize("row", list(Row), ids=[r.name.lower() for r in Row])
-def test_row_matches_torch(emulated_miopen_engine: MiopenEngine, row: Row, dtype: str,
-                           layout: str) -> None:
+def test_row_matches_torch(emulated_device: EmulatedDevice, emulated_miopen_engine: MiopenEngine,
+                           row: Row, dtype: str, layout: str) -> None:
     case = build(row, DTYPES[dtype], layout)
+    if bf16_refusal(row, case.dtype, emulated_device.version_name):
+        assert_refused(emulated_device, emulated_miopen_engine, case)
+        return
     plan, outs = run_case(emulated_miopen_engine, case)
     with plan:
         check_outputs(case, outs)
@@ -120,12 +173,16 @@ def test_through_the_graph_api(emulated_miopen_engine: MiopenEngine) -> None:
 
 @pytest.mark.parametrize("config", [("fp32", "NCHW"), ("fp16", "NCHW"), ("bf16", "NHWC"),
                                     ("fp16", "NDHWC")], ids=lambda c: "-".join(c))
-def test_bn_training_act_running_stats(emulated_miopen_engine: MiopenEngine,
+def test_bn_training_act_running_stats(emulated_device: EmulatedDevice,
+                                       emulated_miopen_engine: MiopenEngine,
                                        config: tuple[str, str]) -> None:
     """Running statistics through every BN training + activation path (3.5 call, 3.4 fusion
-    plan, unfused)."""
+    plan, unfused); bf16 on 3.4 is refused."""
     case = build(Row.BN_TRAINING_ACT, DTYPES[config[0]], config[1], running=True,
                  lower=0.0, upper=1.5)
+    if bf16_refusal(case.row, case.dtype, emulated_device.version_name):
+        assert_refused(emulated_device, emulated_miopen_engine, case)
+        return
     plan, outs = run_case(emulated_miopen_engine, case)
     with plan:
         check_outputs(case, outs)
@@ -134,9 +191,13 @@ def test_bn_training_act_running_stats(emulated_miopen_engine: MiopenEngine,
 @pytest.mark.parametrize("layout", LAYOUT_NAMES)
 @pytest.mark.parametrize("row", [Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD,
                                  Row.CONV_BIAS_ACT], ids=lambda r: r.name.lower())
-def test_find2_every_layout(emulated_miopen_engine: MiopenEngine, row: Row, layout: str) -> None:
+def test_find2_every_layout(emulated_device: EmulatedDevice,
+                            emulated_miopen_engine: MiopenEngine, row: Row, layout: str) -> None:
     for dtype in ("fp16", "bf16"):
         case = build(row, DTYPES[dtype], layout)
+        if bf16_refusal(row, case.dtype, emulated_device.version_name):
+            assert_refused(emulated_device, emulated_miopen_engine, case)
+            continue
         plan, outs = run_case(emulated_miopen_engine, case, {"global.benchmarking": 1})
         with plan:
             assert plan.path in ("find2", "fused", "unfused")
@@ -161,12 +222,17 @@ def test_conv_geometry_beyond_the_seed(emulated_miopen_engine: MiopenEngine, row
             check_outputs(case, outs)
 
 
-@pytest.mark.parametrize("config", [("fp32", "NCHW"), ("bf16", "NHWC")], ids=lambda c: "-".join(c))
+@pytest.mark.parametrize("config", [("fp32", "NCHW"), ("fp16", "NHWC"), ("bf16", "NHWC")],
+                         ids=lambda c: "-".join(c))
 @pytest.mark.parametrize("row", [Row.BN_TRAINING, Row.BN_TRAINING_ACT], ids=lambda r: r.name.lower())
-def test_bn_training_without_saved_stats(emulated_miopen_engine: MiopenEngine, row: Row,
+def test_bn_training_without_saved_stats(emulated_device: EmulatedDevice,
+                                         emulated_miopen_engine: MiopenEngine, row: Row,
                                          config: tuple[str, str]) -> None:
     """Saved mean / inverse variance left virtual: NULL for _V2, scratch for the fusion plan."""
     case = build(row, DTYPES[config[0]], config[1])
+    if bf16_refusal(row, case.dtype, emulated_device.version_name):
+        assert_refused(emulated_device, emulated_miopen_engine, case)
+        return
     for role in ("mean", "inv_variance"):
         case.outputs.pop(role).set_output(False)
         case.expected.pop(role)
@@ -174,3 +240,53 @@ def test_bn_training_without_saved_stats(emulated_miopen_engine: MiopenEngine, r
     with plan:
         assert "mean" not in plan.match.t
         check_outputs(case, outs)
+
+
+@pytest.mark.parametrize("row", [*BN_ACTIVATION_CALLS, Row.CONV_BIAS_ACT],
+                         ids=lambda r: r.name.lower())
+def test_refused_bf16_falls_through_to_the_next_engine(emulated_device: EmulatedDevice,
+                                                       emulated_miopen_engine: MiopenEngine,
+                                                       row: Row) -> None:
+    """Through the graph API: a refused bf16 row runs on CPU_REFERENCE_ENGINE, and the refusal
+    is MIOPEN_ENGINE's reason when it is the only engine left (3.5's BN *Activation calls run)."""
+    from hipdnn.errors import GraphNotSupportedError
+
+    case = build(row, DataType.BFLOAT16, "NHWC")
+    refusal = bf16_refusal(row, case.dtype, emulated_device.version_name)
+    g = case.graph
+    g.build_operation_graph(Handle())
+    g.build()
+    outs = case.empty_outputs()
+    pack = {**case.inputs, **{case.outputs[r]: a for r, a in outs.items()}}
+    ws = np.zeros(max(g.get_workspace_size(), 1), np.uint8)
+    g.execute(pack, ws)
+    check_outputs(case, outs)
+    if refusal is None:
+        assert g.plans[0].engine is emulated_miopen_engine
+        return
+    assert g.plans[0].engine.name == "CPU_REFERENCE_ENGINE"
+    g.create_execution_plans()
+    g.deselect_engines("CPU_REFERENCE_ENGINE")
+    with pytest.raises(GraphNotSupportedError) as info:
+        g.build_plans()
+    reason = info.value.reasons["MIOPEN_ENGINE"]
+    assert "fp32/fp16 only" in reason and "bf16" in reason
+    if refusal == "build":
+        assert reason.startswith("build_plan failed: MIOPEN_ENGINE: ")
+        assert "miopenCompileFusionPlan" in reason
+    else:
+        assert f"needs {BN_ACTIVATION_CALLS[row]} (MIOpen >= 3.5)" in reason
+    g.close()
+
+
+def test_bf16_conv_bias_act_fuses_where_the_library_can(emulated_device: EmulatedDevice,
+                                                        emulated_miopen_engine: MiopenEngine) -> None:
+    """The fusion plan compile is the applicability test: a build with a bf16 fused conv kernel
+    (as CK-enabled ROCm builds may have for NHWC) runs bf16 conv + bias + activation fused."""
+    emulated_device.fusion_applicable = lambda plan, ops, version: None
+    for layout in ("NCHW", "NHWC"):
+        case = build(Row.CONV_BIAS_ACT, DataType.BFLOAT16, layout)
+        plan, outs = run_case(emulated_miopen_engine, case)
+        with plan:
+            assert plan.path == "fused"
+            check_outputs(case, outs)

@@ -9,6 +9,20 @@ wrappers), ``conv`` + ``conv_rows`` (immediate mode / Find 2.0, conv + bias + ac
 ``plan`` (:class:`MiopenPlan`; ``plan.path`` names the MIOpen path chosen: "v2", "immediate",
 "find2", "fused", "unfused" or "bn_activation").
 
+BF16 and activations: MIOpen's standalone activation kernels (``miopenActivationForward`` /
+``miopenActivationBackward``, MIOpenNeuron.cl) are built for FP32 and FP16 only, so no BF16 path
+here ends in them. BF16 batchnorm training + activation and BN inference + DReLU + BN backward
+need MIOpen >= 3.5's ``miopenBatchNormForwardTrainingActivation`` /
+``miopenBatchNormBackwardActivation``: on a library without them (MIOpen 3.4, whose batchnorm +
+activation fusion plans are FP32/FP16 only) check_support declines them with that reason. BF16
+conv + (bias) + activation runs only as a fusion plan: when ``miopenCompileFusionPlan`` declines
+it, ``build_plan`` raises :class:`MiopenNotSupportedError` (an ``EngineError``) and the graph
+moves on to the next engine (CPU_REFERENCE_ENGINE), recording the reason. Every other BF16 row
+(conv alone, BN alone, the 3.5 ``*Activation`` calls) runs on MIOpen.
+
+A plan whose :class:`hipdnn.Handle` was closed raises :class:`hipdnn.errors.PlanClosedError`
+(before any MIOpen call); :class:`Unavailable` (no library, no GPU) is an ``EngineError``.
+
 Variant-pack values that are device pointers (ints, GPU buffers) go straight to MIOpen. Host
 (CPU) arrays are accepted as a convenience for scripts and notebooks: each execute copies them
 to ``hipMalloc`` blocks, runs, copies the outputs back and frees the blocks (outputs are written
@@ -19,7 +33,12 @@ from __future__ import annotations
 
 from hipdnn.engines.base import register
 from hipdnn.engines.miopen.engine import MiopenEngine, Unavailable
-from hipdnn.engines.miopen.errors import MiopenBuildError, MiopenCallError, MiopenExecutionError
+from hipdnn.engines.miopen.errors import (
+    MiopenBuildError,
+    MiopenCallError,
+    MiopenExecutionError,
+    MiopenNotSupportedError,
+)
 from hipdnn.engines.miopen.patterns import Declined, Row
 from hipdnn.engines.miopen.plan import MiopenPlan
 
@@ -30,6 +49,7 @@ __all__ = [
     "MiopenCallError",
     "MiopenEngine",
     "MiopenExecutionError",
+    "MiopenNotSupportedError",
     "MiopenPlan",
     "Row",
     "Unavailable",

@@ -8,6 +8,7 @@ from typing import Any
 
 from hipdnn.engines.miopen.conv import DIRECTIONS, ConvOp
 from hipdnn.engines.miopen.descriptors import ActivationDesc, Resources, TensorDesc
+from hipdnn.engines.miopen.errors import MiopenNotSupportedError
 from hipdnn.engines.miopen.fusion import ONE, ZERO, FusionPlan
 from hipdnn.engines.miopen.patterns import Match, Row
 from hipdnn.engines.miopen.runtime import ALIGN, Arena, Call, Ctx, Runner
@@ -74,6 +75,14 @@ class ConvBiasActRunner(Runner):
             self.path = "fused"
             self.workspace_size = self.fusion.workspace_size
             return
+        if DataType(x.data_type) == DataType.BFLOAT16:
+            assert self.fusion.declined is not None
+            raise MiopenNotSupportedError(
+                f"{m.row.value} (node {', '.join(repr(n.name) for n in m.nodes)})",
+                "bf16 conv + bias + activation runs only as a MIOpen fusion plan, and this "
+                "library has no fused kernel for it (the plan did not compile); the unfused "
+                "path is not offered because MIOpen's standalone activation kernels support "
+                "fp32/fp16 only", "miopenCompileFusionPlan", self.fusion.declined)
         self.fusion = None
         self.path = "unfused"
         self.act = res.add(ActivationDesc(lib, a.mode, a.alpha, a.beta, a.gamma))

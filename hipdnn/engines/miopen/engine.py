@@ -32,14 +32,14 @@ from hipdnn.engines.miopen.memory import MiopenHandleState
 from hipdnn.engines.miopen.patterns import Declined, Match, Row, match
 from hipdnn.engines.miopen.plan import MiopenPlan
 from hipdnn.engines.miopen.runtime import Runner
-from hipdnn.errors import EngineError
-from hipdnn.types import KnobValueType
+from hipdnn.errors import EngineError, HipdnnError
+from hipdnn.types import DataType, KnobValueType
 
 if TYPE_CHECKING:
     from hipdnn.graph import Graph
     from hipdnn.handle import Handle
 
-__all__ = ["MiopenEngine", "Unavailable"]
+__all__ = ["MiopenEngine", "Unavailable", "check_library_rules"]
 
 _serials = itertools.count(1)
 _BN_RUNNERS: dict[Row, type[Any]] = {
@@ -52,8 +52,30 @@ _BN_RUNNERS: dict[Row, type[Any]] = {
 }
 
 
-class Unavailable(Exception):
+class Unavailable(EngineError):
     """MIOpen cannot run here (no library, no GPU); ``str(exc)`` is check_support's reason."""
+
+
+#: Rows whose activation runs on the data type, and the 3.5 call that fuses it (bf16 needs it).
+_BN_ACTIVATION_CALLS = {
+    Row.BN_TRAINING_ACT: "miopenBatchNormForwardTrainingActivation",
+    Row.BN_INF_DRELU_BN_BWD: "miopenBatchNormBackwardActivation",
+}
+
+
+def check_library_rules(m: Match, lib: Any) -> None:
+    """Raise :class:`Declined` when this library cannot run ``m`` (known before building).
+
+    bf16 batchnorm + activation rows need the MIOpen 3.5 ``*Activation`` calls: MIOpen's
+    batchnorm + activation fusion plans and its standalone activation kernels (MIOpenNeuron.cl)
+    are built for fp32/fp16 only.
+    """
+    call = _BN_ACTIVATION_CALLS.get(m.row)
+    if (call is not None and DataType(m.t["x"].data_type) == DataType.BFLOAT16
+            and not lib.capabilities.has(call)):
+        raise Declined(f"node {m.nodes[0].name!r}: bf16 {m.row.value} needs {call} (MIOpen >= "
+                       "3.5), which this library lacks; MIOpen's batchnorm + activation fusion "
+                       "plans and its standalone activation kernels support fp32/fp16 only")
 
 
 def _default_miopen() -> Any:
@@ -160,7 +182,7 @@ class MiopenEngine(Engine):
         h = handle if handle is not None else default_handle()
         try:
             return h.state(self._key, lambda hh: MiopenHandleState(lib, hip, hh.device, hh.stream))
-        except Unavailable:
+        except HipdnnError:  # a closed Handle (GraphStateError) is the caller's error, not ours
             raise
         except Exception as exc:
             function = getattr(exc, "function", "miopenCreate")
@@ -172,6 +194,7 @@ class MiopenEngine(Engine):
         try:
             m = match(graph)
             state = self.handle_state(handle)
+            check_library_rules(m, state.lib)
             if m.has_conv:
                 self._solutions(m, state)
         except (Declined, Unavailable) as exc:
@@ -220,6 +243,7 @@ class MiopenEngine(Engine):
         try:
             m = match(graph)
             state = self.handle_state(handle)
+            check_library_rules(m, state.lib)
         except (Declined, Unavailable) as exc:
             raise EngineError(f"MIOPEN_ENGINE cannot build this graph: {exc}") from exc
         lib, hip = self.libraries()

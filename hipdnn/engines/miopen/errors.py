@@ -7,7 +7,13 @@ from contextlib import contextmanager
 
 from hipdnn.errors import EngineError, ExecutionError
 
-__all__ = ["MiopenBuildError", "MiopenCallError", "MiopenExecutionError", "translating"]
+__all__ = [
+    "MiopenBuildError",
+    "MiopenCallError",
+    "MiopenExecutionError",
+    "MiopenNotSupportedError",
+    "translating",
+]
 
 
 class MiopenCallError:
@@ -36,6 +42,20 @@ class MiopenBuildError(EngineError, MiopenCallError):
 
     def __init__(self, operation: str, function: str, cause: BaseException) -> None:
         super().__init__(_message(operation, function, cause))
+        self.operation, self.function = operation, function
+        self.status = getattr(cause, "status", None)
+
+
+class MiopenNotSupportedError(MiopenBuildError):
+    """MIOpen answered, while the plan was built, that it cannot run the graph.
+
+    E.g. a bf16 conv + bias + activation whose fusion plan did not compile (no unfused path:
+    MIOpen's standalone activation kernels are fp32/fp16 only). ``function`` is the call that
+    declined and ``status`` its status; the graph API moves on to the next engine.
+    """
+
+    def __init__(self, operation: str, reason: str, function: str, cause: BaseException) -> None:
+        EngineError.__init__(self, f"MIOPEN_ENGINE: {operation}: {reason} ({function}: {cause})")
         self.operation, self.function = operation, function
         self.status = getattr(cause, "status", None)
 

@@ -38,6 +38,8 @@ class FusionPlan:
         self.args: Owned | None = None
         self.ops: list[Any] = []
         self.workspace_size = 0
+        #: The miopenCompileFusionPlan error when :meth:`compile` returned False.
+        self.declined: BaseException | None = None
         self._outer = res
 
     def _op(self, create: str, *args: Any) -> Any:
@@ -71,7 +73,8 @@ class FusionPlan:
         return self._op("miopenCreateOpBatchNormBackward", _SPATIAL)
 
     def compile(self, handle: Any, *, with_conv: bool = False) -> bool:
-        """miopenCompileFusionPlan; False (plan freed) when MIOpen has no fused kernel for it."""
+        """miopenCompileFusionPlan; False (plan freed) when MIOpen has no fused kernel for it
+        (``declined`` then holds the compile's error)."""
         from miopen_ctypes.errors import MIOpenStatusError
 
         lib = self.lib
@@ -80,6 +83,7 @@ class FusionPlan:
         except MIOpenStatusError as exc:
             if exc.status in FUSION_DECLINED_STATUSES:
                 self._res.close()
+                self.declined = exc
                 return False
             self._res.close()
             raise

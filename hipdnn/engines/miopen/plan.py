@@ -12,7 +12,7 @@ from hipdnn.engines.miopen.errors import MiopenExecutionError, translating
 from hipdnn.engines.miopen.memory import MiopenHandleState, Staging, check_workspace, scalar_value
 from hipdnn.engines.miopen.patterns import Match
 from hipdnn.engines.miopen.runtime import Ctx, Runner
-from hipdnn.errors import PlanClosedError, VariantPackError
+from hipdnn.errors import GraphStateError, PlanClosedError, VariantPackError
 from miopen_ctypes.errors import MIOpenError
 
 if TYPE_CHECKING:
@@ -29,10 +29,15 @@ def _close_all(res: Resources) -> None:
     res.close()
 
 
-def _refuse(plan: MiopenPlan) -> None:
+def _closed_error(plan: MiopenPlan, handle: Handle | None = None) -> PlanClosedError:
+    which = "the hipdnn.Handle was closed" if handle is None else f"{handle!r} was closed"
+    return PlanClosedError(f"execution plan {plan.name!r}: its MIOpen handle was destroyed "
+                           f"({which}); build or bind again on an open handle")
+
+
+def _refuse(plan: MiopenPlan, handle: Handle | None = None) -> None:
     plan.check_open()
-    raise PlanClosedError(f"execution plan {plan.name!r}: its MIOpen handle was destroyed (the "
-                          "hipdnn.Handle was closed); bind again on an open handle")
+    raise _closed_error(plan, handle)
 
 
 def _bound_runner(plan: MiopenPlan, state: MiopenHandleState, ctx: Ctx,
@@ -112,13 +117,23 @@ class MiopenPlan(ExecutionPlan):
         return len(self._res)
 
     def _state_for(self, handle: Handle | None) -> MiopenHandleState:
+        """The MIOpen handle to run on; :class:`PlanClosedError` when it (or ``handle``) is closed."""
+        if handle is not None and handle.closed:
+            _refuse(self, handle)
         # a compiled fusion plan is bound to the MIOpen handle it was compiled on
         if handle is None or self.path == "fused":
-            return self._state
-        if handle is not self._last_handle:
-            self._last_state = self.engine.handle_state(handle)  # type: ignore[attr-defined]
-            self._last_handle = handle
-        return self._last_state
+            state = self._state
+        elif handle is self._last_handle:
+            state = self._last_state
+        else:
+            try:
+                state = self.engine.handle_state(handle)  # type: ignore[attr-defined]
+            except GraphStateError as exc:  # closed meanwhile, by another thread
+                raise _closed_error(self, handle) from exc
+            self._last_state, self._last_handle = state, handle
+        if state.closed:
+            _refuse(self, handle)
+        return state
 
     def execute(self, buffers: Mapping[int, Any], workspace: Any, handle: Handle | None) -> None:
         """Run the row's calls; see the class docstring for staging."""
@@ -156,7 +171,7 @@ class MiopenPlan(ExecutionPlan):
              handle: Handle | None) -> Callable[[], None]:
         """A callable re-running the plan on these buffers with prebuilt ctypes arguments.
 
-        Checked once, here: the plan is open, the workspace is large enough, every tensor is in
+        Checked once, here: the plan and ``handle`` are open, the workspace is large enough, every tensor is in
         ``buffers``, scalars have values, the MIOpen handle is alive, the calls' NULL rules.
         Each call then checks only that the plan and its MIOpen handle are still open and makes
         the row's ctypes calls (:meth:`Runner.calls`); rows with host work between calls (the
@@ -164,6 +179,7 @@ class MiopenPlan(ExecutionPlan):
         Host (CPU) buffers are staged on every call, exactly as :meth:`execute` does.
         """
         self.check_open()
+        state = self._state_for(handle)
         size = self.workspace_size
         if size:
             check_workspace(workspace, size)
@@ -177,7 +193,6 @@ class MiopenPlan(ExecutionPlan):
             def staged() -> None:
                 execute(buffers, workspace, handle)
             return staged
-        state = self._state_for(handle)
         scalars = {**self._baked, **{role: scalar_value(t, buffers, f"{self.operation}: {role}")
                                      for role, t in self._scalars}}
         ptr = {role: (v if type(v) is int else v.ptr) for (role, _, _, _), v in
