@@ -112,8 +112,8 @@ def from_dict(doc: Any, handle: Handle | None = None,
         raise ValidationError(f"unsupported graph document version {doc.get('version')!r}; "
                               f"this hipdnn reads version {_VERSION}")
     try:
-        g = make(doc.get("name", "graph"),
-                 *(to_enum(DataType, doc[key], key) for key in _GRAPH_DTYPES), handle)
+        io, intermediate, compute = (to_enum(DataType, doc[key], key) for key in _GRAPH_DTYPES)
+        g = make(doc.get("name", "graph"), io, intermediate, compute, handle)
         for td in doc["tensors"]:
             t = Tensor(td["dim"], td["stride"], to_enum(DataType, td["data_type"], "data_type",
                                                            tensor=td.get("name")),
