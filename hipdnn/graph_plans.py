@@ -198,7 +198,7 @@ class GraphPlans(GraphExec):
             if self._fits(plan):
                 kept.append(plan)
             else:
-                plan_cache.release(plan)
+                plan_cache.release(plan, self)
         if len(kept) != len(self._plans):
             self._plans = kept
             self._forget_bindings()
@@ -230,7 +230,7 @@ class GraphPlans(GraphExec):
                 self._reasons[engine.name] = f"build_plan failed: {exc}"
                 continue
             if not self._fits(plan):
-                plan_cache.release(plan)
+                plan_cache.release(plan, self)
                 continue
             self._plans.append(plan)
             if policy == BuildPlanPolicy.HEURISTICS_CHOICE:
@@ -316,10 +316,10 @@ class GraphPlans(GraphExec):
         values = self._resolve_knobs(engine, None) if knobs is None else knobs
         ck = (self._graph_key(), engine.cache_token, tuple(sorted(values.items())),
               self.handle.serial)
-        plan = plan_cache.acquire(ck)
+        plan = plan_cache.acquire(ck, self)
         if plan is None:
             plan = engine.build_plan(self._snapshot(), dict(values), self.handle)
-            plan_cache.insert(ck, plan)
+            plan_cache.insert(ck, plan, self)
         return plan
 
     def _snapshot(self) -> Graph:
@@ -342,7 +342,7 @@ class GraphPlans(GraphExec):
         if self._fits(plan):
             self._plans.append(plan)
         else:
-            plan_cache.release(plan)
+            plan_cache.release(plan, self)
         self._prepare_exec()
 
     def get_execution_plan_count(self) -> int:
@@ -404,7 +404,7 @@ class GraphPlans(GraphExec):
         self._forget_bindings()
         plans, self._plans = self._plans, []
         for plan in plans:
-            plan_cache.release(plan)
+            plan_cache.release(plan, self)
 
     def close(self) -> None:
         """Release the graph's plans (idempotent); later pipeline calls raise PlanClosedError."""

@@ -4,12 +4,14 @@ Keys are ``(graph.key(), engine.cache_token, knob settings, handle serial)``, so
 with the same structure again reuses the plan instead of rebuilding it. ``cache_token`` is
 ``(engine_id, serial of the engine object)``: two engine objects of the same name (e.g. an
 emulated MIOpen 3.4 and 3.5 MIOPEN_ENGINE) never share plans or answers. Graphs hold references to
-the plans they use; an evicted plan is closed once no graph holds it.
+the plans they use (counted per holding graph, weakly: a graph that is garbage collected without
+``close()`` stops holding its plans); an evicted plan is closed once no live graph holds it.
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any
@@ -28,7 +30,10 @@ class PlanCache:
         self.hits = 0
         self.misses = 0
         self._plans: OrderedDict[Hashable, ExecutionPlan] = OrderedDict()
-        self._refs: dict[int, int] = {}
+        # plan -> {holder: count}; both weak, so a dead plan's address cannot inherit its counts
+        # and a graph collected without close() releases what it held.
+        self._holders: weakref.WeakKeyDictionary[ExecutionPlan, weakref.WeakKeyDictionary[Any, int]]
+        self._holders = weakref.WeakKeyDictionary()
         self._answers: dict[Hashable, Any] = {}
         self._lock = threading.RLock()
 
@@ -45,8 +50,17 @@ class PlanCache:
             with self._lock:
                 self._answers[key] = value
 
-    def acquire(self, key: Hashable) -> ExecutionPlan | None:
-        """The cached, open plan for ``key`` (now referenced by the caller), or None."""
+    def _hold(self, plan: ExecutionPlan, holder: object) -> None:
+        counts = self._holders.get(plan)
+        if counts is None:
+            counts = self._holders[plan] = weakref.WeakKeyDictionary()
+        counts[holder] = counts.get(holder, 0) + 1
+
+    def _held(self, plan: ExecutionPlan) -> bool:
+        return bool(self._holders.get(plan))
+
+    def acquire(self, key: Hashable, holder: object) -> ExecutionPlan | None:
+        """The cached, open plan for ``key`` (now held by ``holder``), or None."""
         if not self.enabled:
             return None
         with self._lock:
@@ -55,31 +69,35 @@ class PlanCache:
                 self.misses += 1
                 return None
             self._plans.move_to_end(key)
-            self._refs[id(plan)] = self._refs.get(id(plan), 0) + 1
+            self._hold(plan, holder)
             self.hits += 1
             return plan
 
-    def insert(self, key: Hashable, plan: ExecutionPlan) -> None:
-        """Cache a freshly built plan, referenced by the caller."""
+    def insert(self, key: Hashable, plan: ExecutionPlan, holder: object) -> None:
+        """Cache a freshly built plan, held by ``holder``."""
         with self._lock:
-            self._refs[id(plan)] = self._refs.get(id(plan), 0) + 1
+            self._hold(plan, holder)
             if not self.enabled:
                 return
             self._plans[key] = plan
             self._plans.move_to_end(key)
             while len(self._plans) > self.maxsize:
                 _, old = self._plans.popitem(last=False)
-                if self._refs.get(id(old), 0) == 0:
+                if not self._held(old):
                     old.close()
 
-    def release(self, plan: ExecutionPlan) -> None:
-        """Drop the caller's reference; close the plan if it is no longer cached or held."""
+    def release(self, plan: ExecutionPlan, holder: object) -> None:
+        """Drop one hold of ``holder``; close the plan if it is no longer cached or held."""
         with self._lock:
-            n = self._refs.get(id(plan), 0) - 1
-            if n > 0:
-                self._refs[id(plan)] = n
+            counts = self._holders.get(plan)
+            if counts is not None and holder in counts:
+                if counts[holder] > 1:
+                    counts[holder] -= 1
+                else:
+                    del counts[holder]
+            if self._held(plan):
                 return
-            self._refs.pop(id(plan), None)
+            self._holders.pop(plan, None)
             if not any(p is plan for p in self._plans.values()):
                 plan.close()
 
@@ -90,7 +108,7 @@ class PlanCache:
                 del self._answers[key]
             for key in [k for k in self._plans if _engine_of(k) == engine_id]:
                 plan = self._plans.pop(key)
-                if self._refs.get(id(plan), 0) == 0:
+                if not self._held(plan):
                     plan.close()
 
     def clear(self) -> None:
@@ -100,7 +118,7 @@ class PlanCache:
             self._plans.clear()
             self._answers.clear()
             for plan in plans:
-                if self._refs.get(id(plan), 0) == 0:
+                if not self._held(plan):
                     plan.close()
 
     def __len__(self) -> int:

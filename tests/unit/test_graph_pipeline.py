@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 
 import numpy as np
@@ -270,6 +271,19 @@ def test_close_releases_plans_and_blocks_use(fakes: Engines) -> None:
     hipdnn.clear_plan_cache()
     assert plan.closed and ("close", plan.name) in fake.calls
     g.close()  # idempotent
+
+
+def test_graph_collected_without_close_stops_holding_its_plan(fakes: Engines) -> None:
+    fake, _ = fakes
+    hipdnn.clear_plan_cache()
+    g = _relu_graph()[0]
+    g.build()
+    plan = g.plans[0]
+    del g
+    gc.collect()
+    assert not plan.closed  # still cached
+    hipdnn.clear_plan_cache()  # no live graph holds it any more: closed now
+    assert plan.closed and ("close", plan.name) in fake.calls
 
 
 def test_uncached_plan_closed_with_graph(fakes: Engines) -> None:
