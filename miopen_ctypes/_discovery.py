@@ -48,6 +48,7 @@ class Candidate:
     target: str
     is_path: bool = True
     handle: int | None = None  # an already-loaded module (Windows GetModuleHandle)
+    skipped: str = ""  # why this place had nothing to try (then ``target`` is empty)
 
 
 def _names(spec: LibrarySpec) -> tuple[str, ...]:
@@ -75,12 +76,17 @@ def _already_loaded(spec: LibrarySpec) -> Iterator[Candidate]:
         if spec.maps_marker in os.path.basename(path) and path not in seen:
             seen.add(path)
             yield Candidate("already loaded in this process (/proc/self/maps)", path)
+    if not seen:
+        yield Candidate("already loaded in this process (/proc/self/maps)", "",
+                        skipped=f"no {spec.maps_marker}* mapped")
 
 
 def _rocm_sdk(spec: LibrarySpec) -> Iterator[Candidate]:
     try:
         rocm_sdk = importlib.import_module("rocm_sdk")
-    except Exception:  # not installed, or broken: then it is simply not a candidate
+    except Exception as exc:  # not installed, or broken: then it is simply not a candidate
+        yield Candidate(f"TheRock wheel (rocm_sdk.find_libraries({spec.rocm_sdk_name!r}))", "",
+                        skipped=f"rocm_sdk does not import ({type(exc).__name__})")
         return
     try:
         found = rocm_sdk.find_libraries(spec.rocm_sdk_name)
@@ -97,6 +103,8 @@ def _rocm_dirs(spec: LibrarySpec) -> Iterator[Candidate]:
         value = os.environ.get(var)
         if value:
             roots.append((f"${var}", value))
+        else:
+            yield Candidate(f"${var}", "", skipped="not set")
     roots.append(("default ROCm prefix", "C:\\Program Files\\AMD\\ROCm" if _IS_WINDOWS else "/opt/rocm"))
     subdirs = ("bin", "lib") if _IS_WINDOWS else ("lib", "lib64")
     for label, root in roots:
@@ -144,7 +152,7 @@ def load_first(
     for candidate in candidates(spec, path):
         where = f"{candidate.place}: {candidate.target}" if candidate.target else candidate.place
         if not candidate.target:
-            attempts.append((where, "skipped"))
+            attempts.append((where, candidate.skipped or "skipped"))
             continue
         try:
             lib = _open(candidate)

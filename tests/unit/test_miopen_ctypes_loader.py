@@ -69,6 +69,22 @@ def test_not_found_lists_every_place_tried(clean_env: pytest.MonkeyPatch, tmp_pa
     assert all(reason for _, reason in info.value.attempts)
 
 
+def test_not_found_also_names_the_places_that_had_nothing(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.delenv("ROCM_PATH", raising=False)
+    clean_env.delenv("HIP_PATH", raising=False)
+    clean_env.setitem(sys.modules, "rocm_sdk", None)  # makes `import rocm_sdk` fail
+    with pytest.raises(MIOpenNotFoundError) as info:
+        load_first(BOGUS, None, MIOpenNotFoundError)
+    attempts = dict(info.value.attempts)
+    assert attempts["$ROCM_PATH"] == "not set" and attempts["$HIP_PATH"] == "not set"
+    assert any(place.startswith("TheRock wheel") and reason.startswith("rocm_sdk does not import")
+               for place, reason in info.value.attempts)
+    if sys.platform.startswith("linux"):
+        assert any(place.startswith("already loaded in this process") and "mapped" in reason
+                   for place, reason in info.value.attempts)
+    assert "$ROCM_PATH: not set" in str(info.value)
+
+
 def test_env_override_is_exclusive_and_reported(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
     missing = tmp_path / "libMIOpen.so.1"
     clean_env.setenv("HIPDNN_MIOPEN_LIBRARY", str(missing))

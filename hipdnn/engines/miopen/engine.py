@@ -101,9 +101,10 @@ def _discovery_state() -> tuple[Any, ...]:
 
 
 def _short(exc: BaseException) -> str:
-    attempts = getattr(exc, "attempts", None)
+    # only the places that had a file or name to open (the full list is in the exception)
+    attempts = [place for place, _ in getattr(exc, "attempts", None) or () if ": " in place]
     if attempts:
-        return "tried " + "; ".join(str(place) for place, _ in attempts[:6]) + (
+        return "tried " + "; ".join(attempts[:6]) + (
             f" (+{len(attempts) - 6} more)" if len(attempts) > 6 else "")
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
