@@ -1,9 +1,11 @@
 """C types of the few HIP runtime calls the engines need (layouts from hip_runtime_api.h).
 
-``hipDeviceProp_t`` is HIP 6+'s ``hipDeviceProp_tR0600`` (1472 bytes, identical in the ROCm 6.4.3
-and 7.2.4 headers), laid out field by field; only ``arch`` (a word of 1-bit flags,
-``hipDeviceArch_t``) is kept as one ``c_uint``. ``hipGetDeviceProperties`` is a macro for the
-exported symbol ``hipGetDevicePropertiesR0600``, which is what ``hip.py`` binds.
+``hipDeviceProp_t`` is, as in the header (``#define hipDeviceProp_t hipDeviceProp_tR0600``), the
+struct ``hipDeviceProp_tR0600`` (1472 bytes, identical in the ROCm 6.4.3 and 7.2.4 headers), laid
+out field by field; only ``arch`` (a word of 1-bit flags, ``hipDeviceArch_t``) is kept as one
+``c_uint``. ``hipGetDeviceProperties`` is likewise a macro for the exported symbol
+``hipGetDevicePropertiesR0600``, which is what ``hip.py`` binds. Every layout, enum value and
+prototype here is checked against the real headers by tests/conformance/test_hip_conformance.py.
 
     >>> import ctypes
     >>> ctypes.sizeof(hipDeviceProp_t), hipDeviceProp_t.gcnArchName.offset
@@ -19,6 +21,7 @@ from typing import Any
 __all__ = [
     "hipDeviceAttribute_t",
     "hipDeviceProp_t",
+    "hipDeviceProp_tR0600",
     "hipEvent_t",
     "hipMemcpyKind",
     "hipMemoryType",
@@ -91,8 +94,8 @@ class hipPointerAttribute_t(Structure):
     ]
 
 
-class hipDeviceProp_t(Structure):
-    """``hipDeviceProp_tR0600``; ``props.gcnArchName`` is e.g. ``b"gfx942:sramecc+:xnack-"``."""
+class hipDeviceProp_tR0600(Structure):
+    """``hipDeviceProp_t`` (HIP >= 6); ``props.gcnArchName`` is e.g. ``b"gfx942:sramecc+:xnack-"``."""
 
     _fields_ = [
         ("name", c_char * 256), ("uuid", hipUUID), ("luid", c_char * 8),
@@ -143,3 +146,7 @@ class hipDeviceProp_t(Structure):
         ("cooperativeMultiDeviceUnmatchedSharedMem", c_int), ("isLargeBar", c_int),
         ("asicRevision", c_int),
     ]
+
+
+#: ``#define hipDeviceProp_t hipDeviceProp_tR0600`` (hip_runtime_api.h, HIP >= 6).
+hipDeviceProp_t = hipDeviceProp_tR0600

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build sysroots holding the real libMIOpen 6.4.3 and 7.2.4 (+ headers) into a cache directory.
+"""Build sysroots holding the real libMIOpen 6.4.3 and 7.2.4 (+ MIOpen and HIP headers) into a cache.
 
 Test infrastructure only (never part of the package). Debian's libMIOpen needs glibc >= 2.38, so
 the packages are downloaded with ``apt-get download`` (a private apt state directory, source URI
@@ -7,6 +7,10 @@ taken from this machine's own apt configuration, suites sid and experimental), u
 ``dpkg -x`` (nothing is installed), and completed with a stub ``librocblas`` compiled by the
 machine's gcc that exports exactly the rocblas symbols libMIOpen imports. Python then runs under
 ``<root>/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2`` (see tools/run_tests.py).
+
+The HIP development headers (``libamdhip64-dev``, from the suite of the pinned HIP runtime and
+checked to depend on exactly that runtime build) are unpacked apart, into ``<root>/hip-dev``, so
+``<root>/usr/include`` keeps only MIOpen's headers (miopen.h is parsed against minimal HIP stubs).
 
 Idempotent: each finished piece leaves a stamp and is reused. Example::
 
@@ -43,7 +47,10 @@ __all__ = [
 LIBDIR = "usr/lib/x86_64-linux-gnu"
 STAMP = ".hipdnn-sysroot.json"
 #: Bump when the layout or recipe changes so stale caches are rebuilt.
-RECIPE = 1
+RECIPE = 2
+#: Subdirectory of a root holding the unpacked HIP development package (its own usr/include).
+HIP_DEV_DIR = "hip-dev"
+HIP_DEV_PACKAGE = "libamdhip64-dev"
 
 _COMMON_SID = (
     "libc6", "libstdc++6", "libgcc-s1", "libzstd1", "libbz2-1.0", "libboost-filesystem1.90.0",
@@ -63,6 +70,8 @@ class SysrootSpec:
     experimental: tuple[str, ...]      # packages taken from experimental (sid if absent there)
     rocblas_soname: str                # soname libMIOpen imports rocblas under (stubbed)
     miopen_api: tuple[int, int, int]   # miopenGetVersion() of this build
+    hip_runtime: str                   # the libamdhip64-N package above (libamdhip64-dev's pin)
+    hip_suite: str                     # suite hip_runtime (and so libamdhip64-dev) comes from
 
 
 SYSROOTS: dict[str, SysrootSpec] = {
@@ -74,6 +83,8 @@ SYSROOTS: dict[str, SysrootSpec] = {
         experimental=(),
         rocblas_soname="librocblas.so.4",
         miopen_api=(3, 4, 0),
+        hip_runtime="libamdhip64-6",
+        hip_suite="sid",
     ),
     "7.2.4": SysrootSpec(
         version="7.2.4",
@@ -85,6 +96,8 @@ SYSROOTS: dict[str, SysrootSpec] = {
                       "libroctx64-4"),
         rocblas_soname="librocblas.so.5",
         miopen_api=(3, 5, 1),
+        hip_runtime="libamdhip64-7",
+        hip_suite="experimental",
     ),
 }
 
@@ -120,6 +133,22 @@ class Sysroot:
     def header(self) -> Path:
         """The real ``miopen.h``."""
         return self.include / "miopen" / "miopen.h"
+
+    @property
+    def hip_include(self) -> Path:
+        """Include directory holding ``hip/hip_runtime_api.h`` (libamdhip64-dev, kept apart)."""
+        return self.root / HIP_DEV_DIR / "usr" / "include"
+
+    @property
+    def hip_header(self) -> Path:
+        """The real ``hip/hip_runtime_api.h`` of this HIP build."""
+        return self.hip_include / "hip" / "hip_runtime_api.h"
+
+    @property
+    def libamdhip64(self) -> Path:
+        """The real HIP runtime (``libamdhip64.so.<major>``) the sysroot's libMIOpen loads."""
+        found = sorted(self.libdir.glob("libamdhip64.so.[0-9]"))
+        return found[-1] if found else self.libdir / "libamdhip64.so"
 
 
 def cache_dir() -> Path:
@@ -287,6 +316,7 @@ def _targets(spec: SysrootSpec, apt: PrivateApt) -> list[str]:
     out += list(spec.sid)
     for pkg in spec.experimental:
         out.append(f"{pkg}/experimental" if apt.has_version_in(pkg, "experimental") else pkg)
+    out.append(HIP_DEV_PACKAGE if spec.hip_suite == "sid" else f"{HIP_DEV_PACKAGE}/{spec.hip_suite}")
     return out
 
 
@@ -352,7 +382,8 @@ def find_sysroot(version: str, base: Path | None = None) -> Sysroot | None:
     except ValueError:
         return None
     sysroot = Sysroot(version, root)
-    ok = data.get("recipe") == RECIPE and sysroot.libmiopen.exists() and sysroot.header.is_file()
+    ok = data.get("recipe") == RECIPE and sysroot.libmiopen.exists() and sysroot.header.is_file() \
+        and sysroot.hip_header.is_file()
     return sysroot if ok and sysroot.loader.exists() else None
 
 
@@ -387,9 +418,11 @@ def build_sysroot(spec: SysrootSpec, base: Path, apt: PrivateApt, did: list[str]
     tmp_root = base / spec.version / "root.partial"
     shutil.rmtree(tmp_root, ignore_errors=True)
     tmp_root.mkdir(parents=True)
-    debs_used = sorted(p for p in debs.glob("*.deb") if _deb_name(p) in set(want))
+    debs_used = sorted(p for p in debs.glob("*.deb") if _deb_name(p) in set(want) - {HIP_DEV_PACKAGE})
     for deb in debs_used:
         _run(["dpkg", "-x", str(deb), str(tmp_root)])
+    hip_dev = _unpack_hip_dev(spec, debs, tmp_root)
+    debs_used.append(hip_dev)
     sysroot = Sysroot(spec.version, tmp_root)
     if not sysroot.libmiopen.exists():
         raise RuntimeError(f"{spec.version}: libMIOpen.so.1 missing after unpacking {debs}")
@@ -407,7 +440,30 @@ def build_sysroot(spec: SysrootSpec, base: Path, apt: PrivateApt, did: list[str]
 
 
 def _targets_names(spec: SysrootSpec) -> list[str]:
-    return ["libmiopen1", "libmiopen-dev", *spec.sid, *spec.experimental]
+    return ["libmiopen1", "libmiopen-dev", *spec.sid, *spec.experimental, HIP_DEV_PACKAGE]
+
+
+def _deb_field(deb: Path, name: str) -> str:
+    return _run(["dpkg-deb", "-f", str(deb), name], capture=True).strip()
+
+
+def _unpack_hip_dev(spec: SysrootSpec, debs: Path, root: Path) -> Path:
+    """Unpack libamdhip64-dev into ``root/hip-dev`` after checking it was built for exactly the
+    libamdhip64-N .deb of this sysroot (its ``Depends`` pins ``libamdhip64-N (= version)``)."""
+    dev = sorted(debs.glob(f"{HIP_DEV_PACKAGE}_*.deb"))
+    runtime = sorted(debs.glob(f"{spec.hip_runtime}_*.deb"))
+    if len(dev) != 1 or len(runtime) != 1:
+        raise RuntimeError(f"{spec.version}: expected one {HIP_DEV_PACKAGE} and one {spec.hip_runtime} "
+                           f".deb in {debs}, found {[p.name for p in dev + runtime]}")
+    runtime_version = _deb_field(runtime[0], "Version")
+    pin = f"{spec.hip_runtime} (= {runtime_version})"
+    if pin not in _deb_field(dev[0], "Depends"):
+        raise RuntimeError(f"{spec.version}: {dev[0].name} does not depend on {pin}; delete {debs} "
+                           "to fetch a matching pair")
+    _run(["dpkg", "-x", str(dev[0]), str(root / HIP_DEV_DIR)])
+    if not Sysroot(spec.version, root).hip_header.is_file():
+        raise RuntimeError(f"{spec.version}: hip/hip_runtime_api.h missing after unpacking {dev[0].name}")
+    return dev[0]
 
 
 def _du(path: Path) -> int:
