@@ -1,7 +1,8 @@
 """The HIP runtime calls the engines need, bound in the same style as MIOpen.
 
 ``HIP_PROTOTYPES`` was taken from ``hip_runtime_api.h`` of ROCm 6.4.3 and 7.2.4 (identical for
-these functions). For HIP entries ``Prototype.since`` is the HIP runtime version. A ``hipError_t``
+these functions; tests/conformance/test_hip_conformance.py checks every one against both headers
+and libamdhip64 builds). For HIP entries ``Prototype.since`` is the HIP runtime version. A ``hipError_t``
 other than ``hipSuccess`` raises ``HipError`` (text from hipGetErrorName/hipGetErrorString).
 Streams are untyped ``void*`` (they come from PyTorch / hip-python as integers; NULL is the
 default stream); events are a distinct pointer type.

@@ -14,8 +14,12 @@ import dataclasses
 import enum
 import importlib
 import inspect
+import re
+import shutil
+import sys
 from collections.abc import Callable
 from ctypes import POINTER, c_int, c_size_t, c_uint, c_void_p
+from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
@@ -147,6 +151,41 @@ def test_runtime_exports_every_bound_symbol(version: str, sysroots: dict[str, An
     missing = sorted(set(hip.HIP_PROTOTYPES) - exported)
     assert not missing, f"{library.name} ({version}) lacks {missing}"
     assert library.name == f"libamdhip64.so.{version.split('.')[0]}"
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_headers_are_the_runtime_build(version: str, sysroots: dict[str, Any]) -> None:
+    """hip_version.h names the libamdhip64 file's build, and HIP_VERSION packs the way
+    HipLibrary decodes hipRuntimeGetVersion (major * 1e7 + minor * 1e5 + patch)."""
+    text = (sysroots[version].hip_include / "hip" / "hip_version.h").read_text()
+    parts = {k: int(v) for k, v in re.findall(r"#define HIP_VERSION_(MAJOR|MINOR|PATCH) (\d+)", text)}
+    real = sysroots[version].libamdhip64.resolve().name  # e.g. libamdhip64.so.6.4.43484
+    assert real == f"libamdhip64.so.{parts['MAJOR']}.{parts['MINOR']}.{parts['PATCH']}"
+    assert (parts["MAJOR"], parts["MINOR"]) == tuple(int(x) for x in version.split(".")[:2])
+    packed = re.search(r"#define HIP_VERSION\s+\((.*)\)", text)
+    assert packed and packed.group(1).split() == [
+        "HIP_VERSION_MAJOR", "*", "10000000", "+", "HIP_VERSION_MINOR", "*", "100000", "+", "HIP_VERSION_PATCH"]
+    packed_value = parts["MAJOR"] * 10_000_000 + parts["MINOR"] * 100_000 + parts["PATCH"]
+
+    def runtime_version(out: Any) -> int:
+        out[0] = packed_value
+        return 0
+
+    cfuncs = hip.HipLibrary._wrap_functions({"hipRuntimeGetVersion": runtime_version}, hip.HIP_PROTOTYPES)
+    assert hip.HipLibrary(cfuncs, None, None).version == (parts["MAJOR"], parts["MINOR"], parts["PATCH"])
+
+
+def test_sysroot_refuses_hip_headers_of_another_runtime(sysroots: dict[str, Any], tmp_path: Path) -> None:
+    """tools/miopen_sysroot.py unpacks libamdhip64-dev only when it pins the sysroot's runtime."""
+    tool = sys.modules["miopen_sysroot"]  # loaded by the sysroots fixture
+    debs = tmp_path / "debs"
+    debs.mkdir()
+    for version, pattern in (("7.2.4", "libamdhip64-dev_*.deb"), ("6.4.3", "libamdhip64-6_*.deb")):
+        for deb in (sysroots[version].root.parent / "debs").glob(pattern):
+            shutil.copy(deb, debs)
+    with pytest.raises(RuntimeError, match=r"does not depend on libamdhip64-6 \(= 6\.4\.3"):
+        tool._unpack_hip_dev(tool.SYSROOTS["6.4.3"], debs, tmp_path / "root")
+    assert not (tmp_path / "root").exists()
 
 
 # ---------------------------------------------------------------- the checks catch wrong declarations
