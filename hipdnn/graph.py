@@ -22,7 +22,7 @@ from hipdnn.nodes_base import Node, check_tensor
 from hipdnn.shapes import packed_strides
 from hipdnn.tensor import Tensor
 from hipdnn.types import DataType, to_data_type
-from hipdnn.validation import validate_graph
+from hipdnn.validation import validate_structure
 
 
 def _dtype_arg(value: Any, what: str) -> DataType:
@@ -205,8 +205,12 @@ class Graph(GraphOps, GraphPlans):
 
     # -- validation and serialization ------------------------------------------------------------
     def validate(self) -> Graph:
-        """Infer shapes and dtypes, check everything, assign uids. Raises ValidationError."""
-        self.tensors = validate_graph(self)
+        """Infer shapes and dtypes, check everything, assign uids. Raises ValidationError.
+
+        A structure identical to one validated successfully before (names, dims, strides,
+        dtypes, uids, virtuality, attributes and wiring all equal) is served from a memo.
+        """
+        self.tensors, self._validated = validate_structure(self)
         return self
 
     def key(self) -> int:

@@ -23,7 +23,13 @@ from hipdnn.errors import (
 from hipdnn.graph_exec import GraphExec
 from hipdnn.plan_cache import plan_cache
 from hipdnn.types import BuildPlanPolicy, HeurMode, to_enum, to_int
-from hipdnn.validation import KnobSettings, check_heur_modes, resolve_knob_settings
+from hipdnn.validation import (
+    KnobSettings,
+    ValidatedStructure,
+    check_heur_modes,
+    resolve_knob_settings,
+    structure_signature,
+)
 
 if TYPE_CHECKING:
     from hipdnn.graph import Graph
@@ -45,7 +51,8 @@ class GraphPlans(GraphExec):
 
     def _init_plans(self) -> None:
         self._key: bytes | None = None
-        self._fingerprint: tuple[bytes, dict[str, Any], tuple[Any, ...]] | None = None
+        self._fingerprint: tuple[tuple[Any, ...], bytes] | None = None
+        self._validated: ValidatedStructure | None = None
         self._candidates: list[tuple[Engine, dict[str, KnobValue] | None]] | None = None
         self._ext_configs: list[tuple[Engine, dict[str, KnobValue]]] = []
         self._reasons: dict[str, str] = {}
@@ -77,31 +84,38 @@ class GraphPlans(GraphExec):
         """Validate (unless nothing changed since the last validation) and return the plan-cache
         key of the graph's structure: ``graph_to_dict(names=False)``, pickled.
 
-        ``graph_to_dict`` holds everything a JSON round trip needs, so when it (and every name)
-        equals what it was right after the last successful validation, validating again would
-        change nothing: a graph built again is served without re-validation. Any edit (tensor
-        setters, node attributes, new nodes or tensors) changes it and re-validates.
-        Unlike :meth:`key` this is an exact in-process key (no hash, not stable across runs).
+        The graph's :func:`~hipdnn.validation.structure_signature` (everything validation reads
+        and writes, names included) is compared with the one right after its last successful
+        validation: equal, the graph is served without re-validation. Any edit (tensor setters or
+        fields, node attributes, new nodes or tensors, names) changes it and re-validates. A new
+        graph of a structure validated before gets the memoized validation and the key computed
+        then. Unlike :meth:`key` this is an exact in-process key (no hash, not stable across runs).
         """
-        from hipdnn.serialize import graph_to_dict
-
         if self._fingerprint is not None:
-            key, doc, names = self._fingerprint
-            if graph_to_dict(self, names=False) == doc and self._names() == names:  # type: ignore[arg-type]
+            signature, key = self._fingerprint
+            if structure_signature(self) == signature:  # type: ignore[arg-type]
                 return key
         self._fingerprint = None
         self.validate()
-        doc = graph_to_dict(self, names=False)  # type: ignore[arg-type]
-        try:
-            key = pickle.dumps(doc, protocol=5)
-        except Exception:  # an attribute pickle refuses: its repr is exact enough for a key
-            key = repr(doc).encode()
-        self._fingerprint = (key, doc, self._names())
+        record = self._validated
+        if record is not None and record.plan_key is not None:
+            key = record.plan_key
+        else:
+            key = self._pickled_structure()
+            if record is not None:
+                record.plan_key = key
+        if record is not None:
+            self._fingerprint = (record.signature, key)
         return key
 
-    def _names(self) -> tuple[Any, ...]:
-        return (self.name, tuple(t.name for t in self.all_tensors),  # type: ignore[attr-defined]
-                tuple(n.name for n in self.nodes))
+    def _pickled_structure(self) -> bytes:
+        from hipdnn.serialize import graph_to_dict
+
+        doc = graph_to_dict(self, names=False)  # type: ignore[arg-type]
+        try:
+            return pickle.dumps(doc, protocol=5)
+        except Exception:  # an attribute pickle refuses: its repr is exact enough for a key
+            return repr(doc).encode()
 
     def _graph_key(self) -> bytes:
         if self._key is None:

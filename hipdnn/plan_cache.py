@@ -138,5 +138,8 @@ plan_cache = PlanCache()
 
 
 def clear_plan_cache() -> None:
-    """Clear the process-wide plan cache."""
+    """Clear the process-wide plan cache, and the memo of validated graph structures."""
+    from hipdnn.validation import clear_validation_memo
+
     plan_cache.clear()
+    clear_validation_memo()

@@ -3,13 +3,21 @@
 Per-node checks (shapes, ranks, channels, attributes) live in the node classes; this module
 checks what spans nodes and fills what the graph decides: dtypes from the graph's io /
 intermediate / compute types (virtual -> intermediate, FLOAT when unset; else io, as cudnn-frontend does) and uids.
+
+Validation is a pure function of the graph's exact structure, so successful validations are
+memoized (:func:`structure_signature` is the memo key): a graph identical to one validated before, names and
+types included, gets the recorded result without running the checks again.
 """
 
 from __future__ import annotations
 
+import enum
+import itertools
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hipdnn import types as hipdnn_types
 from hipdnn.engines.base import Knob, KnobSetting, KnobValue
 from hipdnn.errors import KnobError, ValidationError
 from hipdnn.nodes_base import check_tensor
@@ -21,7 +29,16 @@ if TYPE_CHECKING:
     from hipdnn.graph import Graph
     from hipdnn.nodes_base import Node
 
-__all__ = ["KnobSettings", "check_heur_modes", "resolve_knob_settings", "validate_graph"]
+__all__ = [
+    "KnobSettings",
+    "ValidatedStructure",
+    "check_heur_modes",
+    "clear_validation_memo",
+    "resolve_knob_settings",
+    "structure_signature",
+    "validate_graph",
+    "validate_structure",
+]
 
 #: What ``create_execution_plan_ext`` takes as knob settings.
 KnobSettings = Sequence[KnobSetting] | Mapping[str, KnobValue] | None
@@ -174,8 +191,8 @@ def _assign_uids(graph: Graph, tensors: list[Tensor]) -> dict[int, Tensor]:
     return {t.uid: t for t in tensors if t.uid is not None}
 
 
-def validate_graph(graph: Graph) -> dict[int, Tensor]:
-    """Validate ``graph`` in place; return its used tensors by uid (uids assigned as needed)."""
+def _validate_full(graph: Graph) -> dict[int, Tensor]:
+    """Run every check; fill dims, strides, dtypes, uids in place; return used tensors by uid."""
     tensors = _wiring(graph)
     for t in tensors:
         check_tensor(t, t._producer.name if t._producer is not None else None)
@@ -192,3 +209,178 @@ def validate_graph(graph: Graph) -> dict[int, Tensor]:
                                   node=t._producer.name if t._producer is not None else None,
                                   tensor=t.name)
     return _assign_uids(graph, tensors)
+
+
+# -- memoized validation ---------------------------------------------------------------------
+_NONE = type(None)
+_INTS = frozenset({int})
+_DTYPES = frozenset({DataType})
+_FLOATS = frozenset({float, _NONE})
+_SHAPES = frozenset({tuple, _NONE})
+_NODE_VALUE_TYPES = frozenset({_NONE, bool, int, float, str, tuple, *(
+    v for v in vars(hipdnn_types).values()
+    if isinstance(v, type) and issubclass(v, enum.Enum) and v is not enum.Enum)})
+_TENSORS_ONLY = frozenset({Tensor})
+
+
+def _node_fields(node: Node) -> dict[str, Any] | None:
+    """The node's own fields except its ports, if every value is an immutable plain value."""
+    fields = getattr(node, "__dict__", None)
+    if type(fields) is not dict:
+        return None
+    fields = fields.copy()
+    if fields.pop("inputs", None) is None or fields.pop("outputs", None) is None:
+        return None
+    values = fields.values()
+    if not _NODE_VALUE_TYPES.issuperset(map(type, values)):
+        return None
+    if tuple in map(type, values) and not _INTS.issuperset(
+            map(type, itertools.chain.from_iterable(v for v in values if type(v) is tuple))):
+        return None
+    return fields
+
+
+def structure_signature(graph: Graph) -> tuple[Any, ...] | None:
+    """An exact, hashable description of everything validation reads and writes, or None.
+
+    Covers the graph's name and data types; per tensor (by position in ``all_tensors``) its
+    name, dims, strides, dtype, uid, virtuality, pass-by-value, value (exact bits), the inferred
+    flags and whether the graph owns it; per node its class, every field (name, compute type,
+    attributes) with its exact type, and its ports as tensor positions. None when the graph
+    holds something that cannot be described exactly (a list where a tuple belongs, a float
+    dim, a tensor listed twice, a port tensor not in ``all_tensors``...): such a graph is
+    always validated in full.
+    """
+    name, io = graph.name, graph.io_data_type
+    inter, compute = graph.intermediate_data_type, graph.compute_data_type
+    if type(name) is not str or not (type(io) is type(inter) is type(compute) is DataType):
+        return None
+    tensors = graph.all_tensors
+    if tensors and not _TENSORS_ONLY.issuperset(map(type, tensors)):
+        return None
+    index = {id(t): i for i, t in enumerate(tensors)}
+    if len(index) != len(tensors):
+        return None
+    # Names, uids and the flags need no type check: equal values (1 == True == 1.0) behave the
+    # same in every check (names only appear in messages, uids are dict keys, flags are tested
+    # for truth). Dims, strides, dtypes and values must have their exact types.
+    entries: list[tuple[Any, ...]] = [(t.name, t.dim, t.stride, t.data_type, t.uid, t.is_virtual, t.is_pass_by_value,
+                t.value, t._dim_inferred, t._stride_inferred, t._dtype_inferred,
+                t._graph is graph) for t in tensors]
+    if entries:
+        _, dims, strides, dtypes, _, _, _, values, *_ = zip(*entries, strict=True)
+        shapes = dims + strides
+        if not (_DTYPES.issuperset(map(type, dtypes)) and _SHAPES.issuperset(map(type, shapes))
+                and _INTS.issuperset(map(type, itertools.chain.from_iterable(
+                    filter(None, shapes))))):
+            return None
+        if values.count(None) != len(values):  # exact bits: -0.0 and 0.0 differ
+            if not _FLOATS.issuperset(map(type, values)):
+                return None
+            entries = [e if e[7] is None else (*e[:7], e[7].hex(), *e[8:]) for e in entries]
+    index[id(None)] = -1
+    at = index.__getitem__
+    nsig = []
+    for node in graph.nodes:
+        fields = _node_fields(node)
+        if fields is None:
+            return None
+        ins, outs = node.inputs, node.outputs
+        if type(ins) is not dict or type(outs) is not dict:
+            return None
+        values = tuple(fields.values())
+        types = tuple(map(type, values))
+        if float in types:
+            values = tuple(v.hex() if type(v) is float else v for v in values)
+        try:
+            ports = (tuple(ins), tuple(map(at, map(id, ins.values()))),
+                     tuple(outs), tuple(map(at, map(id, outs.values()))))
+        except KeyError:
+            return None
+        nsig.append((type(node), tuple(fields), types, values, ports))
+    if len({id(n) for n in graph.nodes}) != len(nsig):
+        return None
+    return (name, io, inter, compute, tuple(entries), tuple(nsig))
+
+
+class ValidatedStructure:
+    """What a successful validation of one exact structure produced (shared by the graphs of
+    that structure): every tensor's filled fields, the producers, node fields, uids.
+
+    ``signature`` is :func:`structure_signature` of the validated graph; ``plan_key`` is free
+    for the plan pipeline to remember the structure's plan-cache key in.
+    """
+
+    __slots__ = ("nodes", "plan_key", "producers", "signature", "tensors", "uids")
+
+    def __init__(self, graph: Graph, signature: tuple[Any, ...],
+                 tensors: dict[int, Tensor], nodes: list[dict[str, Any]]) -> None:
+        position = {id(t): i for i, t in enumerate(graph.all_tensors)}
+        node_position = {id(n): j for j, n in enumerate(graph.nodes)}
+        self.signature = signature
+        self.tensors = tuple((t.dim, t.stride, t.data_type, t.uid, t._dim_inferred,
+                              t._stride_inferred, t._dtype_inferred) for t in graph.all_tensors)
+        self.producers = tuple(
+            (position[id(t)], -1 if t._producer is None else node_position[id(t._producer)])
+            for t in tensors.values())
+        self.nodes = tuple(nodes)
+        self.uids = tuple((uid, position[id(t)]) for uid, t in tensors.items())
+        self.plan_key: Any = None
+
+    def apply(self, graph: Graph) -> dict[int, Tensor]:
+        """Give ``graph`` (of the recorded structure) the validated state; its tensors by uid."""
+        tensors, nodes = graph.all_tensors, graph.nodes
+        for t, (dim, stride, dtype, uid, dim_inf, stride_inf, dtype_inf) in zip(
+                tensors, self.tensors, strict=True):
+            t.dim, t.stride, t.data_type, t.uid = dim, stride, dtype, uid
+            t._dim_inferred, t._stride_inferred, t._dtype_inferred = dim_inf, stride_inf, dtype_inf
+        for i, j in self.producers:
+            tensors[i]._producer = nodes[j] if j >= 0 else None
+        for node, fields in zip(nodes, self.nodes, strict=True):
+            node.__dict__.update(fields)
+        return {uid: tensors[i] for uid, i in self.uids}
+
+
+_MEMO_SIZE = 1024
+_memo: dict[tuple[Any, ...], ValidatedStructure] = {}
+_memo_lock = threading.Lock()
+
+
+def clear_validation_memo() -> None:
+    """Forget every memoized validation (``hipdnn.clear_plan_cache()`` calls this)."""
+    with _memo_lock:
+        _memo.clear()
+
+
+def _remember(signature: tuple[Any, ...], record: ValidatedStructure) -> None:
+    with _memo_lock:
+        while len(_memo) >= _MEMO_SIZE:
+            del _memo[next(iter(_memo))]
+        _memo[signature] = record
+
+
+def validate_structure(graph: Graph) -> tuple[dict[int, Tensor], ValidatedStructure | None]:
+    """Validate ``graph`` in place (served from the memo when an identical structure was
+    validated before); its used tensors by uid and the record (None: not memoizable)."""
+    before = structure_signature(graph)
+    if before is not None:
+        try:
+            record = _memo.get(before)
+        except TypeError:  # an unhashable name: not memoizable
+            before = record = None
+        if record is not None:
+            return record.apply(graph), record
+    tensors = _validate_full(graph)
+    after = structure_signature(graph)
+    if after is None or before is None:
+        return tensors, None
+    nodes = [_node_fields(n) for n in graph.nodes]
+    record = ValidatedStructure(graph, after, tensors, nodes)  # type: ignore[arg-type]
+    _remember(after, record)  # validating a validated graph changes nothing
+    _remember(before, record)
+    return tensors, record
+
+
+def validate_graph(graph: Graph) -> dict[int, Tensor]:
+    """Validate ``graph`` in place; return its used tensors by uid (uids assigned as needed)."""
+    return validate_structure(graph)[0]
