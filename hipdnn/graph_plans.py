@@ -29,6 +29,7 @@ from hipdnn.validation import (
     check_heur_modes,
     resolve_knob_settings,
     structure_signature,
+    validate_graph,
 )
 
 if TYPE_CHECKING:
@@ -342,7 +343,7 @@ class GraphPlans(GraphExec):
         from hipdnn.serialize import from_dict, graph_to_dict
 
         snap = from_dict(graph_to_dict(self), self._handle, type(self))  # type: ignore[arg-type]
-        snap.validate()
+        snap.tensors = validate_graph(snap, memo=False)  # a private one-off: not memoized
         return snap
 
     def build_plan_at_index(self, index: int) -> None:

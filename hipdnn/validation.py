@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import operator
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -221,23 +222,49 @@ _NODE_VALUE_TYPES = frozenset({_NONE, bool, int, float, str, tuple, *(
     v for v in vars(hipdnn_types).values()
     if isinstance(v, type) and issubclass(v, enum.Enum) and v is not enum.Enum)})
 _TENSORS_ONLY = frozenset({Tensor})
+_PORTS = ("inputs", "outputs")
+
+
+#: Per node class: its fields' names (ports excluded), as a tuple and a set of every field, and
+#: a getter of their values.
+_LAYOUTS: dict[type, tuple[tuple[str, ...], frozenset[str], operator.itemgetter[str]]] = {}
+
+
+def _layout(node: Node) -> tuple[tuple[str, ...], operator.itemgetter[str]] | None:
+    fields = getattr(node, "__dict__", None)
+    if type(fields) is not dict:
+        return None
+    layout = _LAYOUTS.get(type(node))
+    if layout is None or fields.keys() != layout[1]:
+        names = tuple(k for k in fields if k not in _PORTS)
+        if len(names) < 2 or len(names) + 2 != len(fields):  # itemgetter of 2+ gives a tuple
+            return None
+        layout = (names, frozenset(fields), operator.itemgetter(*names))
+        _LAYOUTS.setdefault(type(node), layout)
+    return layout[0], layout[2]
+
+
+def _node_values(node: Node) -> tuple[tuple[str, ...], tuple[Any, ...]] | None:
+    """The names and values of the node's own fields except its ports, if every value is an
+    immutable plain value (None: not describable)."""
+    layout = _layout(node)
+    if layout is None:
+        return None
+    names, getter = layout
+    values: tuple[Any, ...] = getter(node.__dict__)
+    types = tuple(map(type, values))
+    if not _NODE_VALUE_TYPES.issuperset(types):
+        return None
+    if tuple in types and not _INTS.issuperset(
+            map(type, itertools.chain.from_iterable(v for v in values if type(v) is tuple))):
+        return None
+    return names, values
 
 
 def _node_fields(node: Node) -> dict[str, Any] | None:
     """The node's own fields except its ports, if every value is an immutable plain value."""
-    fields = getattr(node, "__dict__", None)
-    if type(fields) is not dict:
-        return None
-    fields = fields.copy()
-    if fields.pop("inputs", None) is None or fields.pop("outputs", None) is None:
-        return None
-    values = fields.values()
-    if not _NODE_VALUE_TYPES.issuperset(map(type, values)):
-        return None
-    if tuple in map(type, values) and not _INTS.issuperset(
-            map(type, itertools.chain.from_iterable(v for v in values if type(v) is tuple))):
-        return None
-    return fields
+    described = _node_values(node)
+    return None if described is None else dict(zip(*described, strict=True))
 
 
 def structure_signature(graph: Graph) -> tuple[Any, ...] | None:
@@ -282,13 +309,13 @@ def structure_signature(graph: Graph) -> tuple[Any, ...] | None:
     at = index.__getitem__
     nsig = []
     for node in graph.nodes:
-        fields = _node_fields(node)
-        if fields is None:
+        described = _node_values(node)
+        if described is None:
             return None
+        names, values = described
         ins, outs = node.inputs, node.outputs
         if type(ins) is not dict or type(outs) is not dict:
             return None
-        values = tuple(fields.values())
         types = tuple(map(type, values))
         if float in types:
             values = tuple(v.hex() if type(v) is float else v for v in values)
@@ -297,7 +324,7 @@ def structure_signature(graph: Graph) -> tuple[Any, ...] | None:
                      tuple(outs), tuple(map(at, map(id, outs.values()))))
         except KeyError:
             return None
-        nsig.append((type(node), tuple(fields), types, values, ports))
+        nsig.append((type(node), names, types, values, ports))
     if len({id(n) for n in graph.nodes}) != len(nsig):
         return None
     return (name, io, inter, compute, tuple(entries), tuple(nsig))
@@ -359,9 +386,13 @@ def _remember(signature: tuple[Any, ...], record: ValidatedStructure) -> None:
         _memo[signature] = record
 
 
-def validate_structure(graph: Graph) -> tuple[dict[int, Tensor], ValidatedStructure | None]:
+def validate_structure(graph: Graph, memo: bool = True,
+                       ) -> tuple[dict[int, Tensor], ValidatedStructure | None]:
     """Validate ``graph`` in place (served from the memo when an identical structure was
-    validated before); its used tensors by uid and the record (None: not memoizable)."""
+    validated before); its used tensors by uid and the record (None: not memoizable, or
+    ``memo=False``: validated in full, nothing remembered)."""
+    if not memo:
+        return _validate_full(graph), None
     before = structure_signature(graph)
     if before is not None:
         try:
@@ -381,6 +412,7 @@ def validate_structure(graph: Graph) -> tuple[dict[int, Tensor], ValidatedStruct
     return tensors, record
 
 
-def validate_graph(graph: Graph) -> dict[int, Tensor]:
-    """Validate ``graph`` in place; return its used tensors by uid (uids assigned as needed)."""
-    return validate_structure(graph)[0]
+def validate_graph(graph: Graph, memo: bool = True) -> dict[int, Tensor]:
+    """Validate ``graph`` in place; return its used tensors by uid (uids assigned as needed).
+    ``memo=False`` always runs every check and leaves the memo alone."""
+    return validate_structure(graph, memo)[0]
