@@ -8,8 +8,10 @@ the median time of ``graph.build()`` for a freshly constructed graph on a cold p
 (``hipdnn.clear_plan_cache()`` first: "cold") and on a warm one ("warm"), their ratio (DESIGN
 target: < 1/20), ``build()`` called again on the same, already built graph object ("same"),
 its ratio to cold, and the time to construct a new graph object ("new", not part of any build).
-A fresh graph object must be validated (shape/dtype inference, uids) before its structure can be
-looked up, so "warm" is bounded below by validation; the same object skips it when unchanged.
+A fresh graph object identical to one validated before (names, dims, dtypes, attributes, wiring)
+gets the memoized validation (hipdnn.validation.validate_structure), so "warm" costs its
+structure signature plus the plan-cache lookups; the same object skips even the memo when
+unchanged. ``clear_plan_cache()`` also clears the validation memo, so "cold" validates in full.
 Every build of a row is timed interleaved cold/warm so both see the same machine load.
 
     PYTHONPATH=. python benchmarks/bench_graph_build.py [--repeat 15] [--all-rows]

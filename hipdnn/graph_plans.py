@@ -328,9 +328,18 @@ class GraphPlans(GraphExec):
         self.create_execution_plan_ext(engine_id, knob_settings)
 
     def _build_one(self, engine: Engine, knobs: dict[str, KnobValue] | None) -> ExecutionPlan:
-        values = self._resolve_knobs(engine, None) if knobs is None else knobs
-        ck = (self._graph_key(), engine.cache_token, tuple(sorted(values.items())),
-              self.handle.serial)
+        graph_key, token, serial = self._graph_key(), engine.cache_token, self.handle.serial
+        if knobs is None:  # the engine's defaults for this structure, remembered with its knobs
+            dk = (graph_key, token, "defaults", serial)
+            found, pair = plan_cache.answer(dk)
+            if not found:
+                defaults = self._resolve_knobs(engine, None)
+                pair = (defaults, tuple(sorted(defaults.items())))
+                plan_cache.store_answer(dk, pair)
+            values, items = pair
+        else:
+            values, items = knobs, tuple(sorted(knobs.items()))
+        ck = (graph_key, token, items, serial)
         plan = plan_cache.acquire(ck, self)
         if plan is None:
             plan = engine.build_plan(self._snapshot(), dict(values), self.handle)

@@ -31,11 +31,21 @@ __all__ = [
 ]
 
 
+_INTS = frozenset({int})
+
+
+def _ints(values: Any, what: str, node: Node) -> tuple[int, ...]:
+    """``to_int_tuple``, with a fast path for a tuple or list of plain ints."""
+    if type(values) in (tuple, list) and _INTS.issuperset(map(type, values)):
+        return tuple(values)
+    return to_int_tuple(values, what, node=node.name)
+
+
 def _spatial(values: Sequence[int] | None, n: int, default: int, what: str,
              node: Node) -> tuple[int, ...]:
     if values is None:
         return (default,) * n
-    vals = to_int_tuple(values, what, node=node.name)
+    vals = _ints(values, what, node)
     if len(vals) != n:
         raise ValidationError(f"{what} has {len(vals)} values {list(vals)}; a {n + 2}-d "
                               f"convolution needs {n}", node=node.name)
@@ -60,7 +70,7 @@ class _ConvNode(Node):
                  groups: int | None = None, **ports: Any) -> None:
         super().__init__(name, compute_data_type, **ports)
         def ints(values: Sequence[int] | None, what: str) -> tuple[int, ...] | None:
-            return None if values is None else to_int_tuple(values, what, node=self.name)
+            return None if values is None else _ints(values, what, self)
 
         self.pre_padding = ints(pre_padding, "pre_padding")
         self.post_padding = ints(post_padding, "post_padding")

@@ -114,14 +114,14 @@ def strides_like(dims: Sequence[int], like: Any) -> tuple[int, ...]:
 def check_tensor(t: Tensor, node: str | None = None, port: str | None = None) -> None:
     """Dims positive, strides positive and of the same length as dims (when known)."""
     if t.dim is not None:
-        if len(t.dim) == 0 or any(d <= 0 for d in t.dim):
+        if len(t.dim) == 0 or min(t.dim) <= 0:
             raise ValidationError(f"dims {list(t.dim)} must all be positive (and non-empty)",
                                   node=node, port=port, tensor=t.name)
         if t.stride is not None and len(t.stride) != len(t.dim):
             raise ValidationError(
                 f"stride {list(t.stride)} has {len(t.stride)} entries but dim {list(t.dim)} has "
                 f"{len(t.dim)}", node=node, port=port, tensor=t.name)
-    if t.stride is not None and any(s < 0 for s in t.stride):
+    if t.stride and min(t.stride) < 0:
         raise ValidationError(f"strides {list(t.stride)} must be >= 0", node=node, port=port,
                               tensor=t.name)
 

@@ -23,9 +23,14 @@ if TYPE_CHECKING:
 __all__ = ["Tensor"]
 
 
+_INTS = frozenset({int})
+
+
 def _int_tuple(values: Iterable[Any] | None, what: str, name: str) -> tuple[int, ...] | None:
     if values is None:
         return None
+    if type(values) in (tuple, list) and _INTS.issuperset(map(type, values)):
+        return tuple(values)  # plain ints: what to_int_tuple returns, without its per-item checks
     return to_int_tuple(values, what, tensor=name or "<unnamed>")
 
 

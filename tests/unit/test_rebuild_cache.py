@@ -218,3 +218,21 @@ def test_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         g.relu(g.tensor(dim=[1, c, 2, 2], name="x"), name="r").set_output(True)
         g.validate()
     assert len(validation._memo) <= 4
+
+
+def test_int_fast_paths_keep_their_checks() -> None:
+    import numpy as np
+
+    g = Graph(io_data_type=F)
+    assert g.tensor(dim=(np.int64(2), 3, 4, 4)).dim == (2, 3, 4, 4)
+    assert type(g.tensor(dim=[2, 3, 4, 4]).dim) is tuple
+    for bad in ([True, 3, 4, 4], [2.0, 3, 4, 4], [2, "3", 4, 4]):
+        with pytest.raises(ValidationError, match="dim"):
+            g.tensor(dim=bad)
+    x, w = g.tensor(dim=[1, 2, 5, 5], name="x"), g.tensor(dim=[2, 2, 3, 3], name="w")
+    with pytest.raises(ValidationError, match="padding"):
+        g.conv_fprop(x, w, padding=[1.0, 1.0])
+    with pytest.raises(ValidationError, match="must all be positive"):
+        g.tensor(dim=[2, 0, 4, 4])
+    with pytest.raises(ValidationError, match=">= 0"):
+        g.tensor(dim=[2, 3], stride=[3, -1])
