@@ -226,12 +226,13 @@ def test_int_fast_paths_keep_their_checks() -> None:
     g = Graph(io_data_type=F)
     assert g.tensor(dim=(np.int64(2), 3, 4, 4)).dim == (2, 3, 4, 4)
     assert type(g.tensor(dim=[2, 3, 4, 4]).dim) is tuple
-    for bad in ([True, 3, 4, 4], [2.0, 3, 4, 4], [2, "3", 4, 4]):
+    bads: list[Any] = [[True, 3, 4, 4], [2.0, 3, 4, 4], [2, "3", 4, 4]]
+    for bad in bads:
         with pytest.raises(ValidationError, match="dim"):
             g.tensor(dim=bad)
     x, w = g.tensor(dim=[1, 2, 5, 5], name="x"), g.tensor(dim=[2, 2, 3, 3], name="w")
     with pytest.raises(ValidationError, match="padding"):
-        g.conv_fprop(x, w, padding=[1.0, 1.0])
+        g.conv_fprop(x, w, padding=[1.0, 1.0])  # type: ignore[list-item]
     with pytest.raises(ValidationError, match="must all be positive"):
         g.tensor(dim=[2, 0, 4, 4])
     with pytest.raises(ValidationError, match=">= 0"):
