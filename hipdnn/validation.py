@@ -223,6 +223,7 @@ _NODE_VALUE_TYPES = frozenset({_NONE, bool, int, float, str, tuple, *(
     if isinstance(v, type) and issubclass(v, enum.Enum) and v is not enum.Enum)})
 _TENSORS_ONLY = frozenset({Tensor})
 _PORTS = ("inputs", "outputs")
+_is_tuple = tuple.__instancecheck__
 
 
 #: Per node class: its fields' names (ports excluded), as a tuple and a set of every field, and
@@ -244,9 +245,10 @@ def _layout(node: Node) -> tuple[tuple[str, ...], operator.itemgetter[str]] | No
     return layout[0], layout[2]
 
 
-def _node_values(node: Node) -> tuple[tuple[str, ...], tuple[Any, ...]] | None:
-    """The names and values of the node's own fields except its ports, if every value is an
-    immutable plain value (None: not describable)."""
+def _node_values(node: Node,
+                 ) -> tuple[tuple[str, ...], tuple[Any, ...], tuple[type, ...]] | None:
+    """The names, values and exact types of the node's own fields except its ports, if every
+    value is an immutable plain value (None: not describable)."""
     layout = _layout(node)
     if layout is None:
         return None
@@ -255,16 +257,10 @@ def _node_values(node: Node) -> tuple[tuple[str, ...], tuple[Any, ...]] | None:
     types = tuple(map(type, values))
     if not _NODE_VALUE_TYPES.issuperset(types):
         return None
-    if tuple in types and not _INTS.issuperset(
-            map(type, itertools.chain.from_iterable(v for v in values if type(v) is tuple))):
+    if tuple in types and not _INTS.issuperset(  # exact tuples only (checked just above)
+            map(type, itertools.chain.from_iterable(filter(_is_tuple, values)))):
         return None
-    return names, values
-
-
-def _node_fields(node: Node) -> dict[str, Any] | None:
-    """The node's own fields except its ports, if every value is an immutable plain value."""
-    described = _node_values(node)
-    return None if described is None else dict(zip(*described, strict=True))
+    return names, values, types
 
 
 def structure_signature(graph: Graph) -> tuple[Any, ...] | None:
@@ -278,6 +274,11 @@ def structure_signature(graph: Graph) -> tuple[Any, ...] | None:
     dim, a tensor listed twice, a port tensor not in ``all_tensors``...): such a graph is
     always validated in full.
     """
+    return _signature(graph, None)
+
+
+def _signature(graph: Graph, fields: list[dict[str, Any]] | None) -> tuple[Any, ...] | None:
+    """:func:`structure_signature`; appends each node's own fields to ``fields`` if given."""
     name, io = graph.name, graph.io_data_type
     inter, compute = graph.intermediate_data_type, graph.compute_data_type
     if type(name) is not str or not (type(io) is type(inter) is type(compute) is DataType):
@@ -312,11 +313,12 @@ def structure_signature(graph: Graph) -> tuple[Any, ...] | None:
         described = _node_values(node)
         if described is None:
             return None
-        names, values = described
+        names, values, types = described
+        if fields is not None:
+            fields.append(dict(zip(names, values, strict=True)))
         ins, outs = node.inputs, node.outputs
         if type(ins) is not dict or type(outs) is not dict:
             return None
-        types = tuple(map(type, values))
         if float in types:
             values = tuple(v.hex() if type(v) is float else v for v in values)
         try:
@@ -338,27 +340,26 @@ class ValidatedStructure:
     for the plan pipeline to remember the structure's plan-cache key in.
     """
 
-    __slots__ = ("nodes", "plan_key", "producers", "signature", "tensors", "uids")
+    __slots__ = ("nodes", "plan_key", "producers", "signature", "uids")
 
     def __init__(self, graph: Graph, signature: tuple[Any, ...],
                  tensors: dict[int, Tensor], nodes: list[dict[str, Any]]) -> None:
         position = {id(t): i for i, t in enumerate(graph.all_tensors)}
         node_position = {id(n): j for j, n in enumerate(graph.nodes)}
-        self.signature = signature
-        self.tensors = tuple((t.dim, t.stride, t.data_type, t.uid, t._dim_inferred,
-                              t._stride_inferred, t._dtype_inferred) for t in graph.all_tensors)
-        self.producers = tuple(
-            (position[id(t)], -1 if t._producer is None else node_position[id(t._producer)])
-            for t in tensors.values())
+        self.signature = signature  # its tensor entries hold the filled fields apply() sets
+        node_position[id(None)] = -1
+        used = [position[id(t)] for t in tensors.values()]
+        self.producers = tuple(zip(used, [node_position[id(t._producer)]
+                                          for t in tensors.values()], strict=True))
         self.nodes = tuple(nodes)
-        self.uids = tuple((uid, position[id(t)]) for uid, t in tensors.items())
+        self.uids = tuple(zip(tensors, used, strict=True))
         self.plan_key: Any = None
 
     def apply(self, graph: Graph) -> dict[int, Tensor]:
         """Give ``graph`` (of the recorded structure) the validated state; its tensors by uid."""
         tensors, nodes = graph.all_tensors, graph.nodes
-        for t, (dim, stride, dtype, uid, dim_inf, stride_inf, dtype_inf) in zip(
-                tensors, self.tensors, strict=True):
+        for t, (_, dim, stride, dtype, uid, _, _, _, dim_inf, stride_inf, dtype_inf, _) in zip(
+                tensors, self.signature[4], strict=True):
             t.dim, t.stride, t.data_type, t.uid = dim, stride, dtype, uid
             t._dim_inferred, t._stride_inferred, t._dtype_inferred = dim_inf, stride_inf, dtype_inf
         for i, j in self.producers:
@@ -402,11 +403,13 @@ def validate_structure(graph: Graph, memo: bool = True,
         if record is not None:
             return record.apply(graph), record
     tensors = _validate_full(graph)
-    after = structure_signature(graph)
-    if after is None or before is None:
+    if before is None:
         return tensors, None
-    nodes = [_node_fields(n) for n in graph.nodes]
-    record = ValidatedStructure(graph, after, tensors, nodes)  # type: ignore[arg-type]
+    nodes: list[dict[str, Any]] = []
+    after = _signature(graph, nodes)
+    if after is None:
+        return tensors, None
+    record = ValidatedStructure(graph, after, tensors, nodes)
     _remember(after, record)  # validating a validated graph changes nothing
     _remember(before, record)
     return tensors, record
