@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from oracle_helpers import LAYOUTS_2D, LAYOUTS_3D, assert_close, in_layout, rounded
 
+from hipdnn.engines.reference import _bn
 from hipdnn.engines.reference import _parallel as P
 from hipdnn.engines.reference import kernels as K
 
@@ -228,6 +229,68 @@ def test_bn_nan_propagates_like_torch() -> None:
     y, mean, _, _ = K.bn_train_forward(x, np.ones(3), np.zeros(3), 1e-5)
     assert_close(y, y_ref, "bn_training", "fp32", what="NaN BN")
     assert np.isnan(mean[1]) and not np.isnan(mean[0])
+
+
+def _bn_ref64(x: np.ndarray, dy: np.ndarray, g: np.ndarray, b: np.ndarray, mean: np.ndarray,
+              inv: np.ndarray) -> tuple[np.ndarray, ...]:
+    """float64 (y, mean, biased var) from x, and (dx, dscale, dbias) from the given mean/inv."""
+    axes, shp = (0, *range(2, x.ndim)), (1, -1) + (1,) * (x.ndim - 2)
+    x64, dy64, g64 = x.astype(np.float64), dy.astype(np.float64), g.astype(np.float64)
+    m64, v64 = x64.mean(axis=axes), x64.var(axis=axes)
+    y = (x64 - m64.reshape(shp)) / np.sqrt(v64.reshape(shp) + 1e-5) * g64.reshape(shp) + b.reshape(shp)
+    xhat = (x64 - mean.astype(np.float64).reshape(shp)) * inv.astype(np.float64).reshape(shp)
+    count = x.size // x.shape[1]
+    dbias, dscale = dy64.sum(axis=axes), (dy64 * xhat).sum(axis=axes)
+    dx = (g64 * inv).reshape(shp) / count * (count * dy64 - dbias.reshape(shp) - xhat * dscale.reshape(shp))
+    return y, m64, v64, dx, dscale, dbias
+
+
+@pytest.mark.parametrize("centre", [0.5, 3e3], ids=["one_pass", "two_pass"])
+@pytest.mark.parametrize(("shape", "layout", "mode"), [
+    ((6, 8, 16, 20), "NCHW", "tile"), ((2, 8, 16, 20), "NCHW", "col"),
+    ((2, 3, 8, 8, 12), "NCDHW", "scalar"), ((6, 8, 16, 20), "NHWC", "cl"), ((3, 5, 4, 6, 5), "NDHWC", "cl"),
+])
+def test_bn_block_plans_match_float64(monkeypatch: pytest.MonkeyPatch, shape: tuple[int, ...], layout: str,
+                                      mode: str, centre: float) -> None:
+    """Small blocks and a low threading threshold run every block plan over several pool ranges; a
+    mean of 1500 standard deviations takes the two-pass variance and the centred backward sums
+    (the one-pass sums would lose every digit there)."""
+    monkeypatch.setattr(_bn, "BLOCK", 1 << 10)
+    monkeypatch.setattr(P, "PARALLEL_MIN_SIZE", 1 << 12)
+    rng = np.random.default_rng(11)
+    x = rng.normal(centre, 2.0, shape).astype(np.float32)
+    dy = rng.normal(size=shape).astype(np.float32)
+    c = shape[1]
+    g, b = rng.uniform(0.5, 1.5, c).astype(np.float32), rng.uniform(-1, 1, c).astype(np.float32)
+    xl, dyl = in_layout(x, layout, "fp32"), in_layout(dy, layout, "fp32")
+    assert _bn._Plan(_bn.packed(xl)).mode == mode
+    y, mean, inv, unb = K.bn_train_forward(xl, g, b, 1e-5)
+    dx, dscale, dbias = K.bn_backward(dyl, xl, g, mean, inv)
+    y_r, m_r, v_r, dx_r, ds_r, db_r = _bn_ref64(x, dy, g, b, mean, inv)
+    count = x.size // c
+    assert_close(y, y_r, "bn_training", "fp32", what=f"{mode} y")
+    assert_close(mean, m_r, "bn_training", "fp32", what=f"{mode} mean")
+    assert_close(unb, v_r * count / (count - 1), "bn_training", "fp32", what=f"{mode} unbiased var")
+    assert_close(dx, dx_r, "bn_backward", "fp32", what=f"{mode} dx")
+    assert_close(dscale, ds_r, "bn_backward", "fp32", what=f"{mode} dscale")
+    assert_close(dbias, db_r, "bn_backward", "fp32", what=f"{mode} dbias")
+
+
+def test_bn_constant_channel_and_mixed_layout_backward() -> None:
+    """A constant channel has variance exactly 0; dy in another memory order than x is read right."""
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=(4, 3, 8, 8)).astype(np.float32)
+    x[:, 1] = np.float32(0.1)
+    g, b = np.ones(3, np.float32), np.array([0.0, 0.5, 0.0], np.float32)
+    y, mean, inv, unb = K.bn_train_forward(x, g, b, 1e-5)
+    assert unb[1] == 0.0 and inv[1] == np.float32(1 / np.sqrt(1e-5))
+    np.testing.assert_allclose(y[:, 1], 0.5, atol=1e-4)
+    x, dy = rng.normal(size=(2, *x.shape)).astype(np.float32)
+    _, mean, inv, _ = K.bn_train_forward(x, g, b, 1e-5)
+    want = K.bn_backward(dy, x, g, mean, inv)
+    got = K.bn_backward(dy, in_layout(x, "NHWC", "fp32"), g, mean, inv)
+    for a, r in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, r, rtol=1e-5, atol=1e-6)
 
 
 # ---------------------------------------------------------------------------------- relu

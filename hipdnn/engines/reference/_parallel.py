@@ -4,6 +4,7 @@ run on a small shared thread pool (as many workers as BLAS threads)."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections.abc import Callable
@@ -12,7 +13,7 @@ from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["PARALLEL_MIN_SIZE", "batch_chunks", "map_chunks", "parallel_copy"]
+__all__ = ["PARALLEL_MIN_SIZE", "batch_chunks", "map_chunks", "map_ranges", "parallel_copy", "workers"]
 
 T = TypeVar("T")
 
@@ -32,7 +33,7 @@ if hasattr(os, "register_at_fork"):  # a forked child has none of the pool's thr
 PARALLEL_MIN_SIZE = 1 << 20
 
 
-def _threads() -> int:
+def workers() -> int:
     """Worker count: the BLAS thread setting (OPENBLAS/OMP_NUM_THREADS), else the usable CPUs."""
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
         val = os.environ.get(var, "").strip()
@@ -43,17 +44,39 @@ def _threads() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+def _pool(count: int) -> ThreadPoolExecutor:
+    with _POOL_LOCK:
+        if not _POOL:
+            _POOL.append(ThreadPoolExecutor(count, thread_name_prefix="hipdnn-reference"))
+        return _POOL[0]
+
+
 def map_chunks(fn: Callable[[slice], T], a: np.ndarray) -> list[T]:
     """``fn`` over :func:`batch_chunks` of ``a``, in order; threads for large arrays (numpy's
     element-wise loops and einsum release the GIL, and are otherwise single-threaded)."""
     chunks = batch_chunks(a)
-    workers = _threads()
-    if len(chunks) < 2 or workers < 2 or a.size < PARALLEL_MIN_SIZE:
+    count = workers()
+    if len(chunks) < 2 or count < 2 or a.size < PARALLEL_MIN_SIZE:
         return [fn(sl) for sl in chunks]
-    with _POOL_LOCK:
-        if not _POOL:
-            _POOL.append(ThreadPoolExecutor(workers, thread_name_prefix="hipdnn-reference"))
-    return list(_POOL[0].map(fn, chunks))
+    return list(_pool(count).map(fn, chunks))
+
+
+def map_ranges(fn: Callable[[int, int], T], rows: int, size: int, align: int = 1) -> list[T]:
+    """``fn(start, stop)`` over a few contiguous ranges covering ``range(rows)``, in order.
+
+    Each range starts at a multiple of ``align`` (the caller's block of rows), so ``fn`` can walk
+    its range in whole cache-sized blocks. With ``size`` (total elements) of at least
+    :data:`PARALLEL_MIN_SIZE` the ranges (a few per worker, to balance a loaded machine) run on
+    the thread pool; otherwise one range runs on the calling thread.
+    """
+    count = workers()
+    blocks = -(-rows // max(align, 1))
+    if count < 2 or size < PARALLEL_MIN_SIZE or blocks < 2:
+        return [fn(0, rows)] if rows else []
+    parts = min(blocks, 4 * count)
+    edges = [min(rows, (blocks * i // parts) * align) for i in range(parts + 1)]
+    spans = [(lo, hi) for lo, hi in itertools.pairwise(edges) if hi > lo]
+    return list(_pool(count).map(lambda span: fn(*span), spans))
 
 
 def parallel_copy(src: np.ndarray) -> np.ndarray:

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from hipdnn.engines.reference import _bn
 from hipdnn.engines.reference._conv import conv_dgrad, conv_fprop, conv_wgrad
-from hipdnn.engines.reference._parallel import map_chunks
 
 __all__ = [
     "bn_backward",
@@ -58,47 +58,6 @@ def _bshape(x: np.ndarray) -> tuple[int, ...]:
     return (1, x.shape[1]) + (1,) * (x.ndim - 2)
 
 
-def _stat_axes(x: np.ndarray) -> tuple[int, ...]:
-    """Every axis but the channel axis: spatial batchnorm statistics."""
-    return (0, *range(2, x.ndim))
-
-
-def _as_matrix(a: np.ndarray) -> tuple[str, np.ndarray] | None:
-    """A no-copy view of a packed array: ("cf", (N, C, S)) or ("cl", (N*S, C)); None otherwise."""
-    n, c = a.shape[0], a.shape[1]
-    if a.flags.c_contiguous:
-        return "cf", a.reshape(n, c, -1)
-    cl = np.moveaxis(a, 1, -1)
-    if cl.flags.c_contiguous:
-        return "cl", cl.reshape(-1, c)
-    return None
-
-
-def _packed_f32(a: np.ndarray) -> np.ndarray:
-    """float32 in the same memory order, made packed (channel-first) if it had gaps."""
-    af = _f32(a)
-    return af if _as_matrix(af) is not None else np.ascontiguousarray(af)
-
-
-def _channel_sum(a: np.ndarray) -> np.ndarray:
-    """Per-channel sum over N and spatial dims as float64 (C,); one einsum pass on packed data."""
-    m = _as_matrix(a) if a.dtype == _F32 else None
-    if m is None:
-        return np.add.reduce(a, axis=_stat_axes(a), dtype=np.float64)
-    kind, mat = m
-    return np.einsum("ncs->c" if kind == "cf" else "mc->c", mat).astype(np.float64)
-
-
-def _channel_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per-channel sum of a*b over N and spatial dims as float64 (C,), without a temporary."""
-    ma, mb = _as_matrix(a), _as_matrix(b)
-    if ma is not None and mb is not None and ma[0] == mb[0] and a.dtype == b.dtype == _F32:
-        if ma[0] == "cf":
-            return np.einsum("ncs,ncs->c", ma[1], mb[1]).astype(np.float64)
-        return np.einsum("mc,mc->c", ma[1], mb[1]).astype(np.float64)
-    return _channel_sum(a * b)
-
-
 def bn_train_forward(
     x: np.ndarray, scale: np.ndarray, bias: np.ndarray, eps: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -110,30 +69,11 @@ def bn_train_forward(
     >>> y.ravel().tolist(), m.tolist(), iv.tolist(), uv.tolist()
     ([-1.0, 1.0], [2.0], [1.0], [2.0])
     """
-    xf = _packed_f32(x)
-    c = xf.shape[1]
-    count = xf.size // c if c else 0
-    g = _param(scale, c, "scale")
-    b = _param(bias, c, "bias")
-    shp = _bshape(xf)
-    mean64 = np.sum(map_chunks(lambda sl: _channel_sum(xf[sl]), xf), axis=0) / max(count, 1)
-    mean = mean64.astype(_F32).reshape(shp)
-
-    def centred_square_sum(sl: slice) -> np.ndarray:
-        d = xf[sl] - mean  # the chunk's temporary stays in cache
-        return _channel_dot(d, d)
-
-    var64 = np.sum(map_chunks(centred_square_sum, xf), axis=0) / max(count, 1)
-    inv = (1.0 / np.sqrt(var64 + float(eps))).astype(_F32)
-    a = (g * inv).reshape(shp)
-    y = np.empty_like(xf)
-
-    def normalise(sl: slice) -> None:
-        np.subtract(xf[sl], mean, out=y[sl])
-        y[sl] *= a
-        y[sl] += b.reshape(shp)
-
-    map_chunks(normalise, xf)
+    xa = np.asarray(x)
+    c = xa.shape[1]
+    count = xa.size // c if c else 0
+    y, mean64, var64, inv = _bn.train_forward(xa, _param(scale, c, "scale"), _param(bias, c, "bias"),
+                                              eps)
     unbiased = var64 * (count / (count - 1)) if count > 1 else var64
     return y, mean64.astype(_F32), inv, unbiased.astype(_F32)
 
@@ -200,37 +140,12 @@ def bn_backward(
     Returns ``(dx, dscale, dbias)``: dbias = sum(dy), dscale = sum(dy*xhat),
     dx = scale*inv_var*(dy - dbias/M - xhat*dscale/M) with xhat = (x-mean)*inv_var.
     """
-    xf = _packed_f32(x)
-    dyf = _packed_f32(dy)
-    if dyf.shape != xf.shape:
-        raise ValueError(f"batchnorm backward: dy shape {dyf.shape} != x shape {xf.shape}")
-    c = xf.shape[1]
-    count = max(xf.size // c if c else 0, 1)
-    shp = _bshape(xf)
-    inv = _param(inv_var, c, "inv_var")
-    g = _param(scale, c, "scale")
-    mean = _param(mean, c, "mean").reshape(shp)
-
-    def sums(sl: slice) -> tuple[np.ndarray, np.ndarray]:  # sum(dy), sum(dy*(x-mean))
-        return _channel_sum(dyf[sl]), _channel_dot(dyf[sl], xf[sl] - mean)
-
-    parts = map_chunks(sums, xf)
-    dbias = np.sum([p[0] for p in parts], axis=0)
-    dscale = np.sum([p[1] for p in parts], axis=0) * inv
-    k = g * inv
-    # dx = k*dy - k*dbias/M - (x-mean)*(k*inv*dscale/M), chunk by chunk
-    slope = (-(k * inv * dscale / count)).astype(_F32).reshape(shp)
-    shift = (-(k * dbias / count)).astype(_F32).reshape(shp)
-    kk = k.astype(_F32).reshape(shp)
-    dx = np.empty_like(xf)
-
-    def write(sl: slice) -> None:
-        np.subtract(xf[sl], mean, out=dx[sl])
-        dx[sl] *= slope
-        dx[sl] += dyf[sl] * kk
-        dx[sl] += shift
-
-    map_chunks(write, xf)
+    xa, dya = np.asarray(x), np.asarray(dy)
+    if dya.shape != xa.shape:
+        raise ValueError(f"batchnorm backward: dy shape {dya.shape} != x shape {xa.shape}")
+    c = xa.shape[1]
+    dx, dscale, dbias = _bn.backward(dya, xa, _param(scale, c, "scale"), _param(mean, c, "mean"),
+                                     _param(inv_var, c, "inv_var"))
     return dx, dscale.astype(_F32), dbias.astype(_F32)
 
 
