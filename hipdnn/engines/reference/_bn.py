@@ -172,22 +172,24 @@ def _row_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _VECDOT(a, b) if _VECDOT is not None else np.einsum("ij,ij->i", a, b)
 
 
-def _sum(p: _Plan, blk: np.ndarray) -> np.ndarray:
-    """Per-row (channel-first) or per-column (channels-last) sums of a block. Column sums add
-    runs of :data:`_RUN` rows in float32 and the runs in float64 (as fast, ~4x more accurate)."""
-    if p.m.kind == "cf":
-        return np.einsum("ij->i", blk)
-    rows = blk.shape[0]
+def _col_sum(*blocks: np.ndarray) -> np.ndarray:
+    """float64 column sums of a (rows, C) block (or of the product of two): runs of :data:`_RUN`
+    rows add in float32, the runs in float64 (as fast as one einsum, and more accurate)."""
+    rows = blocks[0].shape[0]
     if rows % _RUN or rows == _RUN:
-        return np.einsum("mc->c", blk).astype(_F64)
-    return np.einsum("kmc->kc", blk.reshape(rows // _RUN, _RUN, -1)).sum(axis=0, dtype=_F64)
+        return np.einsum(",".join(["mc"] * len(blocks)) + "->c", *blocks).astype(_F64)
+    runs = [b.reshape(rows // _RUN, _RUN, -1) for b in blocks]
+    return np.einsum(",".join(["kmc"] * len(runs)) + "->kc", *runs).sum(axis=0, dtype=_F64)
 
 
-def _dot(p: _Plan, a: np.ndarray, b: np.ndarray, tmp: np.ndarray) -> np.ndarray:
+def _sum(p: _Plan, blk: np.ndarray) -> np.ndarray:
+    """Per-row (channel-first) or per-column (channels-last) sums of a block."""
+    return np.einsum("ij->i", blk) if p.m.kind == "cf" else _col_sum(blk)
+
+
+def _dot(p: _Plan, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per-row (channel-first) or per-column (channels-last) sums of a*b."""
-    if p.m.kind == "cf":
-        return _row_dot(a, b)
-    return _sum(p, np.multiply(a, b, out=tmp))
+    return _row_dot(a, b) if p.m.kind == "cf" else _col_sum(a, b)
 
 
 def _stats(p: _Plan) -> tuple[np.ndarray, np.ndarray]:
@@ -196,7 +198,7 @@ def _stats(p: _Plan) -> tuple[np.ndarray, np.ndarray]:
 
     def sums(lo: int, hi: int, tmp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         blk = _f32(m.mat[lo:hi])
-        return _sum(p, blk), _dot(p, blk, blk, tmp)
+        return _sum(p, blk), _dot(p, blk, blk)
 
     parts = p.run(sums)
     s = p.per_channel([q[0] for q in parts])
@@ -216,7 +218,7 @@ def _stats(p: _Plan) -> tuple[np.ndarray, np.ndarray]:
 
     def centred(lo: int, hi: int, tmp: np.ndarray) -> np.ndarray:
         d = np.subtract(_f32(m.mat[lo:hi]), centre(lo, hi), out=tmp)
-        return _dot(p, d, d, d)
+        return _dot(p, d, d)
 
     return mean, p.per_channel(p.run(centred)).sum(axis=0)
 
@@ -268,7 +270,7 @@ def backward(
         xb, dyb = _f32(m.mat[lo:hi]), _f32(dm.mat[lo:hi])
         if centre is not None:
             xb = np.subtract(xb, centre(lo, hi), out=tmp)
-        return _sum(p, dyb), _dot(p, dyb, xb, tmp)
+        return _sum(p, dyb), _dot(p, dyb, xb)
 
     parts = p.run(sums)
     dbias = p.per_channel([q[0] for q in parts]).sum(axis=0)
