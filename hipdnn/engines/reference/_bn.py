@@ -33,6 +33,7 @@ __all__ = [
     "BLOCK",
     "MAX_MEAN_STDS",
     "MAX_SQUARE_RATIO",
+    "MAX_TILE",
     "Matrix",
     "backward",
     "matrix",
@@ -45,6 +46,8 @@ _F64 = np.float64
 #: Elements per block (1 MiB of float32): large enough to amortise the per-call overhead, small
 #: enough that a block, its temporary and its constant tiles stay in cache.
 BLOCK = 1 << 18
+#: Largest channel-first (C, S) expansion of a per-channel constant (elements; 8 MiB).
+MAX_TILE = 1 << 21
 #: One-pass variance while sum(x**2) <= this * sum((x-mean)**2) per channel; else two passes.
 MAX_SQUARE_RATIO = 17.0
 #: Uncentred backward sums while |mean| * inv_std <= this for every channel.
@@ -118,7 +121,8 @@ class _Plan:
     """How ``m`` is walked: rows per block and how a per-channel vector meets a block.
 
     ``mode``: "cl" (one (rows, C) tile serves every block); "tile" (channel-first, blocks of R
-    rows with R dividing C, tiles cut from a (C, S) expansion); "scalar" (channel-first rows
+    rows with R dividing C, tiles cut from a (C, S) expansion, at most :data:`MAX_TILE` elements
+    and a quarter of the tensor each, ~10% less CPU than "col"); "scalar" (channel-first rows
     long enough to be one block each); "col" (channel-first, a broadcast (rows, 1) column).
     """
 
@@ -132,7 +136,7 @@ class _Plan:
                 self.mode, self.step = "scalar", 1
             else:
                 r = max(d for d in range(1, min(m.c, self.step) + 1) if m.c % d == 0)
-                if m.n >= 4 and r * m.s >= BLOCK // 8:
+                if m.n >= 4 and r * m.s >= BLOCK // 8 and m.c * m.s <= MAX_TILE:
                     self.mode, self.step = "tile", r
 
     def expand(self, v: np.ndarray) -> Expand:

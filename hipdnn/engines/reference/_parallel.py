@@ -13,7 +13,7 @@ from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["PARALLEL_MIN_SIZE", "batch_chunks", "map_chunks", "map_ranges", "parallel_copy", "workers"]
+__all__ = ["PARALLEL_MIN_SIZE", "RANGES_PER_WORKER", "batch_chunks", "map_chunks", "map_ranges", "parallel_copy", "workers"]
 
 T = TypeVar("T")
 
@@ -31,6 +31,8 @@ if hasattr(os, "register_at_fork"):  # a forked child has none of the pool's thr
     os.register_at_fork(after_in_child=_POOL.clear)
 #: Arrays smaller than this run their chunks on the calling thread.
 PARALLEL_MIN_SIZE = 1 << 20
+#: :func:`map_ranges` splits the rows into this many ranges per worker (balance on a loaded machine).
+RANGES_PER_WORKER = 2
 
 
 def workers() -> int:
@@ -73,7 +75,7 @@ def map_ranges(fn: Callable[[int, int], T], rows: int, size: int, align: int = 1
     blocks = -(-rows // max(align, 1))
     if count < 2 or size < PARALLEL_MIN_SIZE or blocks < 2:
         return [fn(0, rows)] if rows else []
-    parts = min(blocks, 4 * count)
+    parts = min(blocks, RANGES_PER_WORKER * count)
     edges = [min(rows, (blocks * i // parts) * align) for i in range(parts + 1)]
     spans = [(lo, hi) for lo, hi in itertools.pairwise(edges) if hi > lo]
     return list(_pool(count).map(lambda span: fn(*span), spans))
