@@ -146,7 +146,8 @@ class _Plan:
             tile = np.tile(v, min(self.step, m.mat.shape[0])).reshape(-1, m.c)
             return lambda lo, hi: tile[: hi - lo]
         if self.mode == "tile":
-            full = np.repeat(v, m.s).reshape(m.c, m.s)
+            full = np.empty((m.c, m.s), dtype=_F32)
+            full[...] = v[:, None]
             return lambda lo, hi: full[lo % m.c : lo % m.c + hi - lo]
         if self.mode == "scalar":
             return lambda lo, hi: v[lo % m.c]
