@@ -167,7 +167,7 @@ class _Plan:
         return [r for part in map_ranges(span, rows, self.m.mat.size, step) for r in part]
 
     def per_channel(self, parts: list[np.ndarray]) -> np.ndarray:
-        """Per-block float32 sums (per row for channel-first) as float64 (G, C) group sums."""
+        """Per-block sums (channel-first: per-row float32 sums) as float64 (G, C) group sums."""
         if self.m.kind == "cl":
             return np.array(parts, dtype=_F64).reshape(-1, self.m.c)
         return np.concatenate(parts).astype(_F64).reshape(self.m.n, self.m.c)
