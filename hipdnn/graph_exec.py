@@ -13,7 +13,7 @@ loop calling ``execute`` with the same pointers skips resolution and validation.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hipdnn.errors import PlanClosedError, VariantPackError, WorkspaceError
@@ -33,12 +33,12 @@ FAST_PACKS = 16
 _KEY_TYPES = frozenset({Tensor, int, type(None)})
 
 
-def _plain(variant_pack: Mapping[Any, Any], workspace: Any) -> bool:
+def _plain(items: Iterable[tuple[Any, Any]], workspace: Any) -> bool:
     """Only exact ints as values (True == 1 and 1.0 == 1 must not reuse a binding of 1),
     graph tensors / exact int uids / None as keys, an int or no workspace."""
     if workspace is not None and type(workspace) is not int:
         return False
-    for key, value in variant_pack.items():
+    for key, value in items:
         if type(value) is not int:
             return False
         if type(key) not in _KEY_TYPES:
@@ -237,13 +237,9 @@ class GraphExec:
             run = self._fast.get((items, workspace, handle))
         except (TypeError, AttributeError):  # unhashable values, or not a mapping
             run = None
-        if run is not None and (workspace is None or type(workspace) is int):
-            for key, value in items:  # True == 1 == 1.0: only exact ints reuse a binding
-                if type(value) is not int or type(key) not in _KEY_TYPES:
-                    break
-            else:
-                run()
-                return
+        if run is not None and _plain(items, workspace):  # True == 1 == 1.0: exact ints only
+            run()
+            return
         bound = self._bind_ints(variant_pack, workspace, handle)
         if bound is None:
             self._run(self._plan(0), variant_pack, workspace, handle)
@@ -253,7 +249,7 @@ class GraphExec:
     def _bind_ints(self, variant_pack: Any, workspace: Any,
                    handle: Handle | None) -> BoundExecution | None:
         """Bind and remember an all-int-pointer pack; None for any other pack."""
-        if not isinstance(variant_pack, Mapping) or not _plain(variant_pack, workspace):
+        if not isinstance(variant_pack, Mapping) or not _plain(variant_pack.items(), workspace):
             return None
         bound = self.bind(variant_pack, workspace, handle)
         fast = self._fast
