@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Prototype"]
+__all__ = ["Prototype", "declare"]
 
 
 @dataclass(frozen=True)
@@ -26,3 +26,17 @@ class Prototype:
     def __post_init__(self) -> None:
         if len(self.argtypes) != len(self.argnames):
             raise ValueError(f"{self.name}: {len(self.argtypes)} argtypes but {len(self.argnames)} argnames")
+
+
+def declare(
+    name: str, *args: tuple[str, Any], since: tuple[int, int, int], restype: Any, status: bool = True
+) -> Prototype:
+    """A ``Prototype`` from ``(argname, argtype)`` pairs, as the prototype tables write them."""
+    return Prototype(
+        name=name,
+        restype=restype,
+        argtypes=tuple(t for _, t in args),
+        argnames=tuple(n for n, _ in args),
+        since=since,
+        returns_status=status,
+    )

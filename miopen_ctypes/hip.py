@@ -21,11 +21,12 @@ import os
 import threading
 from collections.abc import Callable, Mapping
 from ctypes import POINTER, c_char, c_char_p, c_float, c_int, c_size_t, c_uint, c_void_p
+from functools import partial
 from typing import Any
 
 from ._binding import BoundLibrary
 from ._discovery import LibrarySpec, load_first
-from ._proto import Prototype
+from ._proto import Prototype, declare
 from .errors import HipError, HipNotFoundError
 from .hip_types import (
     hipDeviceAttribute_t,
@@ -57,15 +58,7 @@ _HIP6 = (6, 0, 0)
 _err = c_uint  # hipError_t: an enum without negative members -> unsigned int
 
 
-def _fn(name: str, *args: tuple[str, Any], restype: Any = _err, status: bool = True) -> Prototype:
-    return Prototype(
-        name=name,
-        restype=restype,
-        argtypes=tuple(t for _, t in args),
-        argnames=tuple(n for n, _ in args),
-        since=_HIP6,
-        returns_status=status,
-    )
+_fn = partial(declare, since=_HIP6, restype=_err)
 
 
 _TABLE = (

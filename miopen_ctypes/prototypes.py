@@ -31,9 +31,9 @@ from ctypes import (
     c_uint64,
     c_void_p,
 )
-from typing import Any
+from functools import partial
 
-from ._proto import Prototype
+from ._proto import Prototype, declare
 from .types import (
     HANDLE_TYPES,
     c_enum,
@@ -61,21 +61,7 @@ V3_4 = (3, 4, 0)
 V3_5 = (3, 5, 0)
 
 
-def _fn(
-    name: str,
-    *args: tuple[str, Any],
-    since: tuple[int, int, int] = V3_4,
-    restype: Any = c_enum,
-    status: bool = True,
-) -> Prototype:
-    return Prototype(
-        name=name,
-        restype=restype,
-        argtypes=tuple(t for _, t in args),
-        argnames=tuple(n for n, _ in args),
-        since=since,
-        returns_status=status,
-    )
+_fn = partial(declare, since=V3_4, restype=c_enum)
 
 
 _TABLE = (
