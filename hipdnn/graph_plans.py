@@ -125,15 +125,14 @@ class GraphPlans(GraphExec):
         return self._key
 
     def _support(self, engine: Engine) -> str | None:
-        ck = (self._graph_key(), engine.cache_token, "support", self.handle.serial)
-        found, reason = plan_cache.answer(ck)
-        if not found:
+        def check() -> str | None:
             try:
-                reason = engine.check_support(self, self.handle)  # type: ignore[arg-type]
+                return engine.check_support(self, self.handle)  # type: ignore[arg-type]
             except HipdnnError as exc:
-                reason = f"{type(exc).__name__}: {exc}"
-            plan_cache.store_answer(ck, reason)
-        return reason  # type: ignore[no-any-return,unused-ignore]
+                return f"{type(exc).__name__}: {exc}"
+
+        ck = (self._graph_key(), engine.cache_token, "support", self.handle.serial)
+        return plan_cache.answer_or(ck, check)  # type: ignore[no-any-return,unused-ignore]
 
     def _applicable(self) -> list[Engine]:
         self._reasons = {}
@@ -298,11 +297,8 @@ class GraphPlans(GraphExec):
             raise GraphNotSupportedError(f"engine {engine.name} does not apply to graph "
                                          f"{self.name!r}", {engine.name: reason})
         ck = (self._graph_key(), engine.cache_token, "knobs", self.handle.serial)
-        found, knobs = plan_cache.answer(ck)
-        if not found:
-            knobs = list(engine.get_knobs(self, self.handle))  # type: ignore[arg-type]
-            plan_cache.store_answer(ck, knobs)
-        return knobs
+        return plan_cache.answer_or(  # type: ignore[no-any-return,unused-ignore]
+            ck, lambda: list(engine.get_knobs(self, self.handle)))  # type: ignore[arg-type]
 
     def _resolve_knobs(self, engine: Engine,
                        settings: KnobSettings) -> dict[str, KnobValue]:
@@ -330,13 +326,11 @@ class GraphPlans(GraphExec):
     def _build_one(self, engine: Engine, knobs: dict[str, KnobValue] | None) -> ExecutionPlan:
         graph_key, token, serial = self._graph_key(), engine.cache_token, self.handle.serial
         if knobs is None:  # the engine's defaults for this structure, remembered with its knobs
-            dk = (graph_key, token, "defaults", serial)
-            found, pair = plan_cache.answer(dk)
-            if not found:
-                defaults = self._resolve_knobs(engine, None)
-                pair = (defaults, tuple(sorted(defaults.items())))
-                plan_cache.store_answer(dk, pair)
-            values, items = pair
+            def defaults() -> tuple[dict[str, KnobValue], tuple[Any, ...]]:
+                values = self._resolve_knobs(engine, None)
+                return values, tuple(sorted(values.items()))
+
+            values, items = plan_cache.answer_or((graph_key, token, "defaults", serial), defaults)
         else:
             values, items = knobs, tuple(sorted(knobs.items()))
         ck = (graph_key, token, items, serial)

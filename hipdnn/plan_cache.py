@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from hipdnn.engines.base import ExecutionPlan
@@ -49,6 +49,14 @@ class PlanCache:
         if self.enabled:
             with self._lock:
                 self._answers[key] = value
+
+    def answer_or(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """The cached engine answer for ``key``, or ``compute()`` (then remembered)."""
+        found, value = self.answer(key)
+        if not found:
+            value = compute()
+            self.store_answer(key, value)
+        return value
 
     def _hold(self, plan: ExecutionPlan, holder: object) -> None:
         counts = self._holders.get(plan)
