@@ -128,11 +128,9 @@ def _make_caller(
     return call
 
 
-def _make_missing(
-    proto: Prototype, version: tuple[int, int, int], product: str
-) -> Callable[..., Any]:
-    def missing(*args: Any) -> Any:
-        raise MIOpenVersionError(proto.name, proto.since, version, product)
+def _make_missing(proto: Prototype, library: BoundLibrary) -> Callable[..., Any]:
+    def missing(*args: Any) -> Any:  # the library's version when called: known after binding
+        raise MIOpenVersionError(proto.name, proto.since, library.version, library._kind)
 
     missing.__name__ = missing.__qualname__ = proto.name
     missing.__doc__ = f"{_signature(proto)}: not exported by the loaded library"
@@ -164,7 +162,7 @@ class BoundLibrary:
         for name, proto in prototypes.items():
             cfunc = self._cfuncs.get(name)
             if cfunc is None:
-                self._functions[name] = _make_missing(proto, version, self._kind)
+                self._functions[name] = _make_missing(proto, self)
                 continue
             cfunc.errcheck = _make_errcheck(proto, raise_status)
             self._functions[name] = _make_caller(proto, cfunc, required(proto))

@@ -58,11 +58,7 @@ class MIOpenLibrary(BoundLibrary):
             PROTOTYPES, cfuncs, version or (0, 0, 0), path, self._raise_status, required_handles
         )
         if version is None:
-            self.version = self._query_version()
-            # stubs were built with the unknown version; rebuild them with the real one
-            super().__init__(
-                PROTOTYPES, cfuncs, self.version, path, self._raise_status, required_handles
-            )
+            self.version = self._query_version()  # the stubs read it when called
         self.capabilities = Capabilities(self.version, self.symbols)
 
     @classmethod
