@@ -83,8 +83,10 @@ class BatchNormApi(DeviceBase):
                                           f"implement only modes {BN_ACTIVATION_MODES}")
         return act
 
-    # ------------------------------------------------------------------ forward training
-    def _train(self, a: Args, p: _Params, what: str, activation: bool = False) -> None:
+    def _forward_checks(
+        self, a: Args, p: _Params, what: str, activation: bool
+    ) -> tuple[TensorDesc, TensorDesc, bool, ActivationDesc | None]:
+        """The checks training and inference share: (x, y, spatial, activation or None)."""
         self.handle_state(a.handle)
         self._alpha_beta(a.alpha, a.beta, what)
         x = self.set_tensor_desc(a.xDesc, "xDesc")
@@ -92,6 +94,11 @@ class BatchNormApi(DeviceBase):
         spatial = self._bn_check(a.bn_mode, x, y, p, what)
         act = self._bn_activation(a, spatial) if activation else None
         require(addr(a.bnScale) and addr(a.bnBias), f"{what}: bnScale/bnBias must not be NULL")
+        return x, y, spatial, act
+
+    # ------------------------------------------------------------------ forward training
+    def _train(self, a: Args, p: _Params, what: str, activation: bool = False) -> None:
+        x, y, spatial, act = self._forward_checks(a, p, what, activation)
         scale = self.read(p.scale, a.bnScale, "bnScale")
         bias = self.read(p.bias, a.bnBias, "bnBias")
         out, mean, inv, unbiased = bn_train(self.read(x, a.x, "x"), scale, bias, a.epsilon, spatial)
@@ -128,13 +135,7 @@ class BatchNormApi(DeviceBase):
 
     # ------------------------------------------------------------------ forward inference
     def _infer(self, a: Args, p: _Params, what: str, activation: bool = False) -> None:
-        self.handle_state(a.handle)
-        self._alpha_beta(a.alpha, a.beta, what)
-        x = self.set_tensor_desc(a.xDesc, "xDesc")
-        y = self.set_tensor_desc(a.yDesc, "yDesc")
-        spatial = self._bn_check(a.bn_mode, x, y, p, what)
-        act = self._bn_activation(a, spatial) if activation else None
-        require(addr(a.bnScale) and addr(a.bnBias), f"{what}: bnScale/bnBias must not be NULL")
+        x, y, spatial, act = self._forward_checks(a, p, what, activation)
         xv = self.read(x, a.x, "x")
         scale = self.read(p.scale, a.bnScale, "bnScale")
         bias = self.read(p.bias, a.bnBias, "bnBias")
