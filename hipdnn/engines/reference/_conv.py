@@ -10,7 +10,7 @@ everything else is strided views, one contiguous copy, and ``np.matmul``.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from math import prod
 
 import numpy as np
@@ -132,6 +132,17 @@ def _im2col(
     return parallel_copy(view).reshape(n, c * kk, p)
 
 
+def _col2im_windows(
+    ksize: Sequence[int], out_sp: Sequence[int], stride: Sequence[int], dilation: Sequence[int]
+) -> Iterator[tuple[tuple[int, ...], tuple[slice, ...]]]:
+    """Per kernel offset: the offset and the padded-input slices its output pixels read (col2im)."""
+    for off in itertools.product(*(range(kd) for kd in ksize)):
+        yield off, tuple(
+            slice(o * d, o * d + (n - 1) * st + 1, st)
+            for o, d, n, st in zip(off, dilation, out_sp, stride, strict=True)
+        )
+
+
 def _check(
     x_shape: Sequence[int], w_shape: Sequence[int], groups: int, nsp: int, *params: Sequence[int]
 ) -> None:
@@ -209,12 +220,13 @@ def conv_dgrad(
     p = prod(out_sp)
     wf = w.astype(_F32, copy=False)
     in_sp = x_shape[2:]
-    trivial = kk == 1 and not any(pre_padding) and all(s == 1 for s in stride)
+    trivial = kk == 1 and not any(pre_padding) and all(s == 1 for s in stride) and out_sp == in_sp
     # padded extent: big enough for the input and for every window position
     ext = [
         max(in_sp[i] + pre_padding[i], (out_sp[i] - 1) * stride[i] + (ksize[i] - 1) * dilation[i] + 1)
         for i in range(nsp)
     ]
+    crop = tuple(slice(pre_padding[i], pre_padding[i] + in_sp[i]) for i in range(nsp))
     cl = _channels_last(dy)
     dyc: np.ndarray
     if cl:
@@ -227,37 +239,27 @@ def conv_dgrad(
             dyg = np.ascontiguousarray(dyc.reshape(n * p, g, kg).transpose(1, 0, 2))
             cols = dyg @ np.ascontiguousarray(w_cl).reshape(g, kg, kk * cg)  # (G, NP, KK*Cg)
             cols6 = np.moveaxis(cols.reshape(g, n, *out_sp, *ksize, cg), 0, -2)  # (..., G, Cg)
-        if trivial and all(o == i for o, i in zip(out_sp, in_sp, strict=True)):
+        if trivial:
             return np.moveaxis(cols6.reshape(n, *out_sp, c), -1, 1)
         dxp = np.zeros((n, *ext, c), dtype=_F32)
-        for off in itertools.product(*(range(kd) for kd in ksize)):
-            sl = tuple(
-                slice(off[i] * dilation[i], off[i] * dilation[i] + (out_sp[i] - 1) * stride[i] + 1, stride[i])
-                for i in range(nsp)
-            )
+        for off, sl in _col2im_windows(ksize, out_sp, stride, dilation):
             src = cols6[(slice(None),) * (1 + nsp) + off]
             if cols6.ndim != 2 + 2 * nsp:  # grouped: (..., G, Cg) -> (..., C)
                 src = src.reshape(*src.shape[:-2], c)
             dst = (slice(None), *sl)
             dxp[dst] += src
-        crop = tuple(slice(pre_padding[i], pre_padding[i] + in_sp[i]) for i in range(nsp))
         keep: tuple[slice, ...] = (slice(None), *crop)
         return np.moveaxis(dxp[keep], -1, 1)
     dyc = _to_cf(dy).reshape(n, g, kg, p)
     wt = np.ascontiguousarray(wf.reshape(g, kg, cg * kk).transpose(0, 2, 1))  # (G, Cg*KK, Kg)
     cols = np.matmul(wt, dyc).reshape(n, c, *ksize, *out_sp)
-    if trivial and all(o == i for o, i in zip(out_sp, in_sp, strict=True)):
+    if trivial:
         return cols.reshape(n, c, *out_sp)
     dxp = np.zeros((n, c, *ext), dtype=_F32)
-    for off in itertools.product(*(range(kd) for kd in ksize)):
-        sl = tuple(
-            slice(off[i] * dilation[i], off[i] * dilation[i] + (out_sp[i] - 1) * stride[i] + 1, stride[i])
-            for i in range(nsp)
-        )
-        dst = (slice(None), slice(None), *sl)
+    for off, sl in _col2im_windows(ksize, out_sp, stride, dilation):
         src_idx: tuple[slice | int, ...] = (slice(None), slice(None), *off)
+        dst = (slice(None), slice(None), *sl)
         dxp[dst] += cols[src_idx]
-    crop = tuple(slice(pre_padding[i], pre_padding[i] + in_sp[i]) for i in range(nsp))
     keep_cf: tuple[slice, ...] = (slice(None), slice(None), *crop)
     return dxp[keep_cf]
 
