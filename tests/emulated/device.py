@@ -142,28 +142,12 @@ class EmulatedDevice(
     def _wrap_miopen(
         self, name: str, names: tuple[str, ...], impl: Callable[[Args], Any], returns_status: bool
     ) -> Callable[..., Any]:
-        def emulated(*args: Any) -> Any:
-            self.calls.append(Call(name, tuple(_recorded(v) for v in args), names))
-            injected = self._injected(name)
-            if injected is not None:
-                self.errors.append((name, injected, "injected"))
-                return injected
-            try:
-                result = impl(Args(names, args))
-            except Status as status:
-                self.errors.append((name, status.code, status.message))
-                return status.code
-            except MemoryFault as exc:
-                fault = self.fault(str(exc))
-                self.errors.append((name, fault.code, fault.message))
-                return fault.code
-            except Exception as exc:
-                self.internal_errors.append((name, exc))
-                raise
-            return result if not returns_status else 0
+        def status_of(exc: Exception) -> Status | None:
+            if isinstance(exc, Status):
+                return exc
+            return self.fault(str(exc)) if isinstance(exc, MemoryFault) else None
 
-        emulated.__name__ = name
-        return emulated
+        return self._emulated(name, names, lambda args: impl(Args(names, args)), returns_status, status_of)
 
     def _hip_functions(self, omitted: set[str]) -> dict[str, Callable[..., Any]]:
         out: dict[str, Callable[..., Any]] = {}
@@ -175,6 +159,24 @@ class EmulatedDevice(
         return out
 
     def _wrap_hip(self, name: str, names: tuple[str, ...], impl: Any, returns_status: bool) -> Callable[..., Any]:
+        def status_of(exc: Exception) -> Status | None:
+            if isinstance(exc, _HipStatus):
+                return Status(exc.code, str(exc))
+            return Status(HIP_INVALID_VALUE, exc.message) if isinstance(exc, Status) else None
+
+        return self._emulated(name, names, lambda args: impl(*args), returns_status, status_of)
+
+    def _emulated(
+        self,
+        name: str,
+        names: tuple[str, ...],
+        run: Callable[[tuple[Any, ...]], Any],
+        returns_status: bool,
+        status_of: Callable[[Exception], Status | None],
+    ) -> Callable[..., Any]:
+        """The recorded, fault-injectable C function around ``run``; ``status_of`` maps an
+        exception to the failing status it reports (``None``: a device bug, re-raised)."""
+
         def emulated(*args: Any) -> Any:
             self.calls.append(Call(name, tuple(_recorded(v) for v in args), names))
             injected = self._injected(name)
@@ -182,16 +184,14 @@ class EmulatedDevice(
                 self.errors.append((name, injected, "injected"))
                 return injected
             try:
-                result = impl(*args)
-            except _HipStatus as status:
-                self.errors.append((name, status.code, str(status)))
-                return status.code
-            except Status as status:
-                self.errors.append((name, HIP_INVALID_VALUE, status.message))
-                return HIP_INVALID_VALUE
+                result = run(args)
             except Exception as exc:
-                self.internal_errors.append((name, exc))
-                raise
+                status = status_of(exc)
+                if status is None:
+                    self.internal_errors.append((name, exc))
+                    raise
+                self.errors.append((name, status.code, status.message))
+                return status.code
             return result if not returns_status else 0
 
         emulated.__name__ = name
