@@ -217,11 +217,16 @@ class GraphExec:
                                  f"{size} bytes")
         return buf
 
-    def _run(self, plan: ExecutionPlan, variant_pack: Mapping[Any, Any], workspace: Any,
-             handle: Handle | None) -> None:
+    def _checked(self, plan: ExecutionPlan, variant_pack: Mapping[Any, Any],
+                 workspace: Any) -> tuple[dict[int, Buffer], Buffer | None]:
+        """The open ``plan``'s variant pack and workspace, resolved and checked."""
         plan.check_open()
         buffers = self._resolve_pack(variant_pack)
-        ws = self._resolve_workspace(workspace, plan.workspace_size)
+        return buffers, self._resolve_workspace(workspace, plan.workspace_size)
+
+    def _run(self, plan: ExecutionPlan, variant_pack: Mapping[Any, Any], workspace: Any,
+             handle: Handle | None) -> None:
+        buffers, ws = self._checked(plan, variant_pack, workspace)
         plan.execute(buffers, ws, handle if handle is not None else self.handle)
 
     def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
@@ -287,9 +292,7 @@ class GraphExec:
         plan's handle makes later calls raise ``PlanClosedError``.
         """
         plan = self._plan(0)
-        plan.check_open()
-        buffers = self._resolve_pack(variant_pack)
-        ws = self._resolve_workspace(workspace, plan.workspace_size)
+        buffers, ws = self._checked(plan, variant_pack, workspace)
         return BoundExecution(self, plan, buffers, ws,
                               handle if handle is not None else self.handle)
 
