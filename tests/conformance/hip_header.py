@@ -17,7 +17,14 @@ from functools import cache
 from pathlib import Path
 
 import clang.cindex as ci
-from miopen_header import HeaderModel, Shape, _declarations, _resource_include, shape_of
+from miopen_header import (
+    HeaderModel,
+    Shape,
+    _declarations,
+    _enum_members,
+    _resource_include,
+    shape_of,
+)
 
 __all__ = ["HipHeaderModel", "canonical_tags", "parse_hip_header"]
 
@@ -54,11 +61,6 @@ def canonical_tags(shape: Shape, tag_aliases: dict[str, str]) -> Shape:
     if shape.kind == "fnptr":
         return replace(shape, signature=tuple(canonical_tags(s, tag_aliases) for s in shape.signature))
     return shape
-
-
-def _enum_members(decl: ci.Cursor) -> dict[str, int]:
-    return {e.spelling: int(e.enum_value) for e in decl.get_children()
-            if e.kind == ci.CursorKind.ENUM_CONSTANT_DECL}
 
 
 def _macro_alias(cur: ci.Cursor) -> tuple[str, str] | None:

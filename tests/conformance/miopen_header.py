@@ -148,6 +148,11 @@ def _resource_include() -> list[str]:
     return ["-isystem", path] if Path(path, "stddef.h").is_file() else []
 
 
+def _enum_members(decl: ci.Cursor) -> dict[str, int]:
+    return {e.spelling: int(e.enum_value) for e in decl.get_children()
+            if e.kind == ci.CursorKind.ENUM_CONSTANT_DECL}
+
+
 def _declarations(cursor: ci.Cursor) -> list[ci.Cursor]:
     out: list[ci.Cursor] = []
     for cur in cursor.get_children():
@@ -187,17 +192,14 @@ def parse_header(header: Path) -> HeaderModel:
                 tuple(a.spelling for a in argcs),
             )
         elif cur.kind == ci.CursorKind.ENUM_DECL:
-            members = {e.spelling: int(e.enum_value) for e in cur.get_children()
-                       if e.kind == ci.CursorKind.ENUM_CONSTANT_DECL}
+            members = _enum_members(cur)
             model.enum_constants.update(members)
             if cur.spelling.isidentifier():
                 model.enums[cur.spelling] = members
         elif cur.kind == ci.CursorKind.TYPEDEF_DECL:
             under = cur.underlying_typedef_type.get_canonical()
             if under.kind == ci.TypeKind.ENUM:
-                decl = under.get_declaration()
-                model.enums[cur.spelling] = {e.spelling: int(e.enum_value) for e in decl.get_children()
-                                             if e.kind == ci.CursorKind.ENUM_CONSTANT_DECL}
+                model.enums[cur.spelling] = _enum_members(under.get_declaration())
             elif under.kind == ci.TypeKind.RECORD and under.get_size() > 0:
                 model.records[cur.spelling] = shape_of(under)
         elif cur.kind in (ci.CursorKind.STRUCT_DECL, ci.CursorKind.UNION_DECL) and cur.spelling.isidentifier():
