@@ -191,6 +191,26 @@ def _bn_params(node: Any, items: Sequence[tuple[str, Tensor]], x: Tensor, rule: 
         dense_layout(node, port, t)
 
 
+def _take(node: Any, io: str, ports: Sequence[str], rule: str,
+          roles: dict[str, Tensor]) -> list[tuple[str, Tensor]]:
+    """The required, non-virtual tensors at ``ports``, each also put in ``roles`` under its
+    lowercase port name; as (port, tensor) pairs."""
+    taken = []
+    for port in ports:
+        t = need(node, io, port)
+        check_virtual(node, port, t, False, rule)
+        roles[port.lower()] = t
+        taken.append((port, t))
+    return taken
+
+
+def _scalar(node: Any, port: str, roles: dict[str, Tensor]) -> None:
+    """The required pass-by-value scalar at input ``port``, put in ``roles``."""
+    t = need(node, "inputs", port)
+    check_scalar(node, port, t)
+    roles[port.lower()] = t
+
+
 def _reduce_ok(node: Any, x: Tensor) -> None:
     if math.prod(x.dim) // x.dim[1] <= 1:
         raise Declined(f"node {node.name!r}: N x spatial = 1; batch statistics need more than one value")
@@ -206,17 +226,11 @@ def _match_bn_inference(node: Any, graph: Any) -> Match:
     for port, t in (("X", x), ("Y", y)):
         check_virtual(node, port, t, False, rule)
     roles = {"x": x, "y": y}
-    params = []
-    for port in ("MEAN", "INV_VARIANCE" if inv else "VARIANCE", "SCALE", "BIAS"):
-        t = need(node, "inputs", port)
-        check_virtual(node, port, t, False, rule)
-        roles[port.lower()] = t
-        params.append((port, t))
+    params = _take(node, "inputs", ("MEAN", "INV_VARIANCE" if inv else "VARIANCE", "SCALE", "BIAS"),
+                   rule, roles)
     _bn_params(node, params, x, rule)
     if not inv:
-        eps = need(node, "inputs", "EPSILON")
-        check_scalar(node, "EPSILON", eps)
-        roles["epsilon"] = eps
+        _scalar(node, "EPSILON", roles)
     return Match(row, (node,), roles, layout=layout)
 
 
@@ -248,12 +262,7 @@ def _match_bn_training(graph: Any, nodes: Sequence[Any]) -> Match:
     if row == Row.BN_TRAINING_ACT:
         check_dtype(bn, "Y", y, (DataType.FLOAT, dt), f"{rule} (intermediate Y)")
     _reduce_ok(bn, x)
-    params = []
-    for port in ("SCALE", "BIAS"):
-        t = need(bn, "inputs", port)
-        check_virtual(bn, port, t, False, rule)
-        roles[port.lower()] = t
-        params.append((port, t))
+    params = _take(bn, "inputs", ("SCALE", "BIAS"), rule, roles)
     for port, role in (("MEAN", "mean"), ("INV_VARIANCE", "inv_variance")):
         t = port_tensor(bn, "outputs", port, required=False)
         if t is not None:
@@ -269,18 +278,14 @@ def _match_bn_training(graph: Any, nodes: Sequence[Any]) -> Match:
         raise Declined(f"node {bn.name!r}: running statistics need all of PREV/NEXT_RUNNING_MEAN/"
                        f"VARIANCE; missing {missing}")
     if present:
-        momentum = need(bn, "inputs", "MOMENTUM")
-        check_scalar(bn, "MOMENTUM", momentum)
-        roles["momentum"] = momentum
+        _scalar(bn, "MOMENTUM", roles)
         for port, t in running.items():
             assert t is not None
             check_virtual(bn, port, t, False, rule)
             params.append((port, t))
             roles[port.lower()] = t
     _bn_params(bn, params, x, rule)
-    eps = need(bn, "inputs", "EPSILON")
-    check_scalar(bn, "EPSILON", eps)
-    roles["epsilon"] = eps
+    _scalar(bn, "EPSILON", roles)
     activation = activation_of(nodes[1], graph) if row == Row.BN_TRAINING_ACT else None
     return Match(row, tuple(nodes), roles, layout=layout, activation=activation)
 
@@ -294,10 +299,7 @@ def _match_bn_backward(graph: Any, nodes: Sequence[Any]) -> Match:
         raise Declined(f"node {bwd.name!r}: peer_stats given; MIOpen batchnorm is single-GPU")
     dy, x = need(bwd, "inputs", "DY"), need(bwd, "inputs", "X")
     roles: dict[str, Tensor] = {"x": x}
-    for port in ("DX", "DSCALE", "DBIAS"):
-        t = need(bwd, "outputs", port)
-        check_virtual(bwd, port, t, False, rule)
-        roles[port.lower()] = t
+    _take(bwd, "outputs", ("DX", "DSCALE", "DBIAS"), rule, roles)
     params = [(p, need(bwd, "inputs", p)) for p in ("SCALE", "MEAN", "INV_VARIANCE")]
     params += [("DSCALE", roles["dscale"]), ("DBIAS", roles["dbias"])]
     for port, t in params[:3]:
