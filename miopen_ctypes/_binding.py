@@ -81,18 +81,20 @@ def _wrap_python(proto: Prototype, function: Callable[..., Any]) -> Any:
                 return _FAILED_STATUS
             return None if restype is None or restype is ctypes.c_void_p else 0
 
-    return functype(trampoline)
+    cfunc: Any = functype(trampoline)
+    cfunc.injected = True  # only these can leave a pending exception for errcheck
+    return cfunc
 
 
-def _make_errcheck(proto: Prototype, raise_status: StatusRaiser) -> Callable[..., Any]:
+def _make_errcheck(proto: Prototype, raise_status: StatusRaiser, injected: bool) -> Callable[..., Any]:
+    """The status check of one function; for an ``injected`` callable it first re-raises what
+    the callable raised (a library function cannot leave one, so its check skips that step:
+    it runs on every call)."""
     name = proto.name
     returns_status = proto.returns_status
     char_result = proto.restype is ctypes.c_char_p
 
     def errcheck(result: Any, func: Any, args: Any) -> Any:
-        error = _take_pending()
-        if error is not None:
-            raise error
         if returns_status:
             if result != 0:
                 raise_status(name, int(result))
@@ -101,7 +103,16 @@ def _make_errcheck(proto: Prototype, raise_status: StatusRaiser) -> Callable[...
             return ctypes.string_at(result)
         return result
 
-    return errcheck
+    if not injected:
+        return errcheck
+
+    def injected_errcheck(result: Any, func: Any, args: Any) -> Any:
+        error = _take_pending()
+        if error is not None:
+            raise error
+        return errcheck(result, func, args)
+
+    return injected_errcheck
 
 
 def _make_caller(
@@ -164,7 +175,7 @@ class BoundLibrary:
             if cfunc is None:
                 self._functions[name] = _make_missing(proto, self)
                 continue
-            cfunc.errcheck = _make_errcheck(proto, raise_status)
+            cfunc.errcheck = _make_errcheck(proto, raise_status, getattr(cfunc, "injected", False))
             self._functions[name] = _make_caller(proto, cfunc, required(proto))
 
     @staticmethod
