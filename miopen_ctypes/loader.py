@@ -23,7 +23,7 @@ from typing import Any
 from ._binding import BoundLibrary
 from ._discovery import LibrarySpec, load_first
 from .capabilities import Capabilities
-from .errors import MIOpenNotFoundError, check_status
+from .errors import MIOpenNotFoundError, NullArgumentError, check_status
 from .prototypes import PROTOTYPES, required_handles
 
 __all__ = ["DISCOVERY_ENV", "MIOPEN_SPEC", "MIOpenLibrary", "load"]
@@ -121,8 +121,6 @@ class MIOpenLibrary(BoundLibrary):
         for index, parameter, ctype in required_handles(proto):
             value = args[index]
             if value is None or (isinstance(value, proto.argtypes[index]) and not value):
-                from .errors import NullArgumentError
-
                 raise NullArgumentError(name, parameter, ctype)
         converted = tuple(
             argtype(value)
