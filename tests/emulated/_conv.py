@@ -13,6 +13,7 @@ from ctypes import c_int, c_size_t
 from dataclasses import dataclass, field
 
 from hipdnn.engines.reference import kernels
+from miopen_ctypes.types import miopenConvAlgoPerf_t, miopenConvSolution_t
 
 from ._base import DeviceBase
 from ._core import (
@@ -185,8 +186,6 @@ class ConvApi(DeviceBase):
         specs = self.solutions_for(self.conv_problem(direction, a))[: a.maxSolutionCount]
         where = addr(a.solutions)
         require(where or not specs, "solutions: Dereferencing nullptr")
-        from miopen_ctypes.types import miopenConvSolution_t
-
         out = (miopenConvSolution_t * max(len(specs), 1)).from_address(where) if specs else None
         for i, spec in enumerate(specs):
             assert out is not None
@@ -303,8 +302,6 @@ class ConvApi(DeviceBase):
         self.compute(problem, x, w, y)  # Find runs the kernels: the output is written
         if ranked:
             self.use_workspace(a.workSpace, a.workSpaceSize, ranked[0].workspace_size, "workSpace")
-        from miopen_ctypes.types import miopenConvAlgoPerf_t
-
         where = addr(a.perfResults)
         require(where, "perfResults: Dereferencing nullptr")
         out = (miopenConvAlgoPerf_t * max(len(ranked), 1)).from_address(where)

@@ -14,6 +14,8 @@ import json
 from ctypes import c_float, c_size_t, c_uint, c_uint64, c_void_p
 from dataclasses import dataclass, field
 
+from miopen_ctypes.types import miopenTensorArgument_t
+
 from ._conv import (
     DIRECTIONS,
     SOLVER_ALGORITHMS,
@@ -222,8 +224,6 @@ class FindApi(ConvApi):
     def _run_solution(self, a: Args) -> None:
         self.handle_state(a.handle)
         sol = self._solution(a.solution)
-        from miopen_ctypes.types import miopenTensorArgument_t
-
         require(a.nInputs >= 3 and addr(a.tensors), "RunSolution needs the X, W and Y arguments")
         args = (miopenTensorArgument_t * a.nInputs).from_address(addr(a.tensors))
         buffers: dict[int, int] = {}

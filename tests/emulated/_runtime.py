@@ -11,6 +11,8 @@ from __future__ import annotations
 import ctypes
 from ctypes import c_float, c_int, c_size_t, c_uint, c_void_p
 
+from miopen_ctypes.hip_types import hipDeviceProp_t, hipPointerAttribute_t
+
 from ._base import DeviceBase, HandleState
 from ._core import UNKNOWN_ERROR, Args, Status, addr, api, require, write_out
 from ._memory import MemoryFault
@@ -177,8 +179,6 @@ class HipApi(DeviceBase):
         write_out(out, c_int, min(values.get(attr, 0), 2**31 - 1), "pi")
 
     def hip_hipGetDevicePropertiesR0600(self, prop: object, device: int) -> None:
-        from miopen_ctypes.hip_types import hipDeviceProp_t
-
         self.hip_hipSetDevice(device)
         p = hipDeviceProp_t.from_address(addr(prop))
         ctypes.memset(addr(prop), 0, ctypes.sizeof(hipDeviceProp_t))
@@ -248,8 +248,6 @@ class HipApi(DeviceBase):
         self.hip_hipMemset(dst, value, size)
 
     def hip_hipPointerGetAttributes(self, attributes: object, ptr: int | None) -> None:
-        from miopen_ctypes.hip_types import hipPointerAttribute_t
-
         require_hip(addr(attributes), "attributes is NULL")
         out = hipPointerAttribute_t.from_address(addr(attributes))
         ctypes.memset(addr(attributes), 0, ctypes.sizeof(hipPointerAttribute_t))
