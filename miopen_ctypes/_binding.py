@@ -177,6 +177,8 @@ class BoundLibrary:
                 continue
             cfunc.errcheck = _make_errcheck(proto, raise_status, getattr(cfunc, "injected", False))
             self._functions[name] = _make_caller(proto, cfunc, required(proto))
+        # plain attribute lookup finds them: reaching __getattr__ costs a failed lookup per call
+        self.__dict__.update(self._functions)
 
     @staticmethod
     def _resolve_cdll(cdll: ctypes.CDLL, prototypes: Mapping[str, Prototype]) -> dict[str, Any]:
