@@ -5,7 +5,6 @@ snapshot, and the remembered "MIOpen not found" (with refresh)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -21,18 +20,6 @@ from miopen_ctypes import loader
 from miopen_ctypes.errors import MIOpenNotFoundError
 
 F = hipdnn.DataType.FLOAT
-
-
-@pytest.fixture
-def reference_only() -> Iterator[None]:
-    """MIOPEN_ENGINE out of the registry for the test (plans come from the reference engine)."""
-    previous = registry().get(base.fnv1a_64("MIOPEN_ENGINE"))
-    unregister("MIOPEN_ENGINE")
-    try:
-        yield
-    finally:
-        if previous is not None:
-            register(previous)
 
 
 def _relu_bias() -> tuple[Graph, hipdnn.Tensor, hipdnn.Tensor, hipdnn.Tensor]:

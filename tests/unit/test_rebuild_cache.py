@@ -12,7 +12,6 @@ import pytest
 
 import hipdnn
 from hipdnn import validation
-from hipdnn.engines import base, register, registry, unregister
 from hipdnn.errors import ValidationError
 from hipdnn.graph import Graph
 from hipdnn.tensor import Tensor
@@ -25,17 +24,6 @@ def fresh_memo() -> Iterator[None]:
     validation.clear_validation_memo()
     yield
     validation.clear_validation_memo()
-
-
-@pytest.fixture
-def reference_only() -> Iterator[None]:
-    previous = registry().get(base.fnv1a_64("MIOPEN_ENGINE"))
-    unregister("MIOPEN_ENGINE")
-    try:
-        yield
-    finally:
-        if previous is not None:
-            register(previous)
 
 
 def _conv_relu() -> tuple[Graph, dict[str, Tensor]]:
