@@ -18,7 +18,7 @@ from __future__ import annotations
 import ctypes
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._proto import Prototype
 from .errors import MIOpenVersionError, NullArgumentError
@@ -212,11 +212,13 @@ class BoundLibrary:
         """The underlying ctypes function object (no NULL guard), or ``None`` if absent."""
         return self._cfuncs.get(name)
 
-    def __getattr__(self, name: str) -> Callable[..., Any]:
-        functions = self.__dict__.get("_functions")
-        if functions is not None and name in functions:
-            return functions[name]
-        raise AttributeError(f"{name!r} is not a function bound by this {self._kind} binding")
+    if not TYPE_CHECKING:  # hidden from type checkers: they see the generated _functions.pyi
+
+        def __getattr__(self, name: str) -> Callable[..., Any]:
+            functions = self.__dict__.get("_functions")
+            if functions is not None and name in functions:
+                return functions[name]
+            raise AttributeError(f"{name!r} is not a function bound by this {self._kind} binding")
 
     def __dir__(self) -> list[str]:
         return sorted({*super().__dir__(), *self.__dict__.get("_functions", {})})

@@ -26,6 +26,7 @@ from typing import Any
 
 from ._binding import BoundLibrary
 from ._discovery import LibrarySpec, load_first
+from ._functions import HipFunctions
 from ._proto import Prototype, declare
 from .errors import HipError, HipNotFoundError
 from .hip_types import (
@@ -126,7 +127,7 @@ def _required_events(proto: Prototype) -> tuple[tuple[int, str, str], ...]:
     )
 
 
-class HipLibrary(BoundLibrary):
+class HipLibrary(BoundLibrary, HipFunctions):
     """The HIP runtime bound from ``HIP_PROTOTYPES``: ``hip.hipMalloc(byref(ptr), n)``."""
 
     _kind = "HIP"

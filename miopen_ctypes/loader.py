@@ -22,6 +22,7 @@ from typing import Any
 
 from ._binding import BoundLibrary
 from ._discovery import LibrarySpec, load_first
+from ._functions import MIOpenFunctions
 from .capabilities import Capabilities
 from .errors import MIOpenNotFoundError, NullArgumentError, check_status
 from .prototypes import PROTOTYPES, required_handles
@@ -40,7 +41,7 @@ MIOPEN_SPEC = LibrarySpec(
 _PLAIN = (int, float, bool)
 
 
-class MIOpenLibrary(BoundLibrary):
+class MIOpenLibrary(BoundLibrary, MIOpenFunctions):
     """MIOpen's C API bound from ``PROTOTYPES``: ``lib.miopenCreate(byref(handle))``.
 
     A failing ``miopenStatus_t`` raises its ``MIOpenStatusError`` subclass; a function the library

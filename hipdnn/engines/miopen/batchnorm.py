@@ -14,6 +14,8 @@ from hipdnn.engines.miopen.memory import copy, tensor_nbytes
 from hipdnn.engines.miopen.patterns import Match, Row
 from hipdnn.engines.miopen.runtime import Arena, Call, Ctx, Runner
 from miopen_ctypes.enums import miopenBatchNormMode_t
+from miopen_ctypes.hip import HipLibrary
+from miopen_ctypes.loader import MIOpenLibrary
 
 __all__ = [
     "DEFAULT_EPSILON",
@@ -28,17 +30,17 @@ _SPATIAL = miopenBatchNormMode_t.miopenBNSpatial
 DEFAULT_EPSILON = 1e-5
 
 
-def _desc(lib: Any, res: Resources, t: Any) -> TensorDesc:
+def _desc(lib: MIOpenLibrary, res: Resources, t: Any) -> TensorDesc:
     return res.add(TensorDesc(lib, t.data_type, t.dim, t.stride))
 
 
-def _act(lib: Any, res: Resources, m: Match) -> ActivationDesc:
+def _act(lib: MIOpenLibrary, res: Resources, m: Match) -> ActivationDesc:
     a = m.activation
     assert a is not None
     return res.add(ActivationDesc(lib, a.mode, a.alpha, a.beta, a.gamma))
 
 
-def derive_variance(hip: Any, ctx: Ctx, inv_variance: int, dst: int, channels: int) -> float:
+def derive_variance(hip: HipLibrary, ctx: Ctx, inv_variance: int, dst: int, channels: int) -> float:
     """variance = 1/inv^2 - eps on the host, written to ``dst``; returns eps (> 0).
 
     MIOpen's inference calls take a variance; with eps <= half the smallest 1/inv^2, the
@@ -61,7 +63,7 @@ class BnInferenceRunner(Runner):
 
     path = "v2"
 
-    def __init__(self, lib: Any, hip: Any, res: Resources, m: Match, handle: Any) -> None:
+    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
         self.lib, self.hip = lib, hip
         self.x, self.y = _desc(lib, res, m.t["x"]), _desc(lib, res, m.t["y"])
         self.p = res.add(bn_param_desc(lib, self.x))
@@ -95,7 +97,7 @@ class BnTrainingRunner(Runner):
     followed by an activation: 3.5 miopenBatchNormForwardTrainingActivation, else the fusion plan
     [BatchNormForward, ActivationForward], else _V2 then miopenActivationForward."""
 
-    def __init__(self, lib: Any, hip: Any, res: Resources, m: Match, handle: Any) -> None:
+    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
         self.lib, self.hip, self.m = lib, hip, m
         self.x, self.y = _desc(lib, res, m.t["x"]), _desc(lib, res, m.t["y"])
         self.p = res.add(bn_param_desc(lib, self.x))
@@ -179,7 +181,7 @@ class BnBackwardRunner(Runner):
     ActivationBackward], else recompute (ForwardInference_V2 with variance derived from the saved
     inverse variance) + miopenActivationBackward + Backward_V2."""
 
-    def __init__(self, lib: Any, hip: Any, res: Resources, m: Match, handle: Any) -> None:
+    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
         self.lib, self.hip, self.m = lib, hip, m
         self.x = _desc(lib, res, m.t["x"])
         self.dy, self.dx = _desc(lib, res, m.t["dy"]), _desc(lib, res, m.t["dx"])

@@ -25,6 +25,8 @@ from miopen_ctypes.enums import (
     miopenTensorArgumentId_t,
     miopenTuningPolicy_t,
 )
+from miopen_ctypes.hip import HipLibrary
+from miopen_ctypes.loader import MIOpenLibrary
 
 __all__ = ["DIRECTIONS", "ConvOp", "Direction", "conv_geometry"]
 
@@ -36,23 +38,34 @@ _MAX_FIND = 16
 
 @dataclass(frozen=True)
 class Direction:
-    """One convolution direction: C prefix, descriptor roles (A, B, output) and Find 2.0 ids."""
+    """One convolution direction: its immediate-mode C functions (full names, so grep finds
+    each call site), descriptor roles (A, B, output) and Find 2.0 ids."""
 
-    prefix: str
+    solution_count: str
+    get_solution: str
+    compile_solution: str
+    immediate: str
     problem: miopenProblemDirection_t
     roles: tuple[str, str, str]
     find_ids: tuple[miopenTensorArgumentId_t, miopenTensorArgumentId_t, miopenTensorArgumentId_t]
 
 
 DIRECTIONS: dict[Row, Direction] = {
-    Row.CONV_FPROP: Direction("miopenConvolutionForward", miopenProblemDirection_t.miopenProblemDirectionForward,
-                              ("w", "x", "y"), (_W, _X, _Y)),
-    Row.CONV_DGRAD: Direction("miopenConvolutionBackwardData",
-                              miopenProblemDirection_t.miopenProblemDirectionBackward,
-                              ("dy", "w", "dx"), (_Y, _W, _X)),
-    Row.CONV_WGRAD: Direction("miopenConvolutionBackwardWeights",
-                              miopenProblemDirection_t.miopenProblemDirectionBackwardWeights,
-                              ("dy", "x", "dw"), (_Y, _X, _W)),
+    Row.CONV_FPROP: Direction(
+        "miopenConvolutionForwardGetSolutionCount", "miopenConvolutionForwardGetSolution",
+        "miopenConvolutionForwardCompileSolution", "miopenConvolutionForwardImmediate",
+        miopenProblemDirection_t.miopenProblemDirectionForward, ("w", "x", "y"), (_W, _X, _Y)),
+    Row.CONV_DGRAD: Direction(
+        "miopenConvolutionBackwardDataGetSolutionCount", "miopenConvolutionBackwardDataGetSolution",
+        "miopenConvolutionBackwardDataCompileSolution", "miopenConvolutionBackwardDataImmediate",
+        miopenProblemDirection_t.miopenProblemDirectionBackward, ("dy", "w", "dx"), (_Y, _W, _X)),
+    Row.CONV_WGRAD: Direction(
+        "miopenConvolutionBackwardWeightsGetSolutionCount",
+        "miopenConvolutionBackwardWeightsGetSolution",
+        "miopenConvolutionBackwardWeightsCompileSolution",
+        "miopenConvolutionBackwardWeightsImmediate",
+        miopenProblemDirection_t.miopenProblemDirectionBackwardWeights, ("dy", "x", "dw"),
+        (_Y, _X, _W)),
 }
 
 
@@ -69,7 +82,7 @@ class ConvOp:
     ``layout`` (the graph's strides for real tensors, the same layout for intermediates).
     """
 
-    def __init__(self, lib: Any, hip: Any, res: Resources, node: Any, direction: Direction,
+    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, node: Any, direction: Direction,
                  tensors: Mapping[str, tuple[Any, tuple[int, ...]]], layout: str) -> None:
         self.lib, self.hip, self.res, self.direction = lib, hip, res, direction
         self.descs: dict[str, TensorDesc] = {}
@@ -93,14 +106,14 @@ class ConvOp:
 
     def solutions(self, handle: Any) -> list[tuple[int, int]]:
         """(solution_id, workspace_size) of the applicable solutions, best first."""
-        lib, p = self.lib, self.direction.prefix
+        lib, d = self.lib, self.direction
         count = ctypes.c_size_t()
-        getattr(lib, p + "GetSolutionCount")(handle, *self._quad(), ctypes.byref(count))
+        getattr(lib, d.solution_count)(handle, *self._quad(), ctypes.byref(count))
         if count.value == 0:
             return []
         sols = (mt.miopenConvSolution_t * count.value)()
         got = ctypes.c_size_t()
-        getattr(lib, p + "GetSolution")(handle, *self._quad(), count.value, ctypes.byref(got), sols)
+        getattr(lib, d.get_solution)(handle, *self._quad(), count.value, ctypes.byref(got), sols)
         return [(int(s.solution_id), int(s.workspace_size)) for s in sols[: got.value]]
 
     # ------------------------------------------------------------------------------ plan build
@@ -119,7 +132,7 @@ class ConvOp:
         self.benchmarking, self.limit = int(benchmarking), limit
         if self.benchmarking == 0:
             sid, ws = next((s, w) for s, w in sols if w <= limit)
-            getattr(self.lib, self.direction.prefix + "CompileSolution")(handle, *self._quad(), sid)
+            getattr(self.lib, self.direction.compile_solution)(handle, *self._quad(), sid)
             self.solution_id, self.workspace_size = sid, ws
         else:
             lib = self.lib
@@ -140,7 +153,7 @@ class ConvOp:
         a, b, c = self.direction.roles
         if self.benchmarking == 0:
             da, db, conv, dc = self._quad()
-            getattr(self.lib, self.direction.prefix + "Immediate")(
+            getattr(self.lib, self.direction.immediate)(
                 handle, da, ptrs[a], db, ptrs[b], conv, dc, ptrs[c],
                 ws or None, self.workspace_size, self.solution_id)
             return
@@ -158,7 +171,7 @@ class ConvOp:
         a, b, c = self.direction.roles
         if self.benchmarking == 0:
             da, db, conv, dc = self._quad()
-            return [(self.direction.prefix + "Immediate",
+            return [(self.direction.immediate,
                      (handle, da, ptrs[a], db, ptrs[b], conv, dc, ptrs[c], ws or None,
                       self.workspace_size, self.solution_id))]
         if self._solution is None:

@@ -15,11 +15,13 @@ from hipdnn.engines.miopen.runtime import ALIGN, Arena, Call, Ctx, Runner
 from hipdnn.shapes import packed_strides
 from hipdnn.types import DataType
 from miopen_ctypes.enums import miopenTensorOp_t
+from miopen_ctypes.hip import HipLibrary
+from miopen_ctypes.loader import MIOpenLibrary
 
 __all__ = ["ConvBiasActRunner", "ConvRunner", "conv_op_for"]
 
 
-def conv_op_for(lib: Any, hip: Any, res: Resources, m: Match) -> ConvOp:
+def conv_op_for(lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match) -> ConvOp:
     """The ConvOp of a conv row (for conv + bias + act: forward into an intermediate Y of the
     input type, since MIOpen convolutions take one data type)."""
     row = Row.CONV_FPROP if m.row == Row.CONV_BIAS_ACT else m.row
@@ -36,7 +38,7 @@ def conv_op_for(lib: Any, hip: Any, res: Resources, m: Match) -> ConvOp:
 class ConvRunner(Runner):
     """One convolution: immediate mode or Find 2.0 (see :class:`ConvOp`)."""
 
-    def __init__(self, lib: Any, hip: Any, res: Resources, m: Match, handle: Any,
+    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any,
                  benchmarking: int, limit: int | None,
                  solutions: list[tuple[int, int]] | None = None) -> None:
         self.op = conv_op_for(lib, hip, res, m)
@@ -53,7 +55,7 @@ class ConvRunner(Runner):
 class ConvBiasActRunner(Runner):
     """Conv fprop + (bias) + activation: fused when the fusion plan compiles, else unfused."""
 
-    def __init__(self, lib: Any, hip: Any, res: Resources, m: Match, handle: Any,
+    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any,
                  benchmarking: int, limit: int | None,
                  solutions: list[tuple[int, int]] | None = None) -> None:
         self.lib, self.m = lib, m

@@ -21,6 +21,7 @@ from miopen_ctypes.enums import (
     miopenConvolutionMode_t,
     miopenDataType_t,
 )
+from miopen_ctypes.loader import MIOpenLibrary
 
 __all__ = [
     "ActivationDesc",
@@ -48,7 +49,7 @@ def miopen_dtype(dt: DataType) -> miopenDataType_t:
                          "FLOAT, HALF, BFLOAT16 are supported") from None
 
 
-def _destroy(lib: Any, function: str, handle: Any) -> None:
+def _destroy(lib: MIOpenLibrary, function: str, handle: Any) -> None:
     """Finalizer body: destroy once; silent at shutdown or when the library refuses."""
     if sys.is_finalizing():
         return
@@ -63,7 +64,7 @@ class Owned:
 
     kind = "object"
 
-    def __init__(self, lib: Any, handle: Any, destroy: str) -> None:
+    def __init__(self, lib: MIOpenLibrary, handle: Any, destroy: str) -> None:
         self._handle = handle
         #: The C handle without the liveness check, for plans' execute paths: a plan's objects
         #: are closed only by the plan's close(), after which execute() refuses to run.
@@ -89,7 +90,7 @@ class Owned:
         self._finalizer()
 
 
-def _create(lib: Any, create: str, handle_type: Any) -> Any:
+def _create(lib: MIOpenLibrary, create: str, handle_type: Any) -> Any:
     handle = handle_type()
     getattr(lib, create)(ctypes.byref(handle))
     return handle
@@ -101,7 +102,7 @@ class TensorDesc(Owned):
 
     kind = "tensor descriptor"
 
-    def __init__(self, lib: Any, dtype: DataType, dims: Sequence[int], strides: Sequence[int]) -> None:
+    def __init__(self, lib: MIOpenLibrary, dtype: DataType, dims: Sequence[int], strides: Sequence[int]) -> None:
         handle = _create(lib, "miopenCreateTensorDescriptor", mt.miopenTensorDescriptor_t)
         super().__init__(lib, handle, "miopenDestroyTensorDescriptor")
         self.dims, self.strides, self.dtype = tuple(dims), tuple(strides), DataType(dtype)
@@ -122,7 +123,7 @@ class TensorDesc(Owned):
         return span * self.dtype.itemsize
 
 
-def bn_param_desc(lib: Any, x_desc: TensorDesc) -> TensorDesc:
+def bn_param_desc(lib: MIOpenLibrary, x_desc: TensorDesc) -> TensorDesc:
     """FP32 per-channel descriptor (1,C,1,1[,1]) via ``miopenDeriveBNTensorDescriptor``."""
     desc = TensorDesc.__new__(TensorDesc)
     handle = _create(lib, "miopenCreateTensorDescriptor", mt.miopenTensorDescriptor_t)
@@ -139,7 +140,7 @@ class ConvDesc(Owned):
 
     kind = "convolution descriptor"
 
-    def __init__(self, lib: Any, padding: Sequence[int], stride: Sequence[int],
+    def __init__(self, lib: MIOpenLibrary, padding: Sequence[int], stride: Sequence[int],
                  dilation: Sequence[int], groups: int) -> None:
         handle = _create(lib, "miopenCreateConvolutionDescriptor", mt.miopenConvolutionDescriptor_t)
         super().__init__(lib, handle, "miopenDestroyConvolutionDescriptor")
@@ -156,7 +157,7 @@ class ActivationDesc(Owned):
 
     kind = "activation descriptor"
 
-    def __init__(self, lib: Any, mode: int, alpha: float, beta: float, gamma: float) -> None:
+    def __init__(self, lib: MIOpenLibrary, mode: int, alpha: float, beta: float, gamma: float) -> None:
         handle = _create(lib, "miopenCreateActivationDescriptor", mt.miopenActivationDescriptor_t)
         super().__init__(lib, handle, "miopenDestroyActivationDescriptor")
         lib.miopenSetActivationDescriptor(handle, int(mode), float(alpha), float(beta), float(gamma))

@@ -34,6 +34,8 @@ from hipdnn.engines.miopen.plan import MiopenPlan
 from hipdnn.engines.miopen.runtime import Runner
 from hipdnn.errors import EngineError, HipdnnError
 from hipdnn.types import DataType, KnobValueType
+from miopen_ctypes.hip import HipLibrary
+from miopen_ctypes.loader import MIOpenLibrary
 
 if TYPE_CHECKING:
     from hipdnn.graph import Graph
@@ -63,7 +65,7 @@ _BN_ACTIVATION_CALLS = {
 }
 
 
-def check_library_rules(m: Match, lib: Any) -> None:
+def check_library_rules(m: Match, lib: MIOpenLibrary) -> None:
     """Raise :class:`Declined` when this library cannot run ``m`` (known before building).
 
     bf16 batchnorm + activation rows need the MIOpen 3.5 ``*Activation`` calls: MIOpen's
@@ -78,13 +80,13 @@ def check_library_rules(m: Match, lib: Any) -> None:
                        "plans and its standalone activation kernels support fp32/fp16 only")
 
 
-def _default_miopen() -> Any:
+def _default_miopen() -> MIOpenLibrary:
     import miopen_ctypes
 
     return miopen_ctypes.load()
 
 
-def _default_hip() -> Any:
+def _default_hip() -> HipLibrary:
     from miopen_ctypes.hip import load_hip
 
     return load_hip()
@@ -134,17 +136,17 @@ class MiopenEngine(Engine):
     name = "MIOPEN_ENGINE"
     rank = 0
 
-    def __init__(self, miopen_loader: Callable[[], Any] | None = None,
-                 hip_loader: Callable[[], Any] | None = None) -> None:
+    def __init__(self, miopen_loader: Callable[[], MIOpenLibrary] | None = None,
+                 hip_loader: Callable[[], HipLibrary] | None = None) -> None:
         self._miopen_loader = miopen_loader or _default_miopen
         self._hip_loader = hip_loader or _default_hip
-        self._libs: tuple[Any, Any] | None = None
+        self._libs: tuple[MIOpenLibrary, HipLibrary] | None = None
         self._failed: tuple[Any, str] | None = None  # (discovery state, reason) of a failed load
         self._lock = threading.Lock()
         self._key = ("MIOPEN_ENGINE", next(_serials))
 
     # ------------------------------------------------------------------------- libraries/handle
-    def libraries(self, *, refresh: bool = False) -> tuple[Any, Any]:
+    def libraries(self, *, refresh: bool = False) -> tuple[MIOpenLibrary, HipLibrary]:
         """(MIOpenLibrary, HipLibrary), loaded on first use; raises :class:`Unavailable`.
 
         A failure is remembered: asking again raises the same reason without searching the
@@ -158,7 +160,7 @@ class MiopenEngine(Engine):
                     self._libs = self._load(refresh)
         return self._libs
 
-    def _load(self, refresh: bool) -> tuple[Any, Any]:
+    def _load(self, refresh: bool) -> tuple[MIOpenLibrary, HipLibrary]:
         failed, key = self._failed, _discovery_state()
         if failed is not None and failed[0] == key and not refresh:
             raise Unavailable(failed[1])
@@ -265,7 +267,7 @@ class MiopenEngine(Engine):
         return MiopenPlan(self, settings, m, runner, res, state, hip)
 
     @staticmethod
-    def _runner(lib: Any, hip: Any, res: Resources, m: Match, state: MiopenHandleState,
+    def _runner(lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, state: MiopenHandleState,
                 bench: int, limit: int | None) -> Runner:
         h = state.handle
         if m.row in _BN_RUNNERS:

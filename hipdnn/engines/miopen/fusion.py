@@ -12,6 +12,7 @@ from miopen_ctypes.enums import (
     miopenConvFwdAlgorithm_t,
     miopenFusionDirection_t,
 )
+from miopen_ctypes.loader import MIOpenLibrary
 
 __all__ = ["FUSION_DECLINED_STATUSES", "ONE", "ZERO", "FusionPlan"]
 
@@ -28,7 +29,7 @@ _SPATIAL = miopenBatchNormMode_t.miopenBNSpatial
 class FusionPlan:
     """A vertical fusion plan with its ops and operator args, owned by a plan's resources."""
 
-    def __init__(self, lib: Any, res: Resources, input_desc: TensorDesc) -> None:
+    def __init__(self, lib: MIOpenLibrary, res: Resources, input_desc: TensorDesc) -> None:
         self.lib = lib
         self._res = Resources()  # the plan and its args; handed to ``res`` once compiled
         plan = mt.miopenFusionPlanDescriptor_t()

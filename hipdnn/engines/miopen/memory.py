@@ -15,6 +15,8 @@ from typing import Any
 from hipdnn.engines.miopen.descriptors import Owned
 from hipdnn.errors import VariantPackError, WorkspaceError
 from miopen_ctypes import types as mt
+from miopen_ctypes.hip import HipLibrary
+from miopen_ctypes.loader import MIOpenLibrary
 
 __all__ = [
     "DeviceBlock",
@@ -37,13 +39,13 @@ def tensor_nbytes(tensor: Any) -> int:
     return span * DataType(tensor.data_type).itemsize
 
 
-def _malloc(hip: Any, nbytes: int) -> int:
+def _malloc(hip: HipLibrary, nbytes: int) -> int:
     ptr = ctypes.c_void_p()
     hip.hipMalloc(ctypes.byref(ptr), max(int(nbytes), 1))
     return int(ptr.value or 0)
 
 
-def _free(hip: Any, ptr: int) -> None:
+def _free(hip: HipLibrary, ptr: int) -> None:
     try:
         hip.hipFree(ctypes.c_void_p(ptr))
     except Exception:
@@ -53,7 +55,7 @@ def _free(hip: Any, ptr: int) -> None:
 class DeviceBlock:
     """A ``hipMalloc`` block owned by a plan (scratch or staging); freed by close/finalizer."""
 
-    def __init__(self, hip: Any, nbytes: int) -> None:
+    def __init__(self, hip: HipLibrary, nbytes: int) -> None:
         self.nbytes = int(nbytes)
         self.ptr = _malloc(hip, nbytes)
         self._finalizer = weakref.finalize(self, _free, hip, self.ptr)
@@ -64,7 +66,7 @@ class DeviceBlock:
         self._finalizer()
 
 
-def copy(hip: Any, dst: int, src: int, nbytes: int, kind: int = _D2D) -> None:
+def copy(hip: HipLibrary, dst: int, src: int, nbytes: int, kind: int = _D2D) -> None:
     """hipMemcpy ``nbytes`` (device to device by default)."""
     hip.hipMemcpy(ctypes.c_void_p(dst), ctypes.c_void_p(src), int(nbytes), kind)
 
@@ -76,7 +78,7 @@ class Staging:
     Buffers; ``commit()`` copies staged outputs back; ``close()`` frees every staged block.
     """
 
-    def __init__(self, hip: Any, stream: int | None) -> None:
+    def __init__(self, hip: HipLibrary, stream: int | None) -> None:
         self.hip, self.stream = hip, stream
         self._blocks: list[int] = []
         self._write_back: list[tuple[int, int, int]] = []  # (host ptr, device ptr, nbytes)
@@ -145,7 +147,7 @@ def check_workspace(value: Any, size: int) -> None:
 class MiopenHandleState:
     """The MIOpen handle of one hipdnn.Handle: created on ``device`` with ``stream``."""
 
-    def __init__(self, lib: Any, hip: Any, device: int, stream: int | None) -> None:
+    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, device: int, stream: int | None) -> None:
         self.lib, self.hip, self.device = lib, hip, int(device)
         if hip is not None and "hipSetDevice" in hip.symbols:
             hip.hipSetDevice(self.device)

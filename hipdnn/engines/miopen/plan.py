@@ -14,6 +14,7 @@ from hipdnn.engines.miopen.patterns import Match
 from hipdnn.engines.miopen.runtime import Ctx, Runner
 from hipdnn.errors import GraphStateError, PlanClosedError, VariantPackError
 from miopen_ctypes.errors import MIOpenError
+from miopen_ctypes.hip import HipLibrary
 
 if TYPE_CHECKING:
     from hipdnn.engines.miopen.engine import MiopenEngine
@@ -91,7 +92,7 @@ class MiopenPlan(ExecutionPlan):
     """
 
     def __init__(self, engine: MiopenEngine, knobs: Mapping[str, KnobValue], m: Match,
-                 runner: Runner, res: Resources, state: MiopenHandleState, hip: Any) -> None:
+                 runner: Runner, res: Resources, state: MiopenHandleState, hip: HipLibrary) -> None:
         super().__init__(engine, knobs, name=f"{engine.name}:{m.row.name.lower()}:{runner.path}",
                          workspace_size=runner.workspace_size)
         self.match, self.runner, self.path, self.row = m, runner, runner.path, m.row
