@@ -12,7 +12,8 @@ import pickle
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hipdnn.engines.base import Engine, ExecutionPlan, Knob, KnobValue, registry
+from hipdnn.engines.base import Engine, ExecutionPlan, Knob, KnobValue
+from hipdnn.engines.engine_registry import registry
 from hipdnn.errors import (
     EngineError,
     GraphNotSupportedError,

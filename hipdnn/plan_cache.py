@@ -17,6 +17,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from hipdnn.engines.base import ExecutionPlan
+from hipdnn.engines.engine_registry import subscribe
 
 __all__ = ["PlanCache", "clear_plan_cache", "plan_cache"]
 
@@ -143,6 +144,8 @@ def _engine_of(key: Hashable) -> Any:
 
 #: The process-wide cache used by every Graph.
 plan_cache = PlanCache()
+#: A re-registered or removed engine's plans and answers are dropped (their engine object changed).
+subscribe(plan_cache.purge_engine)
 
 
 def clear_plan_cache() -> None:

@@ -15,12 +15,12 @@ import enum
 import itertools
 import operator
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from hipdnn import types as hipdnn_types
-from hipdnn.engines.base import Knob, KnobSetting, KnobValue
-from hipdnn.errors import KnobError, ValidationError
+from hipdnn.engines.knobs import KnobSettings, resolve_knob_settings
+from hipdnn.errors import ValidationError
 from hipdnn.nodes_base import check_tensor
 from hipdnn.shapes import packed_strides
 from hipdnn.tensor import Tensor
@@ -41,48 +41,12 @@ __all__ = [
     "validate_structure",
 ]
 
-#: What ``create_execution_plan_ext`` takes as knob settings.
-KnobSettings = Sequence[KnobSetting] | Mapping[str, KnobValue] | None
-
-
 def check_heur_modes(modes: Any) -> list[HeurMode]:
     """Heuristic modes (one, a list, or None) as HeurMode members; ValidationError otherwise."""
     if modes is None:
         return []
     items = list(modes) if isinstance(modes, Iterable) and not isinstance(modes, str) else [modes]
     return [to_enum(HeurMode, m, "heuristic mode") for m in items]
-
-
-def resolve_knob_settings(knobs: Sequence[Knob], settings: KnobSettings, engine: str,
-                          graph: str) -> dict[str, KnobValue]:
-    """Every knob's value: its default, or the checked setting. A setting that is not a
-    KnobSetting, names an unknown knob, repeats a knob or is out of range raises KnobError."""
-    by_id = {k.id: k for k in knobs}
-    if settings is None:
-        pairs: list[tuple[str, Any]] = []
-    elif isinstance(settings, Mapping):
-        pairs = [(str(getattr(k, "name", k)), v) for k, v in settings.items()]
-    else:
-        pairs = []
-        for s in settings:
-            if not isinstance(s, KnobSetting):
-                raise KnobError(f"knob settings must be KnobSetting(id, value) objects or a "
-                                f"dict, got {s!r}")
-            pairs.append((s.id, s.value))
-    values = {k.id: k.default for k in by_id.values()}
-    seen: set[str] = set()
-    for kid, value in pairs:
-        if kid in seen:
-            raise KnobError(f"knob {kid!r} is set more than once for engine {engine}; give "
-                            f"each knob one value", knob=kid)
-        seen.add(kid)
-        knob = by_id.get(kid)
-        if knob is None:
-            known = ", ".join(sorted(by_id)) or "none"
-            raise KnobError(f"unknown knob {kid!r} for engine {engine} on graph {graph!r}; its "
-                            f"knobs: {known}", knob=kid)
-        values[kid] = knob.check(value)
-    return values
 
 
 def _wiring(graph: Graph) -> list[Tensor]:

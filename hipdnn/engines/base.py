@@ -1,8 +1,9 @@
-"""The engine plugin contract: :class:`Engine`, :class:`ExecutionPlan`, knobs and the registry.
+"""The engine plugin contract: :class:`Engine` and :class:`ExecutionPlan`.
 
 An engine is a plain Python object. For a validated graph it says whether it applies (``None``)
-or why not (a string), lists its knobs, and builds an :class:`ExecutionPlan`. Engines are keyed
-by ``fnv1a_64(name)``, the 64-bit FNV-1a hash hipDNN uses for engine ids.
+or why not (a string), lists its knobs (:mod:`hipdnn.engines.knobs`), and builds an
+:class:`ExecutionPlan`. Engines are keyed by ``fnv1a_64(name)``, the 64-bit FNV-1a hash hipDNN
+uses for engine ids; :mod:`hipdnn.engines.engine_registry` holds the registered ones.
 
 >>> fnv1a_64("MIOPEN_ENGINE") == Engine.id_of("MIOPEN_ENGINE")
 True
@@ -12,14 +13,21 @@ from __future__ import annotations
 
 import functools
 import itertools
-import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from hipdnn.errors import KnobError, PlanClosedError
-from hipdnn.types import KnobValueType
+from hipdnn.engines.knobs import (
+    BENCHMARKING_KNOB,
+    WORKSPACE_SIZE_LIMIT_KNOB,
+    FloatConstraint,
+    IntConstraint,
+    Knob,
+    KnobSetting,
+    KnobValue,
+    StringConstraint,
+)
+from hipdnn.errors import PlanClosedError
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -28,6 +36,7 @@ if TYPE_CHECKING:
     from hipdnn.handle import Handle
 
 __all__ = [
+    # knob names are re-exported for code written against this module before the split
     "BENCHMARKING_KNOB",
     "WORKSPACE_SIZE_LIMIT_KNOB",
     "Engine",
@@ -39,18 +48,7 @@ __all__ = [
     "KnobValue",
     "StringConstraint",
     "fnv1a_64",
-    "get_engine",
-    "register",
-    "registry",
-    "unregister",
 ]
-
-#: 0 = heuristic solution choice, 1 = exhaustive search (hipDNN ``BENCHMARKING_KNOB_NAME``).
-BENCHMARKING_KNOB = "global.benchmarking"
-#: Largest workspace (bytes) a convolution solution may use (``WORKSPACE_SIZE_LIMIT_KNOB_NAME``).
-WORKSPACE_SIZE_LIMIT_KNOB = "global.workspace_size_limit"
-
-KnobValue = int | float | str
 
 _FNV_OFFSET = 0xCBF29CE484222325
 _FNV_PRIME = 0x100000001B3
@@ -63,121 +61,6 @@ def fnv1a_64(name: str) -> int:
     for byte in name.encode("utf-8"):
         h = ((h ^ byte) * _FNV_PRIME) & _MASK64
     return h - (1 << 64) if h >= 1 << 63 else h
-
-
-@dataclass(frozen=True)
-class IntConstraint:
-    """Integer range ``[min, max]`` in steps of ``step`` from ``min``, or an explicit value list."""
-
-    min: int
-    max: int
-    step: int = 1
-    valid_values: tuple[int, ...] | None = None
-
-    def describe(self) -> str:
-        """The allowed values in words, e.g. ``"an integer in [0, 1]"``."""
-        if self.valid_values is not None:
-            return f"one of {list(self.valid_values)}"
-        step = f" in steps of {self.step}" if self.step != 1 else ""
-        return f"an integer in [{self.min}, {self.max}]{step}"
-
-    def check(self, value: Any, knob: str = "knob") -> int:
-        """Return ``value`` as an int, or raise :class:`KnobError` naming ``knob`` and the range."""
-        if isinstance(value, bool) or not isinstance(value, int):
-            try:
-                import numpy as np
-
-                is_np_int = isinstance(value, np.integer)
-            except ImportError:  # pragma: no cover - numpy is a dependency
-                is_np_int = False
-            if not is_np_int:
-                raise KnobError(
-                    f"knob {knob!r} takes {self.describe()}; got {value!r} "
-                    f"({type(value).__name__})", knob=knob)
-        v = int(value)
-        if self.valid_values is not None:
-            ok = v in self.valid_values
-        else:
-            ok = self.min <= v <= self.max and (self.step <= 1 or (v - self.min) % self.step == 0)
-        if not ok:
-            raise KnobError(f"knob {knob!r} = {v} is out of range; valid: {self.describe()}",
-                            knob=knob)
-        return v
-
-
-@dataclass(frozen=True)
-class FloatConstraint:
-    """Float range ``[min, max]``."""
-
-    min: float
-    max: float
-
-    def describe(self) -> str:
-        """The allowed values in words."""
-        return f"a number in [{self.min}, {self.max}]"
-
-    def check(self, value: Any, knob: str = "knob") -> float:
-        """Return ``value`` as a float, or raise :class:`KnobError`."""
-        if isinstance(value, (bool, str)) or not isinstance(value, (int, float)):
-            raise KnobError(f"knob {knob!r} takes {self.describe()}; got {value!r}", knob=knob)
-        v = float(value)
-        if not self.min <= v <= self.max:
-            raise KnobError(f"knob {knob!r} = {v} is out of range; valid: {self.describe()}",
-                            knob=knob)
-        return v
-
-
-@dataclass(frozen=True)
-class StringConstraint:
-    """One of a fixed set of strings."""
-
-    valid_values: tuple[str, ...]
-
-    def describe(self) -> str:
-        """The allowed values in words."""
-        return f"one of {list(self.valid_values)}"
-
-    def check(self, value: Any, knob: str = "knob") -> str:
-        """Return ``value``, or raise :class:`KnobError` naming the valid strings."""
-        if not isinstance(value, str) or value not in self.valid_values:
-            raise KnobError(f"knob {knob!r} = {value!r} is invalid; valid: {self.describe()}",
-                            knob=knob)
-        return value
-
-
-Constraint = IntConstraint | FloatConstraint | StringConstraint
-
-
-@dataclass(frozen=True)
-class Knob:
-    """A tunable setting an engine offers for a given graph (hipDNN ``Knob``)."""
-
-    id: str
-    value_type: KnobValueType
-    default: KnobValue
-    constraint: Constraint | None = None
-    description: str = ""
-
-    def check(self, value: Any) -> KnobValue:
-        """Validate ``value`` against the type and constraint; return the normalised value."""
-        if self.constraint is not None:
-            return self.constraint.check(value, self.id)
-        expected: tuple[type, ...] = {
-            KnobValueType.INT64: (int,), KnobValueType.FLOAT64: (int, float),
-            KnobValueType.STRING: (str,),
-        }.get(self.value_type, (int, float, str))
-        if isinstance(value, bool) or not isinstance(value, expected):
-            raise KnobError(f"knob {self.id!r} takes a {self.value_type.name} value; got {value!r}",
-                            knob=self.id)
-        return cast(KnobValue, value)
-
-
-@dataclass(frozen=True)
-class KnobSetting:
-    """A value chosen for a knob: ``KnobSetting("global.benchmarking", 1)``."""
-
-    id: str
-    value: KnobValue
 
 
 class ExecutionPlan(ABC):
@@ -328,74 +211,5 @@ class Engine(ABC):
         return f"<{type(self).__name__} {self.name!r} id={self.engine_id} rank={self.rank}>"
 
 
-_REGISTRY: dict[int, Engine] = {}
-_ORDERED: list[tuple[int, Engine]] | None = None  # registry() order, rebuilt after a change
+#: Serials of engine objects (see Engine.cache_token).
 _TOKENS = itertools.count(1)
-_LOCK = threading.Lock()
-
-
-def register(engine: Engine) -> Engine:
-    """Add ``engine`` to the registry (replacing one of the same name) and return it."""
-    if not isinstance(engine, Engine):
-        raise TypeError(f"register() takes an Engine instance, got {type(engine).__name__}")
-    if not engine.name:
-        raise ValueError(f"{type(engine).__name__} has no name")
-    global _ORDERED
-    with _LOCK:
-        _REGISTRY[engine.engine_id] = engine
-        _ORDERED = None
-    _forget(engine.engine_id)
-    return engine
-
-
-def unregister(engine: Engine | str | int) -> None:
-    """Remove an engine given as the object, its name or its id (no error if absent)."""
-    if isinstance(engine, Engine):
-        key = engine.engine_id
-    elif isinstance(engine, str):
-        key = fnv1a_64(engine)
-    else:
-        key = int(engine)
-    global _ORDERED
-    with _LOCK:
-        _REGISTRY.pop(key, None)
-        _ORDERED = None
-    _forget(key)
-
-
-def _forget(engine_id: int) -> None:
-    """Drop cached plans and answers of an engine id (its object may have changed)."""
-    import sys
-
-    cache_module = sys.modules.get("hipdnn.plan_cache")
-    if cache_module is not None:
-        cache_module.plan_cache.purge_engine(engine_id)
-
-
-def registry() -> dict[int, Engine]:
-    """A snapshot of the registered engines, id -> engine, ordered by (rank, name)."""
-    from hipdnn.engines import load_builtin_engines
-
-    global _ORDERED
-    load_builtin_engines()
-    ordered = _ORDERED
-    if ordered is None:
-        with _LOCK:
-            engines = sorted(_REGISTRY.values(), key=lambda e: (e.rank, e.name))
-            ordered = _ORDERED = [(e.engine_id, e) for e in engines]
-    return dict(ordered)
-
-
-def get_engine(engine: int | str) -> Engine:
-    """The registered engine with this id or name; KeyError lists the registered ones."""
-    reg = registry()
-    key = fnv1a_64(engine) if isinstance(engine, str) else int(engine)
-    if key not in reg:
-        known = ", ".join(f"{e.name} ({eid})" for eid, e in reg.items()) or "none"
-        raise KeyError(f"no engine with id/name {engine!r}; registered: {known}")
-    return reg[key]
-
-
-def _registered_ids() -> Sequence[int]:
-    with _LOCK:
-        return list(_REGISTRY)

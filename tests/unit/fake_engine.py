@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from hipdnn import interop
-from hipdnn.engines import base as engines_base
+from hipdnn.engines import engine_registry as engines_registry
 from hipdnn.engines import load_builtin_engines, register, unregister
 from hipdnn.engines.base import (
     BENCHMARKING_KNOB,
@@ -155,7 +155,7 @@ class DecliningEngine(FakeEngine):
 def only_fake_engines() -> Iterator[tuple[FakeEngine, DecliningEngine]]:
     """Hide the built-in engines and register a FakeEngine and a DecliningEngine for one test."""
     load_builtin_engines()
-    saved = engines_base.registry()
+    saved = engines_registry.registry()
     for engine in saved.values():
         unregister(engine)
     fake, declining = register(FakeEngine()), register(DecliningEngine())

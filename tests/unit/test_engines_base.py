@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from hipdnn import engines
+from hipdnn.engines import engine_registry
 from hipdnn.engines.base import (
     BENCHMARKING_KNOB,
     WORKSPACE_SIZE_LIMIT_KNOB,
@@ -181,7 +182,9 @@ def test_register_replaces_same_name() -> None:
 _EARLY_REGISTRATION = """
 import sys
 from hipdnn import engines
-from hipdnn.engines.base import Engine, _REGISTRY
+from hipdnn.engines.base import Engine
+from hipdnn.engines import engine_registry
+from hipdnn.engines.engine_registry import _REGISTRY
 
 class Mine(Engine):
     name = "CPU_REFERENCE_ENGINE"   # the built-in's name, hence its id
@@ -191,7 +194,7 @@ class Mine(Engine):
     def build_plan(self, graph, knobs, handle): raise NotImplementedError
 
 mine = engines.register(Mine())
-assert not engines._loaded and "hipdnn.engines.reference" not in sys.modules
+assert not engine_registry._loaded and "hipdnn.engines.reference" not in sys.modules
 reg = engines.registry()                 # first read: the built-ins load now
 assert "hipdnn.engines.reference" in sys.modules
 assert reg[mine.engine_id] is mine, reg
@@ -223,7 +226,41 @@ def test_builtin_engine_already_registered_is_kept_on_reload(
     engines.load_builtin_engines()
     reg = engines.registry()
     before = dict(reg)
-    monkeypatch.setattr(engines, "_loaded", False)
+    monkeypatch.setattr(engine_registry, "_loaded", False)
     engines.load_builtin_engines()
     assert engines.registry() == before
     assert all(engines.registry()[k] is v for k, v in before.items())
+
+
+_COLD_START_RACE = """
+import sys, threading
+from hipdnn import engines
+from hipdnn.engines import engine_registry
+assert not engine_registry._loaded
+barrier = threading.Barrier(8)
+seen = []
+def first_read():
+    barrier.wait()
+    seen.append(sorted(e.name for e in engines.registry().values()))
+threads = [threading.Thread(target=first_read) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+assert len(seen) == 8 and all("CPU_REFERENCE_ENGINE" in names for names in seen), seen
+assert all(names == seen[0] for names in seen), seen
+print("OK")
+"""
+
+
+def test_threads_racing_the_first_registry_read_all_see_every_builtin_engine() -> None:
+    """Loading completes before any thread sees the registry (it was marked loaded first)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    for _ in range(3):  # a fresh interpreter each time: the race is on the very first read
+        proc = subprocess.run([sys.executable, "-c", _COLD_START_RACE], env=env,
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert proc.returncode == 0 and proc.stdout.strip() == "OK", proc.stderr

@@ -12,7 +12,7 @@ import pytest
 
 import hipdnn
 import miopen_ctypes
-from hipdnn.engines import base, register, registry, unregister
+from hipdnn.engines import base, engine_registry, register, registry, unregister
 from hipdnn.errors import PlanClosedError, VariantPackError
 from hipdnn.graph import Graph
 from hipdnn.graph_exec import BoundExecution
@@ -205,7 +205,7 @@ def test_plan_cache_keys_on_engine_objects(monkeypatch: pytest.MonkeyPatch) -> N
     one, two = _Twin(), _Twin()
     assert one.engine_id == two.engine_id and one.cache_token != two.cache_token
     assert one.cache_token == one.cache_token
-    monkeypatch.setattr(base, "_forget", lambda engine_id: None)  # nothing purges between them
+    monkeypatch.setattr(engine_registry, "_SUBSCRIBERS", [])  # nothing purges between them
     try:
         plans = []
         for engine in (one, two):

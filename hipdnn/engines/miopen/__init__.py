@@ -31,7 +31,7 @@ only when every call succeeded). For speed, pass device memory.
 
 from __future__ import annotations
 
-from hipdnn.engines.base import register
+from hipdnn.engines.engine_registry import register
 from hipdnn.engines.miopen.engine import MiopenEngine, Unavailable
 from hipdnn.engines.miopen.errors import (
     MiopenBuildError,
