@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any
 from ._proto import Prototype
 from .errors import MIOpenVersionError, NullArgumentError
 
-__all__ = ["BoundLibrary", "StatusRaiser"]
+__all__ = ["BoundLibrary", "StatusRaiser", "check_arguments"]
+
+_PLAIN = (int, float, bool)
 
 StatusRaiser = Callable[[str, int], None]
 
@@ -115,24 +117,33 @@ def _make_errcheck(proto: Prototype, raise_status: StatusRaiser, injected: bool)
     return injected_errcheck
 
 
-def _make_caller(
-    proto: Prototype, cfunc: Any, required: tuple[tuple[int, str, str], ...]
-) -> Callable[..., Any]:
-    name = proto.name
-    nargs = len(proto.argtypes)
-    checks = tuple((i, parameter, ctype, proto.argtypes[i]) for i, parameter, ctype in required)
+ArgumentChecks = tuple[tuple[int, str, str, Any], ...]
 
+
+def _argument_checks(proto: Prototype, required: tuple[tuple[int, str, str], ...]) -> ArgumentChecks:
+    """(position, parameter, C type name, handle type) of each handle that must not be NULL."""
+    return tuple((i, parameter, ctype, proto.argtypes[i]) for i, parameter, ctype in required)
+
+
+def check_arguments(proto: Prototype, checks: ArgumentChecks, args: tuple[Any, ...]) -> None:
+    """The checks every call of ``proto`` gets before C: the argument count and no NULL handle
+    where the header forbids one (``TypeError`` / ``NullArgumentError``)."""
+    if len(args) != len(proto.argtypes):
+        raise TypeError(f"{_signature(proto)} takes {len(proto.argtypes)} arguments, "
+                        f"{len(args)} given")
+    for index, parameter, ctype, handle_type in checks:
+        value = args[index]
+        # a NULL of the wrong kind is left to ctypes, which reports the type mismatch
+        if value is None or (isinstance(value, handle_type) and not value):
+            raise NullArgumentError(proto.name, parameter, ctype)
+
+
+def _make_caller(proto: Prototype, cfunc: Any, checks: ArgumentChecks) -> Callable[..., Any]:
     def call(*args: Any) -> Any:
-        if len(args) != nargs:
-            raise TypeError(f"{_signature(proto)} takes {nargs} arguments, {len(args)} given")
-        for index, parameter, ctype, handle_type in checks:
-            value = args[index]
-            # a NULL of the wrong kind is left to ctypes, which reports the type mismatch
-            if value is None or (isinstance(value, handle_type) and not value):
-                raise NullArgumentError(name, parameter, ctype)
+        check_arguments(proto, checks, args)
         return cfunc(*args)
 
-    call.__name__ = call.__qualname__ = name
+    call.__name__ = call.__qualname__ = proto.name
     call.__doc__ = f"{_signature(proto)} -> " + (
         "None (raises on a failing status)" if proto.returns_status else "the C result"
     )
@@ -170,13 +181,15 @@ class BoundLibrary:
         self._prototypes = prototypes
         self._cfuncs = dict(cfuncs)
         self._functions: dict[str, Callable[..., Any]] = {}
+        self._checks: dict[str, ArgumentChecks] = {}
         for name, proto in prototypes.items():
             cfunc = self._cfuncs.get(name)
             if cfunc is None:
                 self._functions[name] = _make_missing(proto, self)
                 continue
             cfunc.errcheck = _make_errcheck(proto, raise_status, getattr(cfunc, "injected", False))
-            self._functions[name] = _make_caller(proto, cfunc, required(proto))
+            self._checks[name] = checks = _argument_checks(proto, required(proto))
+            self._functions[name] = _make_caller(proto, cfunc, checks)
         # plain attribute lookup finds them: reaching __getattr__ costs a failed lookup per call
         self.__dict__.update(self._functions)
 
@@ -211,6 +224,29 @@ class BoundLibrary:
     def cfunc(self, name: str) -> Any:
         """The underlying ctypes function object (no NULL guard), or ``None`` if absent."""
         return self._cfuncs.get(name)
+
+    def prepare_call(self, name: str, *args: Any) -> tuple[Any, tuple[Any, ...]]:
+        """``(cfunc, cargs)`` such that ``cfunc(*cargs)`` is ``lib.<name>(*args)`` minus the checks.
+
+        For callers that repeat one call with the same arguments (bound plans): the checks of
+        ``lib.<name>`` (:func:`check_arguments`) run here, once; Python ints, floats and ``None``
+        are converted to their ``argtypes`` instances once, so each later call only crosses
+        ctypes. ``cfunc`` is the bound ctypes function itself, so a failing status still raises
+        (its ``errcheck``). A symbol the library lacks raises ``MIOpenVersionError`` here.
+        """
+        proto = self._prototypes[name]
+        cfunc = self._cfuncs.get(name)
+        if cfunc is None:
+            self._functions[name](*args)  # the stub raises MIOpenVersionError
+        check_arguments(proto, self._checks[name], args)
+        converted = tuple(
+            argtype(value)
+            if issubclass(argtype, ctypes._SimpleCData) and (value is None or type(value) in _PLAIN
+                                                            or isinstance(value, int))
+            else value
+            for argtype, value in zip(proto.argtypes, args, strict=True)
+        )
+        return cfunc, converted
 
     if not TYPE_CHECKING:  # hidden from type checkers: they see the generated _functions.pyi
 

@@ -24,7 +24,7 @@ from ._binding import BoundLibrary
 from ._discovery import LibrarySpec, load_first
 from ._functions import MIOpenFunctions
 from .capabilities import Capabilities
-from .errors import MIOpenNotFoundError, NullArgumentError, check_status
+from .errors import MIOpenNotFoundError, check_status
 from .prototypes import PROTOTYPES, required_handles
 
 __all__ = ["DISCOVERY_ENV", "MIOPEN_SPEC", "MIOpenLibrary", "load"]
@@ -37,8 +37,6 @@ MIOPEN_SPEC = LibrarySpec(
     rocm_sdk_name="miopen",
     probe_symbol="miopenGetVersion",
 )
-
-_PLAIN = (int, float, bool)
 
 
 class MIOpenLibrary(BoundLibrary, MIOpenFunctions):
@@ -103,34 +101,6 @@ class MIOpenLibrary(BoundLibrary, MIOpenFunctions):
         if isinstance(text, bytes):
             return text.decode("utf-8", "replace")
         return str(text) if text else None
-
-    def prepare_call(self, name: str, *args: Any) -> tuple[Any, tuple[Any, ...]]:
-        """``(cfunc, cargs)`` such that ``cfunc(*cargs)`` is ``lib.<name>(*args)`` minus the checks.
-
-        For callers that repeat one call with the same arguments (bound plans): the arity and
-        NULL-handle checks of ``lib.<name>`` run here, once; Python ints, floats and ``None``
-        are converted to their ``argtypes`` instances once, so each later call only crosses
-        ctypes. ``cfunc`` is the bound ctypes function itself, so a failing status still raises
-        (its ``errcheck``). A symbol the library lacks raises ``MIOpenVersionError`` here.
-        """
-        proto = PROTOTYPES[name]
-        cfunc = self.cfunc(name)
-        if cfunc is None:
-            getattr(self, name)(*args)  # the stub raises MIOpenVersionError
-        if len(args) != len(proto.argtypes):
-            raise TypeError(f"{name} takes {len(proto.argtypes)} arguments, {len(args)} given")
-        for index, parameter, ctype in required_handles(proto):
-            value = args[index]
-            if value is None or (isinstance(value, proto.argtypes[index]) and not value):
-                raise NullArgumentError(name, parameter, ctype)
-        converted = tuple(
-            argtype(value)
-            if issubclass(argtype, ctypes._SimpleCData) and (value is None or type(value) in _PLAIN
-                                                            or isinstance(value, int))
-            else value
-            for argtype, value in zip(proto.argtypes, args, strict=True)
-        )
-        return cfunc, converted
 
     def _raise_status(self, function: str, status: int) -> None:
         check_status(function, status, self.error_string(status))

@@ -11,6 +11,7 @@ from miopen_ctypes.enums import (
     miopenBatchNormMode_t,
     miopenConvFwdAlgorithm_t,
     miopenFusionDirection_t,
+    miopenStatus_t,
 )
 from miopen_ctypes.loader import MIOpenLibrary
 
@@ -21,7 +22,11 @@ _one, _zero = ctypes.c_float(1.0), ctypes.c_float(0.0)
 ONE, ZERO = ctypes.addressof(_one), ctypes.addressof(_zero)
 
 #: Statuses of miopenCompileFusionPlan meaning "no fused kernel applies" (fall back, no error).
-FUSION_DECLINED_STATUSES = frozenset({3, 6, 8})  # BadParm, NotImplemented, UnsupportedOp
+FUSION_DECLINED_STATUSES = frozenset({
+    miopenStatus_t.miopenStatusBadParm,
+    miopenStatus_t.miopenStatusNotImplemented,
+    miopenStatus_t.miopenStatusUnsupportedOp,
+})
 
 _SPATIAL = miopenBatchNormMode_t.miopenBNSpatial
 

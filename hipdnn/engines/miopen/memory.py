@@ -16,6 +16,7 @@ from hipdnn.engines.miopen.descriptors import Owned
 from hipdnn.errors import VariantPackError, WorkspaceError
 from miopen_ctypes import types as mt
 from miopen_ctypes.hip import HipLibrary
+from miopen_ctypes.hip_types import hipMemcpyKind
 from miopen_ctypes.loader import MIOpenLibrary
 
 __all__ = [
@@ -28,7 +29,9 @@ __all__ = [
     "tensor_nbytes",
 ]
 
-_H2D, _D2H, _D2D = 1, 2, 3  # hipMemcpyKind
+_H2D = hipMemcpyKind.hipMemcpyHostToDevice
+_D2H = hipMemcpyKind.hipMemcpyDeviceToHost
+_D2D = hipMemcpyKind.hipMemcpyDeviceToDevice
 
 
 def tensor_nbytes(tensor: Any) -> int:
