@@ -66,10 +66,14 @@ def fnv1a_64(name: str) -> int:
 class ExecutionPlan(ABC):
     """A built, executable plan: one engine, fixed knob values, a workspace size.
 
-    Subclasses implement :meth:`execute` and may override :meth:`close` to free resources.
-    The base class makes both safe: ``close()`` is idempotent (a subclass's body runs once),
-    and ``execute()`` after ``close()`` raises :class:`PlanClosedError` before the subclass runs.
-    Plans are context managers.
+    Template methods: :meth:`execute` checks the plan is open, then calls the engine's
+    :meth:`_execute`; :meth:`close` calls the engine's :meth:`_release` once and marks the plan
+    closed (idempotent). Engines implement ``_execute`` and, when they own resources,
+    ``_release``. Plans are context managers.
+
+    An engine written against the earlier contract, overriding ``execute``/``close`` directly,
+    still gets the same guarantees: :meth:`__init_subclass__` wraps such overrides with the
+    open check / run-once logic (and only those).
     """
 
     engine: Engine
@@ -87,15 +91,21 @@ class ExecutionPlan(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "execute" in cls.__dict__:
+        if "execute" in cls.__dict__:  # the earlier contract: guard the override itself
             cls.execute = _guard_execute(cls.__dict__["execute"])  # type: ignore[method-assign]
         if "close" in cls.__dict__:
             cls.close = _guard_close(cls.__dict__["close"])  # type: ignore[method-assign,assignment]
 
-    @abstractmethod
     def execute(self, buffers: Mapping[int, Any], workspace: Any, handle: Handle | None) -> None:
         """Run the plan. ``buffers`` maps uid -> Buffer (hipdnn.interop); ``workspace`` is a
-        Buffer or None when ``workspace_size`` is 0."""
+        Buffer or None when ``workspace_size`` is 0. Raises :class:`PlanClosedError` once
+        closed, before the engine's :meth:`_execute` runs."""
+        self.check_open()
+        self._execute(buffers, workspace, handle)
+
+    def _execute(self, buffers: Mapping[int, Any], workspace: Any, handle: Handle | None) -> None:
+        """The engine's run (called by :meth:`execute` on an open plan)."""
+        raise NotImplementedError(f"{type(self).__name__} implements neither _execute nor execute")
 
     def bind(self, buffers: Mapping[int, Any], workspace: Any,
              handle: Handle | None) -> Callable[[], None]:
@@ -113,8 +123,17 @@ class ExecutionPlan(ABC):
         return run
 
     def close(self) -> None:
-        """Release the plan's resources. Idempotent."""
-        self._closed = True
+        """Release the plan's resources (the engine's :meth:`_release`, once). Idempotent."""
+        if self._closed:
+            return
+        try:
+            self._release()
+        finally:
+            self._closed = True
+
+    def _release(self) -> None:
+        """Free what the plan owns; called once by :meth:`close`. Nothing by default."""
+        return None  # a plan that owns nothing has nothing to free
 
     @property
     def closed(self) -> bool:

@@ -46,7 +46,7 @@ class FakePlan(ExecutionPlan):
         self.graph = graph
         self.executions = 0
 
-    def execute(self, buffers: Mapping[int, Any], workspace: Any, handle: Any) -> None:
+    def _execute(self, buffers: Mapping[int, Any], workspace: Any, handle: Any) -> None:
         self.engine.calls.append(("execute", self.name))  # type: ignore[attr-defined]
         self.executions += 1
         time.sleep(self.knobs["fake.tile"] * 2e-5)  # larger tiles are slower (for autotune)
@@ -92,7 +92,7 @@ class FakePlan(ExecutionPlan):
                 view = interop.host_view(buffers[uid], t)
                 view[...] = out.astype(view.dtype)
 
-    def close(self) -> None:
+    def _release(self) -> None:
         self.engine.calls.append(("close", self.name))  # type: ignore[attr-defined]
 
 

@@ -108,10 +108,10 @@ class _Plan(ExecutionPlan):
         self.runs = 0
         self.frees = 0
 
-    def execute(self, buffers: Any, workspace: Any, handle: Any) -> None:
+    def _execute(self, buffers: Any, workspace: Any, handle: Any) -> None:
         self.runs += 1
 
-    def close(self) -> None:
+    def _release(self) -> None:
         self.frees += 1
 
 
@@ -140,9 +140,30 @@ def test_plan_is_a_context_manager() -> None:
     assert plan.closed and plan.frees == 1  # type: ignore[attr-defined]
 
 
-def test_plan_without_close_override_still_tracks_closed() -> None:
-    class Bare(ExecutionPlan):
+def test_plan_written_against_the_earlier_contract_is_still_guarded() -> None:
+    """An engine overriding execute/close directly (before _execute/_release) keeps the
+    guarantees: execute after close raises, close runs once."""
+
+    class Legacy(ExecutionPlan):
+        closes = 0
+
         def execute(self, buffers: Any, workspace: Any, handle: Any) -> None:
+            pass
+
+        def close(self) -> None:
+            type(self).closes += 1
+
+    legacy = Legacy(_Engine())
+    legacy.close()
+    legacy.close()
+    assert Legacy.closes == 1 and legacy.closed
+    with pytest.raises(PlanClosedError):
+        legacy.execute({}, None, None)
+
+
+def test_plan_without_release_still_tracks_closed() -> None:
+    class Bare(ExecutionPlan):
+        def _execute(self, buffers: Any, workspace: Any, handle: Any) -> None:
             pass
 
     p = Bare(_Engine())

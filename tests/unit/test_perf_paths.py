@@ -197,7 +197,7 @@ class _Twin(base.Engine):
 
 
 class _TwinPlan(base.ExecutionPlan):
-    def execute(self, buffers: object, workspace: object, handle: object) -> None:
+    def _execute(self, buffers: object, workspace: object, handle: object) -> None:
         pass
 
 

@@ -136,7 +136,7 @@ class MiopenPlan(ExecutionPlan):
             _refuse(self, handle)
         return state
 
-    def execute(self, buffers: Mapping[int, Any], workspace: Any, handle: Handle | None) -> None:
+    def _execute(self, buffers: Mapping[int, Any], workspace: Any, handle: Handle | None) -> None:
         """Run the row's calls; see the class docstring for staging."""
         size = self.workspace_size
         if size:
@@ -228,6 +228,6 @@ class MiopenPlan(ExecutionPlan):
         finally:
             staging.close()
 
-    def close(self) -> None:
-        """Free every MIOpen object the plan owns (idempotent)."""
+    def _release(self) -> None:
+        """Free every MIOpen object the plan owns."""
         self._finalizer()

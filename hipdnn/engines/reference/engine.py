@@ -241,7 +241,7 @@ class ReferencePlan(ExecutionPlan):
         self.graph = graph
         self._steps = [(node, _HANDLERS[type(node)]) for node in graph.nodes]
 
-    def execute(self, buffers: Mapping[int, Any], workspace: Any, handle: Handle | None) -> None:
+    def _execute(self, buffers: Mapping[int, Any], workspace: Any, handle: Handle | None) -> None:
         """Run every node; write every non-virtual output only after all succeeded."""
         run = _Run(self.graph, buffers)
         outputs: list[tuple[Tensor, np.ndarray]] = []
