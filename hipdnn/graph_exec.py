@@ -6,16 +6,19 @@ called. Pass-by-value scalars with a baked value need no entry.
 
 Repeated calls are cheap two ways: :meth:`GraphExec.bind` validates a variant pack once and
 returns a :class:`BoundExecution` that re-runs the plan; ``execute`` itself remembers the
-binding of recent variant packs made only of int pointers (keyed by the pack's items), so a
-loop calling ``execute`` with the same pointers skips resolution and validation.
+binding of recent variant packs, keyed by each value's signature (:mod:`hipdnn._packsig`: type,
+pointer, shape, strides, dtype, device, read-only flag, read on every call), so a loop calling
+``execute`` with the same tensors or pointers skips resolution and validation.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from hipdnn._packsig import reader_for, signature
 from hipdnn.errors import PlanClosedError, VariantPackError, WorkspaceError
 from hipdnn.tensor import Tensor
 
@@ -30,20 +33,40 @@ __all__ = ["BoundExecution", "GraphExec"]
 FAST_PACKS = 16
 
 
-_KEY_TYPES = frozenset({Tensor, int, type(None)})
+def _pack_key(variant_pack: Any, workspace: Any, handle: Any) -> tuple[Any, ...] | None:
+    """The remembered-binding key of a pack: handle, then each key and value signature.
+
+    Exact ints are their own signature; graph tensors and exact int uids are the keys
+    (True == 1 and 1.0 == 1 must not reuse a binding of 1). None: the pack is not remembered.
+    """
+    if type(variant_pack) is not dict:
+        return None
+    parts: list[Any] = [handle, workspace if type(workspace) is int or workspace is None
+                        else signature(workspace)]
+    for k, v in variant_pack.items():
+        tk = type(k)
+        if tk is not Tensor and tk is not int:
+            if k is None:
+                continue
+            return None
+        parts.append(k)
+        if type(v) is int:
+            parts.append(v)
+            continue
+        reader = reader_for(type(v))
+        if reader is None:
+            return None
+        parts.append(reader(v))
+    if parts[1] is None and workspace is not None:
+        return None
+    return tuple(parts)
 
 
-def _plain(items: Iterable[tuple[Any, Any]], workspace: Any) -> bool:
-    """Only exact ints as values (True == 1 and 1.0 == 1 must not reuse a binding of 1),
-    graph tensors / exact int uids / None as keys, an int or no workspace."""
-    if workspace is not None and type(workspace) is not int:
-        return False
-    for key, value in items:
-        if type(value) is not int:
-            return False
-        if type(key) not in _KEY_TYPES:
-            return False
-    return True
+def _detached(buf: Buffer) -> Buffer:
+    """``buf`` without the references that keep the caller's object alive."""
+    if buf.owner is None and buf.array is None:
+        return buf
+    return dataclasses.replace(buf, owner=None, array=None)
 
 
 class BoundExecution:
@@ -96,6 +119,7 @@ class GraphExec:
         self._baked: dict[int, float] = {}
         self._ranged: dict[int, tuple[str, str]] = {}
         self._fast: dict[Any, Callable[[], None]] = {}
+        self._byvalue: frozenset[int] = frozenset()
 
     def _forget_bindings(self) -> None:
         """Plans, tensors or the handle changed: execute's remembered bindings are stale."""
@@ -108,6 +132,7 @@ class GraphExec:
                           if not t.is_virtual and not (t.is_pass_by_value and t.value is not None)]
         self._baked = {uid: t.value for uid, t in self.tensors.items()
                        if t.is_pass_by_value and t.value is not None}
+        self._byvalue = frozenset(uid for uid, t in self.tensors.items() if t.is_pass_by_value)
         from hipdnn.nodes_norm import SCALAR_RANGES
 
         self._ranged = {t.uid: (node.name, port) for node in self.nodes
@@ -233,30 +258,42 @@ class GraphExec:
                 handle: Handle | None = None) -> None:
         """Run the selected plan. ``variant_pack``: {tensor or uid: array/pointer/scalar}.
 
-        ``workspace`` may be None when ``get_workspace_size()`` is 0. A pack made only of int
-        pointers (and an int or None workspace) is bound on first use and the binding is
-        reused while the same pointers come back (see :meth:`bind`).
+        ``workspace`` may be None when ``get_workspace_size()`` is 0. A pack is bound on first
+        use (see :meth:`bind`) and the binding is reused while every value's signature (type,
+        data pointer, shape, strides, dtype, device, read-only flag, read afresh on each call by
+        :mod:`hipdnn._packsig`) stays the same, so the checks a new pack would get are
+        still made on every call without resolving the pack again.
         """
         try:
-            items = tuple(variant_pack.items())
-            run = self._fast.get((items, workspace, handle))
-        except (TypeError, AttributeError):  # unhashable values, or not a mapping
-            run = None
-        if run is not None and _plain(items, workspace):  # True == 1 == 1.0: exact ints only
+            key = _pack_key(variant_pack, workspace, handle)
+            run = None if key is None else self._fast.get(key)
+        except Exception:
+            key = run = None
+        if run is not None:
             run()
             return
-        bound = self._bind_ints(variant_pack, workspace, handle)
-        if bound is None:
+        if key is None:
             self._run(self._plan(0), variant_pack, workspace, handle)
             return
-        bound()
+        self._bind_remembered(key, variant_pack, workspace, handle)()
 
-    def _bind_ints(self, variant_pack: Any, workspace: Any,
-                   handle: Handle | None) -> BoundExecution | None:
-        """Bind and remember an all-int-pointer pack; None for any other pack."""
-        if not isinstance(variant_pack, Mapping) or not _plain(variant_pack.items(), workspace):
-            return None
-        bound = self.bind(variant_pack, workspace, handle)
+    def _bind_remembered(self, key: tuple[Any, ...], variant_pack: Mapping[Any, Any],
+                         workspace: Any, handle: Handle | None) -> Callable[[], None]:
+        """Resolve, check and bind ``variant_pack``; remember the binding under ``key``.
+
+        The binding keeps pointers, not the pack's objects: a later pack with the same key
+        resolves to the same pointers and geometry, and is alive while ``execute`` runs.
+        """
+        plan = self._plan(0)
+        buffers, ws = self._checked(plan, variant_pack, workspace)
+        run = BoundExecution(self, plan, {uid: _detached(b) for uid, b in buffers.items()},
+                             None if ws is None else _detached(ws),
+                             handle if handle is not None else self.handle)._run
+        # a scalar read from array contents at bind time may change: never remember those
+        for uid in self._byvalue:
+            buf = buffers.get(uid)
+            if buf is not None and buf.scalar is None and buf.kind != "int":
+                return run
         fast = self._fast
         if len(fast) >= FAST_PACKS:
             try:  # drop the oldest; another thread may be doing the same
@@ -264,8 +301,8 @@ class GraphExec:
             except (RuntimeError, StopIteration, KeyError):
                 fast.clear()
         # the graph's close()/rebuild clears these, so the plan's own callable is enough here
-        fast[(tuple(variant_pack.items()), workspace, handle)] = bound._run
-        return bound
+        fast[key] = run
+        return run
 
     def bind(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
              handle: Handle | None = None) -> BoundExecution:
