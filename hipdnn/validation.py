@@ -16,7 +16,7 @@ import itertools
 import operator
 import threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hipdnn import types as hipdnn_types
 from hipdnn.engines.knobs import KnobSettings, resolve_knob_settings
@@ -227,6 +227,36 @@ def _node_values(node: Node,
     return names, values, types
 
 
+class TensorEntry(NamedTuple):
+    """One tensor's part of :func:`structure_signature` (stored as a plain tuple in this order).
+
+    Every ``Tensor`` slot is either one of these fields or listed in
+    :data:`NOT_IN_SIGNATURE` with the reason (tests/unit/test_validation_memo_fields.py checks
+    it), so a new Tensor field cannot be forgotten and let two different graphs share a memo
+    entry.
+    """
+
+    name: Any
+    dim: Any
+    stride: Any
+    data_type: Any
+    uid: Any
+    is_virtual: Any
+    is_pass_by_value: Any
+    value: Any
+    dim_inferred: Any  # Tensor._dim_inferred
+    stride_inferred: Any  # Tensor._stride_inferred
+    dtype_inferred: Any  # Tensor._dtype_inferred
+    owned: Any  # Tensor._graph is the validated graph
+
+
+#: Tensor slots that are not TensorEntry fields, and why.
+NOT_IN_SIGNATURE = {
+    "_graph": "described as TensorEntry.owned (whether the validated graph owns the tensor)",
+    "_producer": "an output of validation, recorded in ValidatedStructure.producers",
+}
+
+
 def structure_signature(graph: Graph) -> tuple[Any, ...] | None:
     """An exact, hashable description of everything validation reads and writes, or None.
 
@@ -256,11 +286,13 @@ def _signature(graph: Graph, fields: list[dict[str, Any]] | None) -> tuple[Any, 
     # Names, uids and the flags need no type check: equal values (1 == True == 1.0) behave the
     # same in every check (names only appear in messages, uids are dict keys, flags are tested
     # for truth). Dims, strides, dtypes and values must have their exact types.
+    # plain tuples in TensorEntry's field order (building the named tuple costs ~5x more here)
     entries: list[tuple[Any, ...]] = [(t.name, t.dim, t.stride, t.data_type, t.uid, t.is_virtual, t.is_pass_by_value,
                 t.value, t._dim_inferred, t._stride_inferred, t._dtype_inferred,
                 t._graph is graph) for t in tensors]
     if entries:
-        _, dims, strides, dtypes, _, _, _, values, *_ = zip(*entries, strict=True)
+        columns = TensorEntry._make(zip(*entries, strict=True))
+        dims, strides, dtypes, values = columns.dim, columns.stride, columns.data_type, columns.value
         shapes = dims + strides
         if not (_DTYPES.issuperset(map(type, dtypes)) and _SHAPES.issuperset(map(type, shapes))
                 and _INTS.issuperset(map(type, itertools.chain.from_iterable(
@@ -269,7 +301,9 @@ def _signature(graph: Graph, fields: list[dict[str, Any]] | None) -> tuple[Any, 
         if values.count(None) != len(values):  # exact bits: -0.0 and 0.0 differ
             if not _FLOATS.issuperset(map(type, values)):
                 return None
-            entries = [e if e[7] is None else (*e[:7], e[7].hex(), *e[8:]) for e in entries]
+            at_value = TensorEntry._fields.index("value")
+            entries = [e if e[at_value] is None else (*e[:at_value], e[at_value].hex(), *e[at_value + 1:])
+                       for e in entries]
     index[id(None)] = -1
     at = index.__getitem__
     nsig = []
@@ -322,10 +356,10 @@ class ValidatedStructure:
     def apply(self, graph: Graph) -> dict[int, Tensor]:
         """Give ``graph`` (of the recorded structure) the validated state; its tensors by uid."""
         tensors, nodes = graph.all_tensors, graph.nodes
-        for t, (_, dim, stride, dtype, uid, _, _, _, dim_inf, stride_inf, dtype_inf, _) in zip(
-                tensors, self.signature[4], strict=True):
-            t.dim, t.stride, t.data_type, t.uid = dim, stride, dtype, uid
-            t._dim_inferred, t._stride_inferred, t._dtype_inferred = dim_inf, stride_inf, dtype_inf
+        for t, e in zip(tensors, map(TensorEntry._make, self.signature[4]), strict=True):
+            t.dim, t.stride, t.data_type, t.uid = e.dim, e.stride, e.data_type, e.uid
+            t._dim_inferred, t._stride_inferred = e.dim_inferred, e.stride_inferred
+            t._dtype_inferred = e.dtype_inferred
         for i, j in self.producers:
             tensors[i]._producer = nodes[j] if j >= 0 else None
         for node, fields in zip(nodes, self.nodes, strict=True):
