@@ -6,7 +6,7 @@ HIP runtime lazily, on the first graph it checks). Nothing is loaded at import t
 Modules: ``patterns``/``rules`` (which seed row a graph is, or why not), ``descriptors`` (owning
 wrappers), ``conv`` + ``conv_rows`` (immediate mode / Find 2.0, conv + bias + activation),
 ``batchnorm``, ``fusion``, ``memory`` (device blocks, host staging, the per-Handle MIOpen handle),
-``plan`` (:class:`MiopenPlan`; ``plan.path`` names the MIOpen path chosen: "v2", "immediate",
+``plan`` (:class:`MiopenPlan`; ``plan.path`` is a :class:`runtime.Path` naming the MIOpen path: "v2", "immediate",
 "find2", "fused", "unfused" or "bn_activation").
 
 BF16 and activations: MIOpen's standalone activation kernels (``miopenActivationForward`` /

@@ -12,7 +12,7 @@ from hipdnn.engines.miopen.descriptors import ActivationDesc, Resources, TensorD
 from hipdnn.engines.miopen.fusion import ONE, ZERO, FusionPlan
 from hipdnn.engines.miopen.memory import copy, tensor_nbytes
 from hipdnn.engines.miopen.patterns import Match, Row
-from hipdnn.engines.miopen.runtime import Arena, Call, Ctx, Runner
+from hipdnn.engines.miopen.runtime import Arena, Call, Ctx, Path, Runner, replay
 from miopen_ctypes.enums import miopenBatchNormMode_t
 from miopen_ctypes.hip import HipLibrary
 from miopen_ctypes.loader import MIOpenLibrary
@@ -61,7 +61,7 @@ class BnInferenceRunner(Runner):
     """BN inference: miopenBatchNormalizationForwardInference_V2 (with the inverse-variance
     form, the variance is derived on the host into the workspace first)."""
 
-    path = "v2"
+    path = Path.V2
 
     def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
         self.lib, self.hip = lib, hip
@@ -71,25 +71,21 @@ class BnInferenceRunner(Runner):
         self.inv = m.row == Row.BN_INFERENCE_INV
         self.workspace_size = self.channels * 4 if self.inv else 0
 
+    def _call(self, ctx: Ctx, variance: int, epsilon: float) -> Call:
+        p, q = ctx.ptr, self.p.raw
+        return ("miopenBatchNormalizationForwardInference_V2",
+                (ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p["x"], self.y.raw, p["y"],
+                 q, q, q, q, p["scale"], p["bias"], p["mean"], variance, epsilon))
+
     def calls(self, ctx: Ctx) -> list[Call] | None:
         if self.inv:  # host work (the derived variance) between calls
             return None
-        p, q = ctx.ptr, self.p.raw
-        return [("miopenBatchNormalizationForwardInference_V2",
-                 (ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p["x"], self.y.raw, p["y"],
-                  q, q, q, q, p["scale"], p["bias"], p["mean"], p["variance"],
-                  ctx.scalars["epsilon"]))]
+        return [self._call(ctx, ctx.ptr["variance"], ctx.scalars["epsilon"])]
 
-    def run(self, ctx: Ctx) -> None:
-        p, q = ctx.ptr, self.p.raw
-        if self.inv:
-            var = ctx.ws
-            eps = derive_variance(self.hip, ctx, p["inv_variance"], var, self.channels)
-        else:
-            var, eps = p["variance"], ctx.scalars["epsilon"]
-        self.lib.miopenBatchNormalizationForwardInference_V2(
-            ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p["x"], self.y.raw, p["y"],
-            q, q, q, q, p["scale"], p["bias"], p["mean"], var, eps)
+    def run_with_host_work(self, ctx: Ctx) -> None:
+        """Inverse variance: derive the variance into the workspace, then the same call."""
+        eps = derive_variance(self.hip, ctx, ctx.ptr["inv_variance"], ctx.ws, self.channels)
+        replay(self.lib, [self._call(ctx, ctx.ws, eps)])
 
 
 class BnTrainingRunner(Runner):
@@ -107,9 +103,9 @@ class BnTrainingRunner(Runner):
         self.fusion: FusionPlan | None = None
         self.act: ActivationDesc | None = None
         if m.row == Row.BN_TRAINING:
-            self.path = "v2"
+            self.path = Path.V2
         elif lib.capabilities.has("miopenBatchNormForwardTrainingActivation"):
-            self.path, self.act = "bn_activation", _act(lib, res, m)
+            self.path, self.act = Path.BN_ACTIVATION, _act(lib, res, m)
         else:
             self._try_fusion(res, handle)
         self.workspace_size = self.arena.size
@@ -121,12 +117,12 @@ class BnTrainingRunner(Runner):
         self.bn_op = plan.batchnorm_forward(True)
         self.act_op = plan.activation_forward(a.mode)
         if plan.compile(handle):
-            self.path, self.fusion = "fused", plan
+            self.path, self.fusion = Path.FUSED, plan
             # the fused kernel always writes saved stats and read-modify-writes running stats
             for name in ("mean", "inv_variance", "run_mean", "run_var"):
                 self.arena.reserve(name, self.param_bytes)
         else:
-            self.path = "unfused"
+            self.path = Path.UNFUSED
             self.act = _act(self.lib, res, self.m)
             self.arena.reserve("bn_y", tensor_nbytes(self.m.t["x"]))
 
@@ -140,12 +136,12 @@ class BnTrainingRunner(Runner):
                 copy(self.hip, p[nxt], p[prev], self.param_bytes)
         return p["next_running_mean"], p["next_running_variance"], ctx.scalars["momentum"]
 
-    def run(self, ctx: Ctx) -> None:
+    def run_with_host_work(self, ctx: Ctx) -> None:
         lib, p, q = self.lib, ctx.ptr, self.p.raw
         run_mean, run_var, factor = self._running(ctx)
         eps = ctx.scalars["epsilon"]
         mean, inv = p.get("mean"), p.get("inv_variance")
-        if self.path == "fused":
+        if self.path == Path.FUSED:
             assert self.fusion is not None and self.fusion.args is not None and self.m.activation
             a, ar = self.m.activation, self.arena
             if run_mean is None:
@@ -159,17 +155,17 @@ class BnTrainingRunner(Runner):
             self.fusion.execute(ctx.handle, self.x, p["x"], self.y, p["y"], ctx.ws)
             return
         common = (ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p["x"])
-        if self.path == "bn_activation":
+        if self.path == Path.BN_ACTIVATION:
             assert self.act is not None
             lib.miopenBatchNormForwardTrainingActivation(
                 *common, self.y.raw, p["y"], q, q, q, q, p["scale"], p["bias"], factor,
                 run_mean, run_var, eps, mean, inv, self.act.raw)
             return
-        y = self.arena.at(ctx, "bn_y") if self.path == "unfused" else p["y"]
+        y = self.arena.at(ctx, "bn_y") if self.path == Path.UNFUSED else p["y"]
         lib.miopenBatchNormalizationForwardTraining_V2(
-            *common, self.x.raw if self.path == "unfused" else self.y.raw, y,
+            *common, self.x.raw if self.path == Path.UNFUSED else self.y.raw, y,
             q, q, q, q, p["scale"], p["bias"], factor, run_mean, run_var, eps, mean, inv)
-        if self.path == "unfused":
+        if self.path == Path.UNFUSED:
             assert self.act is not None
             lib.miopenActivationForward(ctx.handle, self.act.raw, ONE, self.x.raw, y, ZERO,
                                         self.y.raw, p["y"])
@@ -191,9 +187,9 @@ class BnBackwardRunner(Runner):
         self.fusion: FusionPlan | None = None
         self.act: ActivationDesc | None = None
         if m.row == Row.BN_BACKWARD:
-            self.path = "v2"
+            self.path = Path.V2
         elif lib.capabilities.has("miopenBatchNormBackwardActivation"):
-            self.path, self.act = "bn_activation", _act(lib, res, m)
+            self.path, self.act = Path.BN_ACTIVATION, _act(lib, res, m)
         else:
             a = m.activation
             assert a is not None
@@ -201,9 +197,9 @@ class BnBackwardRunner(Runner):
             self.bn_op = plan.batchnorm_backward()
             self.act_op = plan.activation_backward(a.mode)
             if plan.compile(handle):
-                self.path, self.fusion = "fused", plan
+                self.path, self.fusion = Path.FUSED, plan
             else:
-                self.path, self.act = "unfused", _act(lib, res, m)
+                self.path, self.act = Path.UNFUSED, _act(lib, res, m)
                 nbytes = tensor_nbytes(m.t["x"])
                 self.arena.reserve("variance", self.channels * 4)
                 self.arena.reserve("bn_y", nbytes)
@@ -217,17 +213,17 @@ class BnBackwardRunner(Runner):
             self.dx.raw, p["dx"], q, q, q, q, p["scale"], p["dscale"], p["dbias"],
             DEFAULT_EPSILON, p["mean"], p["inv_variance"])
 
-    def run(self, ctx: Ctx) -> None:
+    def run_with_host_work(self, ctx: Ctx) -> None:
         lib, p, q = self.lib, ctx.ptr, self.p.raw
-        if self.path == "v2":
+        if self.path == Path.V2:
             self._backward_v2(ctx, p["dy"])
-        elif self.path == "bn_activation":
+        elif self.path == Path.BN_ACTIVATION:
             assert self.act is not None
             lib.miopenBatchNormBackwardActivation(
                 ctx.handle, _SPATIAL, ONE, ZERO, ONE, ZERO, self.x.raw, p["x"], self.dy.raw,
                 p["dy"], self.dx.raw, p["dx"], q, q, q, q, p["scale"], p["bias"], p["dscale"],
                 p["dbias"], DEFAULT_EPSILON, p["mean"], p["inv_variance"], self.act.raw)
-        elif self.path == "fused":
+        elif self.path == Path.FUSED:
             assert self.fusion is not None and self.fusion.args is not None and self.m.activation
             a, args = self.m.activation, self.fusion.args.raw
             lib.miopenSetOpArgsBatchNormBackward(args, self.bn_op, ONE, ZERO, p["x"], p["scale"],

@@ -14,7 +14,7 @@ from typing import Any
 from hipdnn.engines.miopen.descriptors import ConvDesc, Owned, Resources, TensorDesc
 from hipdnn.engines.miopen.memory import DeviceBlock
 from hipdnn.engines.miopen.patterns import Row
-from hipdnn.engines.miopen.runtime import Call
+from hipdnn.engines.miopen.runtime import Call, replay
 from hipdnn.errors import ExecutionError, KnobError
 from hipdnn.shapes import packed_strides
 from miopen_ctypes import types as mt
@@ -149,22 +149,13 @@ class ConvOp:
 
     # --------------------------------------------------------------------------------- execute
     def run(self, handle: Any, ptrs: Mapping[str, int], ws: int, ws_size: int) -> None:
-        """Run the convolution: ``ptrs`` maps the direction's roles to device pointers."""
-        a, b, c = self.direction.roles
-        if self.benchmarking == 0:
-            da, db, conv, dc = self._quad()
-            getattr(self.lib, self.direction.immediate)(
-                handle, da, ptrs[a], db, ptrs[b], conv, dc, ptrs[c],
-                ws or None, self.workspace_size, self.solution_id)
-            return
-        if self._solution is None:
+        """Run the convolution: ``ptrs`` maps the direction's roles to device pointers (Find 2.0
+        runs first when it has not chosen a solution yet)."""
+        if self.benchmarking and self._solution is None:
             self._find(handle, ptrs, ws, ws_size)
-        assert self._solution is not None
-        args = (mt.miopenTensorArgument_t * 3)()
-        for i, (role, tid) in enumerate(zip(self.direction.roles, self.direction.find_ids, strict=False)):
-            args[i].id, args[i].buffer = int(tid), ptrs[role]
-        self.lib.miopenRunSolution(handle, self._solution.raw, 3, args,
-                                   ws or None, self._solution_ws)
+        planned = self.calls(handle, ptrs, ws)
+        assert planned is not None
+        replay(self.lib, planned)
 
     def calls(self, handle: Any, ptrs: Mapping[str, int], ws: int) -> list[Call] | None:
         """The call :meth:`run` makes (None before Find 2.0 has chosen a solution)."""

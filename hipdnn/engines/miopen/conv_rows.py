@@ -11,7 +11,7 @@ from hipdnn.engines.miopen.descriptors import ActivationDesc, Resources, TensorD
 from hipdnn.engines.miopen.errors import MiopenNotSupportedError
 from hipdnn.engines.miopen.fusion import ONE, ZERO, FusionPlan
 from hipdnn.engines.miopen.patterns import Match, Row
-from hipdnn.engines.miopen.runtime import ALIGN, Arena, Call, Ctx, Runner
+from hipdnn.engines.miopen.runtime import ALIGN, Arena, Call, Ctx, Path, Runner, replay
 from hipdnn.shapes import packed_strides
 from hipdnn.types import DataType
 from miopen_ctypes.enums import miopenTensorOp_t
@@ -41,11 +41,13 @@ class ConvRunner(Runner):
     def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any,
                  benchmarking: int, limit: int | None,
                  solutions: list[tuple[int, int]] | None = None) -> None:
+        self.lib = lib
         self.op = conv_op_for(lib, hip, res, m)
         self.workspace_size = self.op.prepare(handle, benchmarking, limit, solutions)
-        self.path = "find2" if benchmarking else "immediate"
+        self.path = Path.FIND2 if benchmarking else Path.IMMEDIATE
 
-    def run(self, ctx: Ctx) -> None:
+    def run_with_host_work(self, ctx: Ctx) -> None:
+        """Find 2.0 before its first run: the convolution finds its solution, then runs."""
         self.op.run(ctx.handle, ctx.ptr, ctx.ws, ctx.ws_size)
 
     def calls(self, ctx: Ctx) -> list[Call] | None:
@@ -74,7 +76,7 @@ class ConvBiasActRunner(Runner):
         self.bias_op = self.fusion.bias_forward(self.bias) if self.bias is not None else None
         self.act_op = self.fusion.activation_forward(a.mode)
         if self.fusion.compile(handle, with_conv=True):
-            self.path = "fused"
+            self.path = Path.FUSED
             self.workspace_size = self.fusion.workspace_size
             return
         if DataType(x.data_type) == DataType.BFLOAT16:
@@ -86,7 +88,7 @@ class ConvBiasActRunner(Runner):
                 "path is not offered because MIOpen's standalone activation kernels support "
                 "fp32/fp16 only", "miopenCompileFusionPlan", self.fusion.declined)
         self.fusion = None
-        self.path = "unfused"
+        self.path = Path.UNFUSED
         self.act = res.add(ActivationDesc(lib, a.mode, a.alpha, a.beta, a.gamma))
         conv_ws = self.op.prepare(handle, benchmarking, limit, solutions)
         cy = m.t["conv_y"]
@@ -110,35 +112,26 @@ class ConvBiasActRunner(Runner):
                         (args, self.act_op, ONE, ZERO, a.alpha, a.beta, a.gamma)))
             out.append(self.fusion.execute_call(ctx.handle, self.x, p["x"], self.y, p["y"], ctx.ws))
             return out
-        cy = self.arena.at(ctx, "conv_y")
-        conv = self.op.calls(ctx.handle, {"x": p["x"], "w": p["w"], "y": cy}, ctx.ws)
-        if conv is None:
-            return None
-        if self.bias is not None:
-            conv.append(("miopenOpTensor", (ctx.handle, miopenTensorOp_t.miopenTensorOpAdd, ONE,
-                                            self.cy.raw, cy, ONE, self.bias.raw, p["bias"], ZERO,
-                                            self.cy.raw, cy)))
-        conv.append(("miopenActivationForward", (ctx.handle, self.act.raw, ONE, self.cy.raw, cy,
-                                                 ZERO, self.y.raw, p["y"])))
-        return conv
+        conv = self.op.calls(ctx.handle, self._conv_ptrs(ctx), ctx.ws)
+        return None if conv is None else conv + self._epilogue(ctx)
 
-    def run(self, ctx: Ctx) -> None:
-        lib, p = self.lib, ctx.ptr
-        a = self.m.activation
-        assert a is not None
-        if self.fusion is not None:
-            assert self.fusion.args is not None
-            args = self.fusion.args.raw
-            lib.miopenSetOpArgsConvForward(args, self.conv_op, ONE, ZERO, p["w"])
-            if self.bias_op is not None:
-                lib.miopenSetOpArgsBiasForward(args, self.bias_op, ONE, ZERO, p["bias"])
-            lib.miopenSetOpArgsActivForward(args, self.act_op, ONE, ZERO, a.alpha, a.beta, a.gamma)
-            self.fusion.execute(ctx.handle, self.x, p["x"], self.y, p["y"], ctx.ws)
-            return
-        cy = self.arena.at(ctx, "conv_y")
-        self.op.run(ctx.handle, {"x": p["x"], "w": p["w"], "y": cy}, ctx.ws, ctx.ws_size)
+    def run_with_host_work(self, ctx: Ctx) -> None:
+        """Unfused with Find 2.0 not yet run: the convolution finds its solution first."""
+        self.op.run(ctx.handle, self._conv_ptrs(ctx), ctx.ws, ctx.ws_size)
+        replay(self.lib, self._epilogue(ctx))
+
+    def _conv_ptrs(self, ctx: Ctx) -> dict[str, int]:
+        p = ctx.ptr
+        return {"x": p["x"], "w": p["w"], "y": self.arena.at(ctx, "conv_y")}
+
+    def _epilogue(self, ctx: Ctx) -> list[Call]:
+        """The unfused bias add (miopenOpTensor, in place on the intermediate) and activation."""
+        p, cy = ctx.ptr, self.arena.at(ctx, "conv_y")
+        out: list[Call] = []
         if self.bias is not None:
-            lib.miopenOpTensor(ctx.handle, miopenTensorOp_t.miopenTensorOpAdd, ONE, self.cy.raw,
-                               cy, ONE, self.bias.raw, p["bias"], ZERO, self.cy.raw, cy)
-        lib.miopenActivationForward(ctx.handle, self.act.raw, ONE, self.cy.raw, cy, ZERO,
-                                    self.y.raw, p["y"])
+            out.append(("miopenOpTensor", (ctx.handle, miopenTensorOp_t.miopenTensorOpAdd, ONE,
+                                           self.cy.raw, cy, ONE, self.bias.raw, p["bias"], ZERO,
+                                           self.cy.raw, cy)))
+        out.append(("miopenActivationForward", (ctx.handle, self.act.raw, ONE, self.cy.raw, cy,
+                                                ZERO, self.y.raw, p["y"])))
+        return out

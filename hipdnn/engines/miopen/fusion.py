@@ -6,6 +6,7 @@ import ctypes
 from typing import Any
 
 from hipdnn.engines.miopen.descriptors import Owned, Resources, TensorDesc
+from hipdnn.engines.miopen.runtime import replay
 from miopen_ctypes import types as mt
 from miopen_ctypes.enums import (
     miopenBatchNormMode_t,
@@ -123,12 +124,4 @@ class FusionPlan:
     def execute(self, handle: Any, in_desc: TensorDesc, x: int, out_desc: TensorDesc, y: int,
                 ws: int) -> None:
         """miopenExecuteFusionPlan_v2 (with exactly the queried workspace) or miopenExecuteFusionPlan."""
-        assert self.args is not None
-        lib = self.lib
-        if lib.capabilities.has("miopenExecuteFusionPlan_v2"):
-            lib.miopenExecuteFusionPlan_v2(handle, self.plan.raw, in_desc.raw, x,
-                                           out_desc.raw, y, self.args.raw,
-                                           ws if self.workspace_size else None, self.workspace_size)
-        else:
-            lib.miopenExecuteFusionPlan(handle, self.plan.raw, in_desc.raw, x,
-                                        out_desc.raw, y, self.args.raw)
+        replay(self.lib, [self.execute_call(handle, in_desc, x, out_desc, y, ws)])

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hipdnn import nodes as nd
 from hipdnn.engines.miopen.rules import (
     DATA_TYPES,
     Activation,
@@ -30,7 +31,6 @@ from hipdnn.engines.miopen.rules import (
     is_pointwise,
     label,
     need,
-    nodes_module,
     port_tensor,
     same_layout,
 )
@@ -88,15 +88,15 @@ def _conv_common(node: Any, graph: Any) -> None:
                        "supports symmetric padding only")
 
 
-_CONV_PORTS = {
-    "ConvFpropNode": (Row.CONV_FPROP, ("X", "W"), "Y", ("x", "w"), "y"),
-    "ConvDgradNode": (Row.CONV_DGRAD, ("DY", "W"), "DX", ("dy", "w"), "dx"),
-    "ConvWgradNode": (Row.CONV_WGRAD, ("X", "DY"), "DW", ("x", "dy"), "dw"),
+_CONV_PORTS: dict[type, tuple[Row, tuple[str, str], str, tuple[str, str], str]] = {
+    nd.ConvFpropNode: (Row.CONV_FPROP, ("X", "W"), "Y", ("x", "w"), "y"),
+    nd.ConvDgradNode: (Row.CONV_DGRAD, ("DY", "W"), "DX", ("dy", "w"), "dx"),
+    nd.ConvWgradNode: (Row.CONV_WGRAD, ("X", "DY"), "DW", ("x", "dy"), "dw"),
 }
 
 
 def _match_conv(node: Any, graph: Any) -> Match:
-    row, in_ports, out_port, in_roles, out_role = _CONV_PORTS[type(node).__name__]
+    row, in_ports, out_port, in_roles, out_role = _CONV_PORTS[type(node)]
     _conv_common(node, graph)
     roles: dict[str, Tensor] = {}
     items = []
@@ -217,7 +217,7 @@ def _reduce_ok(node: Any, x: Tensor) -> None:
 
 
 def _match_bn_inference(node: Any, graph: Any) -> Match:
-    inv = not isinstance(node, nodes_module().BatchnormInferenceVarianceNode)
+    inv = not isinstance(node, nd.BatchnormInferenceVarianceNode)
     row = Row.BN_INFERENCE_INV if inv else Row.BN_INFERENCE
     rule = row.value
     check_fp32_compute(node, graph, rule)
@@ -344,11 +344,9 @@ def _match_bn_backward(graph: Any, nodes: Sequence[Any]) -> Match:
 def match(graph: Any) -> Match:
     """The seed row ``graph`` is, or raise :class:`Declined` naming the failing rule."""
     nodes = list(graph.nodes)
-    nd = nodes_module()
-    kinds = [type(n).__name__ for n in nodes]
     if len(nodes) == 1:
         n = nodes[0]
-        if kinds[0] in _CONV_PORTS:
+        if type(n) in _CONV_PORTS:
             return _match_conv(n, graph)
         if isinstance(n, nd.BatchnormInferenceVarianceNode):
             return _match_bn_inference(n, graph)

@@ -11,7 +11,7 @@ from hipdnn.engines.miopen.descriptors import Resources
 from hipdnn.engines.miopen.errors import MiopenExecutionError, translating
 from hipdnn.engines.miopen.memory import MiopenHandleState, Staging, check_workspace, scalar_value
 from hipdnn.engines.miopen.patterns import Match
-from hipdnn.engines.miopen.runtime import Ctx, Runner
+from hipdnn.engines.miopen.runtime import Ctx, Path, Runner
 from hipdnn.errors import GraphStateError, PlanClosedError, VariantPackError
 from miopen_ctypes.errors import MIOpenError
 from miopen_ctypes.hip import HipLibrary
@@ -122,7 +122,7 @@ class MiopenPlan(ExecutionPlan):
         if handle is not None and handle.closed:
             _refuse(self, handle)
         # a compiled fusion plan is bound to the MIOpen handle it was compiled on
-        if handle is None or self.path == "fused":
+        if handle is None or self.path == Path.FUSED:
             state = self._state
         elif handle is self._last_handle:
             state = self._last_state

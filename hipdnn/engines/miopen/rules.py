@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hipdnn.nodes import PointwiseNode
 from hipdnn.shapes import LAYOUTS, layout_of
 from hipdnn.types import DataType, PointwiseMode
 
@@ -33,12 +34,13 @@ __all__ = [
     "is_pointwise",
     "label",
     "need",
-    "nodes_module",
     "port_tensor",
     "same_layout",
 ]
 
-#: A validated hipdnn.tensor.Tensor: uid, dim, stride and data_type are all set.
+#: A validated hipdnn.tensor.Tensor: uid, dim, stride and data_type are all set. Typed Any
+#: because Tensor declares them Optional (unset before validation); a validated, immutable
+#: tensor view for engines is the open step of issue 10.
 Tensor = Any
 
 DATA_TYPES = (DataType.FLOAT, DataType.HALF, DataType.BFLOAT16)
@@ -58,12 +60,6 @@ class Activation:
     gamma: float = 0.0
     lower_clip: float | None = None
     upper_clip: float | None = None
-
-
-def nodes_module() -> Any:
-    import hipdnn.nodes as nodes
-
-    return nodes
 
 
 def dtype_of(t: Tensor) -> DataType:
@@ -190,5 +186,4 @@ def activation_of(node: Any, graph: Any) -> Activation:
 
 
 def is_pointwise(node: Any, mode: PointwiseMode) -> bool:
-    nodes = nodes_module()
-    return isinstance(node, nodes.PointwiseNode) and PointwiseMode(node.mode) == mode
+    return isinstance(node, PointwiseNode) and PointwiseMode(node.mode) == mode

@@ -2,13 +2,38 @@
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ALIGN", "Arena", "Call", "Ctx", "Runner"]
+__all__ = ["ALIGN", "Arena", "Call", "Ctx", "Path", "Runner", "replay"]
 
 #: One prebuildable MIOpen call: (C name, arguments as ``lib.<name>`` takes them).
 Call = tuple[str, tuple[Any, ...]]
+
+
+
+def replay(lib: Any, calls: Iterable[Call]) -> None:
+    """Make ``calls`` on ``lib`` in order: the one spelling of a row's calls serves both
+    :meth:`Runner.run` and bound plans (which prepare the same list once)."""
+    for name, args in calls:
+        getattr(lib, name)(*args)
+
+
+class Path(str, enum.Enum):
+    """Which MIOpen path a plan takes (shown in plan names; compares equal to its value)."""
+
+    V2 = "v2"  # a _V2 batchnorm call
+    IMMEDIATE = "immediate"  # convolution immediate mode, heuristic solution
+    FIND2 = "find2"  # convolution Find 2.0 with tuning (global.benchmarking=1)
+    FUSED = "fused"  # a compiled fusion plan
+    UNFUSED = "unfused"  # separate calls, intermediates in the workspace
+    BN_ACTIVATION = "bn_activation"  # MIOpen 3.5's batchnorm + activation calls
+
+    def __str__(self) -> str:
+        return self.value
+
 
 #: Alignment of every block carved from the workspace (bytes).
 ALIGN = 256
@@ -50,12 +75,23 @@ class Runner:
 
     #: Bytes of workspace the runner needs.
     workspace_size: int = 0
-    #: Short name of the path taken (e.g. "immediate", "find2", "fused", "unfused", "bn_activation").
-    path: str = ""
+    #: The path taken.
+    path: Path = Path.V2
+    #: The bound MIOpen library the calls go to.
+    lib: Any = None
 
-    def run(self, ctx: Ctx) -> None:  # pragma: no cover - abstract
-        """Issue the calls."""
-        raise NotImplementedError
+    def run(self, ctx: Ctx) -> None:
+        """Issue the calls: replays :meth:`calls`, or :meth:`run_with_host_work` when the calls
+        are not prebuildable."""
+        planned = self.calls(ctx)
+        if planned is None:
+            self.run_with_host_work(ctx)
+        else:
+            replay(self.lib, planned)
+
+    def run_with_host_work(self, ctx: Ctx) -> None:  # pragma: no cover - abstract
+        """Runners whose calls need host work in between (or lazy setup) override this."""
+        raise NotImplementedError(f"{type(self).__name__} has neither calls() nor host work")
 
     def calls(self, ctx: Ctx) -> list[Call] | None:
         """The MIOpen calls ``run(ctx)`` makes, in order, when they depend on nothing but ``ctx``
