@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from hipdnn import serialize
 from hipdnn.errors import ValidationError
 from hipdnn.graph_ops import GraphOps
 from hipdnn.graph_plans import GraphPlans
@@ -215,16 +216,12 @@ class Graph(GraphOps, GraphPlans):
 
     def key(self) -> int:
         """Stable structural hash (validates first): equal for graphs built the same way."""
-        from hipdnn.serialize import graph_key
-
         self.validate()
-        return graph_key(self)
+        return serialize.graph_key(self)
 
     def to_json(self) -> str:
         """The graph as JSON (tensors, nodes, attributes, uids, dtypes); see Graph.from_json."""
-        from hipdnn.serialize import to_json
-
-        return to_json(self)
+        return serialize.to_json(self)
 
     def serialize(self) -> str:
         """cudnn-frontend spelling of :meth:`to_json`."""
@@ -233,9 +230,7 @@ class Graph(GraphOps, GraphPlans):
     @classmethod
     def from_json(cls, text: str | bytes, handle: Handle | None = None) -> Graph:
         """Rebuild a graph from :meth:`to_json` output."""
-        from hipdnn.serialize import from_json
-
-        return from_json(text, handle=handle, graph_class=cls)
+        return serialize.from_json(text, handle, cls)
 
     @classmethod
     def deserialize(cls, text: str | bytes, handle: Handle | None = None) -> Graph:

@@ -12,6 +12,7 @@ import pickle
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from hipdnn import serialize
 from hipdnn.engines.base import Engine, ExecutionPlan, Knob, KnobValue
 from hipdnn.engines.engine_registry import registry
 from hipdnn.errors import (
@@ -111,9 +112,7 @@ class GraphPlans(GraphExec):
         return key
 
     def _pickled_structure(self) -> bytes:
-        from hipdnn.serialize import graph_to_dict
-
-        doc = graph_to_dict(self, names=False)  # type: ignore[arg-type]
+        doc = serialize.graph_to_dict(self, names=False)  # type: ignore[arg-type]
         try:
             return pickle.dumps(doc, protocol=5)
         except Exception:  # an attribute pickle refuses: its repr is exact enough for a key
@@ -344,9 +343,7 @@ class GraphPlans(GraphExec):
     def _snapshot(self) -> Graph:
         """A validated private copy for engines: a cached plan, shared by every graph of the
         same key, must not see later edits of the graph it was first built from."""
-        from hipdnn.serialize import from_dict, graph_to_dict
-
-        snap = from_dict(graph_to_dict(self), self._handle, type(self))  # type: ignore[arg-type]
+        snap = serialize.from_dict(serialize.graph_to_dict(self), self._handle, type(self))  # type: ignore[arg-type]
         snap.tensors = validate_graph(snap, memo=False)  # a private one-off: not memoized
         return snap
 

@@ -87,9 +87,10 @@ def graph_key(graph: Graph) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
 
 
-def from_json(text: str | bytes, handle: Handle | None = None,
-              graph_class: type[Graph] | None = None) -> Graph:
-    """Rebuild a graph from :func:`to_json` output (ValidationError on a malformed document)."""
+def from_json(text: str | bytes, handle: Handle | None, graph_class: type[Graph]) -> Graph:
+    """Rebuild a ``graph_class`` graph from :func:`to_json` output (ValidationError on a
+    malformed document). Users call ``Graph.from_json``; the class is passed in so this module
+    does not import the graph module (which imports this one)."""
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -100,12 +101,10 @@ def from_json(text: str | bytes, handle: Handle | None = None,
 _GRAPH_DTYPES = ("io_data_type", "intermediate_data_type", "compute_data_type")
 
 
-def from_dict(doc: Any, handle: Handle | None = None,
-              graph_class: type[Graph] | None = None) -> Graph:
-    """Rebuild a graph from :func:`graph_to_dict` output (what :func:`from_json` parses)."""
-    from hipdnn.graph import Graph as default_class
-
-    make = graph_class or default_class
+def from_dict(doc: Any, handle: Handle | None, graph_class: type[Graph]) -> Graph:
+    """Rebuild a ``graph_class`` graph from :func:`graph_to_dict` output (what
+    :func:`from_json` parses)."""
+    make = graph_class
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValidationError(f"not a {FORMAT} document (missing or wrong 'format')")
     if doc.get("version") != _VERSION:
