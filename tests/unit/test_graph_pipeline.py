@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import time
 from collections.abc import Iterator
 
 import numpy as np
@@ -304,8 +305,12 @@ def test_execute_before_build(fakes: Engines) -> None:
         g.execute({x: _data(), y: _data()})
 
 
-def test_autotune_keeps_the_fastest(fakes: Engines) -> None:
+def test_autotune_keeps_the_fastest(fakes: Engines, monkeypatch: pytest.MonkeyPatch) -> None:
     fake, _ = fakes
+    # a deterministic clock: each fake execute "takes" its sleep, whatever the machine's load
+    clock = [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(time, "sleep", lambda seconds: clock.__setitem__(0, clock[0] + seconds))
     g, x, y = _relu_graph()
     g.create_execution_plan_ext(fake.engine_id, {"fake.tile": 8})
     g.create_execution_plan_ext(fake.engine_id, {"fake.tile": 1})
