@@ -1,0 +1,266 @@
+"""Vector ALU opcodes against hand-computed results, including float edge cases.
+
+Each case: machine code, register inputs, expected outputs; lanes get the same input unless a
+list is given. Values are bit patterns (f32/f16/f64 helpers spell the floats).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from asm import f16, f32, f64, run, v, vop1, vop2, vop3, vop3p, vop3sd, vopc, vopd
+from rdna3 import EmulationError, Memory, Wave
+
+NAN32, INF32, DENORM32 = 0x7FC00000, 0x7F800000, 0x00000001  # smallest f32 denormal
+M = 0xFFFFFFFF
+
+
+def _wave(inputs: dict[str, object]) -> Wave:
+    w = Wave(Memory(), np.zeros(64, np.uint8))
+    w.exec = M
+    for key, val in inputs.items():
+        if key.startswith("v") and key != "vcc":
+            w.v[int(key[1:])] = np.array(val, dtype=np.uint64).astype(np.uint32) if isinstance(val, list) \
+                else np.uint32(val)
+        elif key == "vcc":
+            w.s[106] = int(val)  # type: ignore[call-overload]
+        elif key == "exec":
+            w.exec = int(val)  # type: ignore[call-overload]
+        else:
+            w.s[int(key[1:])] = int(val)  # type: ignore[call-overload]
+    return w
+
+
+def _lanes(w: Wave, key: str) -> object:
+    if key.startswith("v") and key != "vcc":
+        return w.v[int(key[1:])]
+    if key == "vcc":
+        return w.s[106]
+    if key == "exec":
+        return w.exec
+    return w.s[int(key[1:])]
+
+
+def _check(code: bytes, inputs: dict[str, object], expected: dict[str, object]) -> None:
+    w = run(code, _wave(inputs))
+    for key, want in expected.items():
+        got = _lanes(w, key)
+        if isinstance(got, np.ndarray):
+            want_arr = np.array(want, dtype=np.uint64).astype(np.uint32) if isinstance(want, list) \
+                else np.full(32, want, np.uint32)
+            assert got.tolist() == want_arr.tolist(), f"{key}: {[hex(x) for x in got[:4]]} != {want!r}"
+        else:
+            assert got == want, f"{key}: {got:#x} != {want:#x}"  # type: ignore[str-format]
+
+
+CASES = [
+    # moves and conversions
+    ("v_mov_b32 literal", vop1("v_mov_b32", 0, 255, 0xDEADBEEF), {}, {"v0": 0xDEADBEEF}),
+    ("v_mov_b32 inline -16", vop1("v_mov_b32", 0, 208), {}, {"v0": 0xFFFFFFF0}),
+    ("v_mov_b32 inline 1/(2pi)", vop1("v_mov_b32", 0, 248), {}, {"v0": 0x3E22F983}),
+    ("v_mov_b16 hi->lo (true16)", vop1("v_mov_b16", 0, v(1 | 128)), {"v0": 0xAAAABBBB, "v1": 0x12345678},
+     {"v0": 0xAAAA1234}),
+    ("v_mov_b16 lo->hi (true16)", vop1("v_mov_b16", 128, v(1)), {"v0": 0xAAAABBBB, "v1": 0x12345678},
+     {"v0": 0x5678BBBB}),
+    ("v_cvt_f16_f32 rne tie to even", vop1("v_cvt_f16_f32", 0, v(1)), {"v1": f32(1 + 2**-11), "v0": 0xFFFF0000},
+     {"v0": 0xFFFF3C00}),
+    ("v_cvt_f16_f32 tie up", vop1("v_cvt_f16_f32", 0, v(1)), {"v1": f32(1 + 3 * 2**-11)}, {"v0": 0x3C02}),
+    ("v_cvt_f16_f32 to f16 denormal", vop1("v_cvt_f16_f32", 128, v(1)), {"v1": f32(2**-24), "v0": 0x1111},
+     {"v0": 0x00011111}),
+    ("v_cvt_f16_f32 overflow", vop1("v_cvt_f16_f32", 0, v(1)), {"v1": f32(70000.0)}, {"v0": 0x7C00}),
+    ("v_cvt_f32_f16 hi half", vop1("v_cvt_f32_f16", 0, v(1 | 128)), {"v1": 0xC0000000}, {"v0": f32(-2.0)}),
+    ("v_cvt_f32_f16 denormal", vop1("v_cvt_f32_f16", 0, v(1)), {"v1": 0x0001}, {"v0": f32(2**-24)}),
+    ("v_cvt_f32_f64 rne", vop3("v_cvt_f32_f64", 0, v(2)), {"v2": f64(1 + 2**-24) & M, "v3": f64(1 + 2**-24) >> 32},
+     {"v0": f32(1.0)}),
+    ("v_cvt_f32_f64 keeps f32 denormal", vop1("v_cvt_f32_f64", 0, v(2)),
+     {"v2": f64(2.0**-149) & M, "v3": f64(2.0**-149) >> 32}, {"v0": DENORM32}),
+    ("v_cvt_f64_f32", vop1("v_cvt_f64_f32", 0, v(2)), {"v2": f32(-1.5)}, {"v0": 0, "v1": 0xBFF80000}),
+    ("v_cvt_f32_u32 rounding", vop1("v_cvt_f32_u32", 0, v(1)), {"v1": 0xFFFFFFFF}, {"v0": f32(4294967296.0)}),
+    ("v_cvt_f32_i32", vop1("v_cvt_f32_i32", 0, v(1)), {"v1": 0xFFFFFFFD}, {"v0": f32(-3.0)}),
+    ("v_cvt_u32_f32 trunc/clamp/nan", vop1("v_cvt_u32_f32", 0, v(1)),
+     {"v1": [f32(3.9), f32(-5.0), NAN32, f32(5e9)] * 8}, {"v0": [3, 0, 0, M] * 8}),
+    ("v_cvt_i32_f32", vop1("v_cvt_i32_f32", 0, v(1)), {"v1": [f32(-3.9), f32(3e9), NAN32, f32(-3e9)] * 8},
+     {"v0": [0xFFFFFFFD, 0x7FFFFFFF, 0, 0x80000000] * 8}),
+    ("v_cvt_i32_f64", vop1("v_cvt_i32_f64", 0, v(2)), {"v2": f64(-7.5) & M, "v3": f64(-7.5) >> 32},
+     {"v0": 0xFFFFFFF9}),
+    ("v_rcp_f32", vop1("v_rcp_f32", 0, v(1)), {"v1": [f32(4.0), f32(0.0), f32(-0.0), INF32] * 8},
+     {"v0": [f32(0.25), INF32, 0xFF800000, 0] * 8}),
+    ("v_rcp_iflag_f32", vop1("v_rcp_iflag_f32", 0, v(1)), {"v1": f32(0.5)}, {"v0": f32(2.0)}),
+    ("v_rsq_f32", vop1("v_rsq_f32", 0, v(1)), {"v1": [f32(4.0), f32(0.0), f32(-1.0), INF32] * 8},
+     {"v0": [f32(0.5), INF32, NAN32, 0] * 8}),
+    ("v_sqrt_f32", vop1("v_sqrt_f32", 0, v(1)), {"v1": f32(2.25)}, {"v0": f32(1.5)}),
+    ("v_readfirstlane_b32", vop1("v_readfirstlane_b32", 5, v(1)), {"v1": list(range(32)), "exec": 0xF0},
+     {"s5": 4}),
+    # f32 arithmetic
+    ("v_add_f32 denormals kept", vop2("v_add_f32", 0, v(1), v(2)), {"v1": DENORM32, "v2": DENORM32}, {"v0": 2}),
+    ("v_add_f32 rne", vop2("v_add_f32", 0, v(1), v(2)), {"v1": f32(1.0), "v2": f32(2**-24)}, {"v0": f32(1.0)}),
+    ("v_sub_f32", vop2("v_sub_f32", 0, v(1), v(2)), {"v1": f32(1.0), "v2": f32(3.0)}, {"v0": f32(-2.0)}),
+    ("v_subrev_f32", vop2("v_subrev_f32", 0, v(1), v(2)), {"v1": f32(1.0), "v2": f32(3.0)}, {"v0": f32(2.0)}),
+    ("v_mul_f32 inline 0.5", vop2("v_mul_f32", 0, 240, v(2)), {"v2": f32(3.0)}, {"v0": f32(1.5)}),
+    ("v_mul_f32 to denormal", vop2("v_mul_f32", 0, v(1), v(2)), {"v1": f32(2.0**-100), "v2": f32(2.0**-40)},
+     {"v0": f32(2.0**-140)}),
+    ("v_max_f32 nan operand", vop2("v_max_f32", 0, v(1), v(2)), {"v1": NAN32, "v2": f32(-1.0)}, {"v0": f32(-1.0)}),
+    ("v_min_f32", vop2("v_min_f32", 0, v(1), v(2)), {"v1": f32(2.0), "v2": f32(-1.0)}, {"v0": f32(-1.0)}),
+    ("v_fmac_f32 single rounding", vop2("v_fmac_f32", 0, v(1), v(2)),
+     {"v1": f32(1 + 2**-23), "v2": f32(1 - 2**-23), "v0": f32(-1.0)}, {"v0": f32(-(2.0**-46))}),
+    ("v_fma_f32 neg/abs", vop3("v_fma_f32", 0, v(1), v(2), v(3), abs_=0b010, neg=0b001),
+     {"v1": f32(2.0), "v2": f32(-3.0), "v3": f32(1.0)}, {"v0": f32(-5.0)}),
+    ("v_fma_f32 double-rounding case", vop3("v_fma_f32", 0, v(1), v(2), v(3)),
+     {"v1": f32(1 + 2**-12), "v2": f32(1 + 2**-12), "v3": f32(2**-80)},
+     {"v0": f32(1 + 2**-11 + 2**-23)}),  # a*b is an f32 midpoint; +2**-80 must round up
+    ("v_mul_f32 clamp", vop3("v_mul_f32", 0, v(1), v(2), clamp=1), {"v1": f32(3.0), "v2": f32(2.0)},
+     {"v0": f32(1.0)}),
+    ("v_add_f32 omod*2", vop3("v_add_f32", 0, v(1), v(2), omod=1), {"v1": f32(3.0), "v2": f32(2.0)},
+     {"v0": f32(10.0)}),
+    # f16
+    ("v_add_f16", vop2("v_add_f16", 0, v(1), v(2)), {"v1": f16(1.5), "v2": f16(2.25), "v0": 0xAAAA0000},
+     {"v0": 0xAAAA0000 | f16(3.75)}),
+    ("v_mul_f16 hi halves", vop2("v_mul_f16", 128, v(1 | 128), 2 | 128),
+     {"v1": f16(3.0) << 16, "v2": f16(-0.5) << 16, "v0": 0x1234}, {"v0": f16(-1.5) << 16 | 0x1234}),
+    ("v_fmac_f16", vop2("v_fmac_f16", 0, v(1), v(2)), {"v1": f16(2.0), "v2": f16(3.0), "v0": f16(1.0)},
+     {"v0": f16(7.0)}),
+    ("v_pk_mul_f16", vop3p("v_pk_mul_f16", 0, v(1), v(2), opsel=0, opsel_hi=0b11),
+     {"v1": f16(2.0) << 16 | f16(3.0), "v2": f16(-1.0) << 16 | f16(0.5)},
+     {"v0": f16(-2.0) << 16 | f16(1.5)}),
+    ("v_fma_mix_f32 f16 sources", vop3p("v_fma_mix_f32", 0, v(1), v(2), v(3), opsel=0b001, opsel_hi=0b011),
+     {"v1": f16(1.5) << 16, "v2": f16(2.0), "v3": f32(0.25)}, {"v0": f32(3.25)}),
+    ("v_fma_mixlo_f16", vop3p("v_fma_mixlo_f16", 0, v(1), v(2), v(3), opsel_hi=0),
+     {"v1": f32(1.0), "v2": f32(1.0), "v3": f32(2**-11), "v0": 0xBEEF0000}, {"v0": 0xBEEF0000 | f16(1.0)}),
+    ("v_fma_mixhi_f16 neg", vop3p("v_fma_mixhi_f16", 0, v(1), v(2), v(3), opsel_hi=0, neg=0b001),
+     {"v1": f32(2.0), "v2": f32(3.0), "v3": f32(1.0), "v0": 0x0000BEEF}, {"v0": f16(-5.0) << 16 | 0xBEEF}),
+    # f64
+    ("v_fma_f64 exact accumulate", vop3("v_fma_f64", 0, v(2), v(4), v(6)),
+     {"v2": f64(1 + 2**-30) & M, "v3": f64(1 + 2**-30) >> 32, "v4": f64(1 + 2**-30) & M,
+      "v5": f64(1 + 2**-30) >> 32, "v6": f64(-1.0) & M, "v7": f64(-1.0) >> 32},
+     {"v0": f64(2**-29 + 2**-60) & M, "v1": f64(2**-29 + 2**-60) >> 32}),
+    ("v_mul_f64 inline 2.0", vop3("v_mul_f64", 0, v(2), 244), {"v2": f64(1.25) & M, "v3": f64(1.25) >> 32},
+     {"v0": f64(2.5) & M, "v1": f64(2.5) >> 32}),
+    ("v_add_f64 neg", vop3("v_add_f64", 0, v(2), v(2), neg=0b10), {"v2": 5, "v3": 0x3FF00000},
+     {"v0": 0, "v1": 0}),
+    # integer
+    ("v_add_nc_u32 wraps", vop2("v_add_nc_u32", 0, v(1), v(2)), {"v1": M, "v2": 2}, {"v0": 1}),
+    ("v_sub_nc_u32", vop2("v_sub_nc_u32", 0, v(1), v(2)), {"v1": 1, "v2": 2}, {"v0": M}),
+    ("v_subrev_nc_u32", vop2("v_subrev_nc_u32", 0, v(1), v(2)), {"v1": 1, "v2": 2}, {"v0": 1}),
+    ("v_mul_u32_u24", vop2("v_mul_u32_u24", 0, v(1), v(2)), {"v1": 0xFF000003, "v2": 0x01000005}, {"v0": 15}),
+    ("v_mul_i32_i24", vop2("v_mul_i32_i24", 0, v(1), v(2)), {"v1": 0x00FFFFFF, "v2": 7}, {"v0": 0xFFFFFFF9}),
+    ("v_mad_u32_u24", vop3("v_mad_u32_u24", 0, v(1), v(2), v(3)), {"v1": 0x1000, "v2": 0x1000, "v3": 1},
+     {"v0": 0x1000001}),
+    ("v_mad_i32_i24", vop3("v_mad_i32_i24", 0, v(1), v(2), v(3)), {"v1": 0xFFFFFF, "v2": 3, "v3": 10}, {"v0": 7}),
+    ("v_mul_lo_u32", vop3("v_mul_lo_u32", 0, v(1), v(2)), {"v1": 0x10001, "v2": 0x10001}, {"v0": 0x20001}),
+    ("v_mul_hi_u32", vop3("v_mul_hi_u32", 0, v(1), v(2)), {"v1": M, "v2": M}, {"v0": 0xFFFFFFFE}),
+    ("v_max_i32", vop2("v_max_i32", 0, v(1), v(2)), {"v1": 0xFFFFFFFF, "v2": 0xFFFFFFFE}, {"v0": M}),
+    ("v_med3_i32", vop3("v_med3_i32", 0, v(1), v(2), v(3)), {"v1": 0xFFFFFFF0, "v2": 9, "v3": 3}, {"v0": 3}),
+    ("v_and_b32", vop2("v_and_b32", 0, v(1), v(2)), {"v1": 0xF0F0, "v2": 0xFF00}, {"v0": 0xF000}),
+    ("v_or_b32", vop2("v_or_b32", 0, v(1), v(2)), {"v1": 0xF0F0, "v2": 0xFF00}, {"v0": 0xFFF0}),
+    ("v_xor_b32", vop2("v_xor_b32", 0, v(1), v(2)), {"v1": 0xF0F0, "v2": 0xFF00}, {"v0": 0x0FF0}),
+    ("v_lshlrev_b32 mod 32", vop2("v_lshlrev_b32", 0, v(1), v(2)), {"v1": 33, "v2": 3}, {"v0": 6}),
+    ("v_lshrrev_b32", vop2("v_lshrrev_b32", 0, v(1), v(2)), {"v1": 4, "v2": 0x80000000}, {"v0": 0x08000000}),
+    ("v_ashrrev_i32", vop2("v_ashrrev_i32", 0, v(1), v(2)), {"v1": 4, "v2": 0x80000000}, {"v0": 0xF8000000}),
+    ("v_lshlrev_b64 crosses halves", vop3("v_lshlrev_b64", 0, v(1), v(2)), {"v1": 4, "v2": 0xF0000001, "v3": 1},
+     {"v0": 0x10, "v1": 0x1F}),
+    ("v_add3_u32", vop3("v_add3_u32", 0, v(1), v(2), v(3)), {"v1": M, "v2": M, "v3": 3}, {"v0": 1}),
+    ("v_add_lshl_u32", vop3("v_add_lshl_u32", 0, v(1), v(2), v(3)), {"v1": 1, "v2": 2, "v3": 4}, {"v0": 48}),
+    ("v_lshl_add_u32", vop3("v_lshl_add_u32", 0, v(1), v(2), v(3)), {"v1": 1, "v2": 4, "v3": 2}, {"v0": 18}),
+    ("v_lshl_or_b32", vop3("v_lshl_or_b32", 0, v(1), v(2), v(3)), {"v1": 1, "v2": 4, "v3": 2}, {"v0": 18}),
+    ("v_and_or_b32", vop3("v_and_or_b32", 0, v(1), v(2), v(3)), {"v1": 0xFF, "v2": 0x0F, "v3": 0x100},
+     {"v0": 0x10F}),
+    ("v_or3_b32", vop3("v_or3_b32", 0, v(1), v(2), v(3)), {"v1": 1, "v2": 2, "v3": 4}, {"v0": 7}),
+    ("v_bfe_u32", vop3("v_bfe_u32", 0, v(1), v(2), v(3)), {"v1": 0xABCD, "v2": 4, "v3": 8}, {"v0": 0xBC}),
+    ("v_cndmask_b32 vcc", vop2("v_cndmask_b32", 0, v(1), v(2)), {"v1": 1, "v2": 2, "vcc": 0x5},
+     {"v0": [2, 1, 2] + [1] * 29}),
+    ("v_cndmask_b32 e64 sgpr mask + neg", vop3("v_cndmask_b32", 0, v(1), v(2), 4, neg=0b10),
+     {"v1": 1, "v2": f32(2.0), "s4": 0x2}, {"v0": [1, f32(-2.0)] + [1] * 30}),
+    ("v_cndmask_b16 opsel", vop3("v_cndmask_b16", 0, v(1), v(2), 4, opsel=0b0011),
+     {"v1": 0x11110000, "v2": 0x22220000, "s4": 0x1, "v0": 0xAAAABBBB},
+     {"v0": [0xAAAA2222] + [0xAAAA1111] * 31}),
+    # carries
+    ("v_add_co_u32 carry", vop3sd("v_add_co_u32", 0, 8, v(1), v(2)), {"v1": [M, 1] * 16, "v2": 1},
+     {"v0": [0, 2] * 16, "s8": 0x55555555}),
+    ("v_add_co_ci_u32", vop3sd("v_add_co_ci_u32", 0, 8, v(1), v(2), 6), {"v1": M, "v2": 0, "s6": 0x1},
+     {"v0": [0] + [M] * 31, "s8": 0x1}),
+    ("v_sub_co_u32 borrow", vop3sd("v_sub_co_u32", 0, 8, v(1), v(2)), {"v1": 1, "v2": 2}, {"v0": M, "s8": M}),
+    ("v_sub_co_ci_u32", vop3sd("v_sub_co_ci_u32", 0, 8, v(1), v(2), 6), {"v1": 5, "v2": 5, "s6": 0x2},
+     {"v0": [0, M] + [0] * 30, "s8": 0x2}),
+    ("v_mad_u64_u32 carry out", vop3sd("v_mad_u64_u32", 0, 8, v(2), v(3), v(4)),
+     {"v2": M, "v3": M, "v4": 0, "v5": 0x00000002}, {"v0": 1, "v1": 0, "s8": M}),
+    ("v_mad_i64_i32", vop3sd("v_mad_i64_i32", 0, 8, v(2), v(3), v(4)), {"v2": 0xFFFFFFFE, "v3": 3, "v4": 1, "v5": 0},
+     {"v0": 0xFFFFFFFB, "v1": M, "s8": 0}),
+    # compares
+    ("v_cmp_lt_f32 nan false", vopc("v_cmp_lt_f32", v(1), 2), {"v1": [NAN32, f32(1.0)] * 16, "v2": f32(2.0)},
+     {"vcc": 0xAAAAAAAA}),
+    ("v_cmp_gt_f32 literal", vopc("v_cmp_gt_f32", 255, 2, f32(1.5)), {"v2": f32(1.0)}, {"vcc": M}),
+    ("v_cmp_eq_f32 -0 == +0", vop3("v_cmp_eq_f32", 4, v(1), v(2)), {"v1": 0x80000000, "v2": 0}, {"s4": M}),
+    ("v_cmp_ngt_f32 nan true", vop3("v_cmp_ngt_f32", 4, v(1), v(2)), {"v1": NAN32, "v2": 0}, {"s4": M}),
+    ("v_cmp_lt_f16 hi halves", vopc("v_cmp_lt_f16", v(1 | 128), 2 | 128),
+     {"v1": f16(1.0) << 16, "v2": f16(2.0) << 16 | f16(0.0)}, {"vcc": M}),
+    ("v_cmp_eq_f16", vop3("v_cmp_eq_f16", 4, v(1), v(2)), {"v1": f16(1.0), "v2": f16(1.0)}, {"s4": M}),
+    ("v_cmp_neq_f64 nan true", vop3("v_cmp_neq_f64", 4, v(2), v(2)), {"v2": 0, "v3": 0x7FF80000}, {"s4": M}),
+    ("v_cmp_lt_i32", vopc("v_cmp_lt_i32", v(1), 2), {"v1": M, "v2": 0}, {"vcc": M}),
+    ("v_cmp_eq_i32", vopc("v_cmp_eq_i32", v(1), 2), {"v1": 7, "v2": 7}, {"vcc": M}),
+    ("v_cmp_le_i32", vopc("v_cmp_le_i32", v(1), 2), {"v1": 0, "v2": M}, {"vcc": 0}),
+    ("v_cmp_gt_i32", vopc("v_cmp_gt_i32", v(1), 2), {"v1": 0, "v2": M}, {"vcc": M}),
+    ("v_cmp_lt_u32", vopc("v_cmp_lt_u32", v(1), 2), {"v1": 0, "v2": M}, {"vcc": M}),
+    ("v_cmp_le_u32", vopc("v_cmp_le_u32", v(1), 2), {"v1": M, "v2": M}, {"vcc": M}),
+    ("v_cmp_gt_u32 inactive lanes 0", vopc("v_cmp_gt_u32", v(1), 2), {"v1": M, "v2": 0, "exec": 0xFF},
+     {"vcc": 0xFF}),
+    ("v_cmp_ge_u32", vopc("v_cmp_ge_u32", v(1), 2), {"v1": 3, "v2": 3}, {"vcc": M}),
+    ("v_cmp_eq_u32", vopc("v_cmp_eq_u32", 129, 2), {"v2": [1, 0] * 16}, {"vcc": 0x55555555}),
+    ("v_cmp_ne_u32", vopc("v_cmp_ne_u32", 129, 2), {"v2": [1, 0] * 16}, {"vcc": 0xAAAAAAAA}),
+    ("v_cmpx_eq_u32 writes exec only", vopc("v_cmpx_eq_u32", 129, 2), {"v2": [1, 0] * 16, "vcc": 7},
+     {"exec": 0x55555555, "vcc": 7}),
+    ("v_cmpx_gt_u32", vopc("v_cmpx_gt_u32", v(1), 2), {"v1": list(range(32)), "v2": 15}, {"exec": 0xFFFF0000}),
+    ("v_cmpx_lt_i32", vopc("v_cmpx_lt_i32", v(1), 2), {"v1": M, "v2": 0}, {"exec": M}),
+    ("v_cmpx_gt_i32 e64", vop3("v_cmpx_gt_i32", 0, v(1), v(2)), {"v1": 1, "v2": M, "exec": 0xF}, {"exec": 0xF}),
+    # exec masking
+    ("inactive lanes keep their value", vop1("v_mov_b32", 0, 129), {"v0": 9, "exec": 0x1}, {"v0": [1] + [9] * 31}),
+    # dual issue: both halves read before either writes
+    ("vopd mov/mov swap", vopd("v_mov_b32", "v_mov_b32", 0, 1, v(1), 0, v(0), 0), {"v0": 5, "v1": 6},
+     {"v0": 6, "v1": 5}),
+    ("vopd fmac/add_nc", vopd("v_fmac_f32", "v_add_nc_u32", 0, 3, v(1), 2, 129, 4),
+     {"v0": f32(1.0), "v1": f32(2.0), "v2": f32(3.0), "v4": 41}, {"v0": f32(7.0), "v3": 42}),
+    ("vopd fmaak/fmamk", vopd("v_fmaak_f32", "v_fmamk_f32", 0, 1, v(2), 3, v(2), 3, f32(0.5)),
+     {"v2": f32(2.0), "v3": f32(4.0)}, {"v0": f32(8.5), "v1": f32(5.0)}),
+    ("vopd mul/sub", vopd("v_mul_f32", "v_sub_f32", 0, 1, v(2), 3, v(2), 3), {"v2": f32(2.0), "v3": f32(4.0)},
+     {"v0": f32(8.0), "v1": f32(-2.0)}),
+    ("vopd add/subrev", vopd("v_add_f32", "v_subrev_f32", 0, 1, v(2), 3, v(2), 3), {"v2": f32(2.0), "v3": f32(4.0)},
+     {"v0": f32(6.0), "v1": f32(2.0)}),
+    ("vopd max/min", vopd("v_max_f32", "v_min_f32", 0, 1, v(2), 3, v(2), 3), {"v2": f32(2.0), "v3": f32(4.0)},
+     {"v0": f32(4.0), "v1": f32(2.0)}),
+    ("vopd cndmask/and", vopd("v_cndmask_b32", "v_and_b32", 0, 1, v(2), 3, v(2), 3),
+     {"v2": 0xF0, "v3": 0x3C, "vcc": 1}, {"v0": [0x3C] + [0xF0] * 31, "v1": 0x30}),
+    ("vopd mov/lshlrev", vopd("v_mov_b32", "v_lshlrev_b32", 0, 1, 130, 0, 130, 3), {"v3": 3}, {"v0": 2, "v1": 12}),
+]
+
+
+@pytest.mark.parametrize("code,inputs,expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_vector_op(code: bytes, inputs: dict[str, object], expected: dict[str, object]) -> None:
+    _check(code, inputs, expected)
+
+
+def test_fma_f32_matches_exact_rounding_on_random_inputs() -> None:
+    rng = np.random.default_rng(1)
+    a, b, c = ((rng.standard_normal(32) * 2.0 ** rng.integers(-20, 20, 32)).astype(np.float32)
+               for _ in range(3))
+    w = run(vop3("v_fma_f32", 0, v(1), v(2), v(3)),
+            _wave({"v1": a.view(np.uint32).tolist(), "v2": b.view(np.uint32).tolist(),
+                   "v3": c.view(np.uint32).tolist()}))
+    for i in range(32):
+        exact = Fraction(float(a[i])) * Fraction(float(b[i])) + Fraction(float(c[i]))
+        got = float(w.v[0].view(np.float32)[i])
+        lo = np.nextafter(np.float32(got), np.float32(-math.inf))
+        hi = np.nextafter(np.float32(got), np.float32(math.inf))
+        assert abs(Fraction(got) - exact) <= abs(Fraction(float(lo)) - exact)
+        assert abs(Fraction(got) - exact) <= abs(Fraction(float(hi)) - exact)
+
+
+def test_integer_modifier_is_refused() -> None:
+    with pytest.raises(EmulationError, match="abs/neg modifier on integer operand"):
+        run(vop3("v_add_nc_u32", 0, v(1), v(2), neg=1))
+
+
+def test_dpp_source_is_refused() -> None:
+    with pytest.raises(EmulationError, match="operand code 250"):
+        run(vop2("v_add_nc_u32", 0, 250, 1, 0))

@@ -1,0 +1,437 @@
+"""Vector ALU semantics (VOP1, VOP2, VOPC, VOP3, VOP3SD, VOP3P, VOPD) on 32-lane numpy arrays.
+
+Each op is (destination type, source types, function of typed lane arrays). Types: ``u32``,
+``i32``, ``f32``, ``u16``, ``f16``, ``u64``, ``f64``. Float math follows the kernels' float mode
+(round to nearest even, denormals kept): numpy's f32/f64 arithmetic is IEEE without flushing;
+fused ops round once (:mod:`.fp`). ``v_rcp*``/``v_rsq``/``v_sqrt`` are computed exactly rounded,
+within the ISA's 1 ulp. 16-bit operands of e32 encodings name a VGPR half with bit 7 of the
+register field (true16); VOP3 encodings use op_sel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .decode import Inst, UnsupportedInstruction
+from .fp import fma_f64, fma_narrow
+from .wave import LANES, VCC_LO, Wave, bits_of, mask_of
+
+__all__ = ["PLAIN", "compile_valu"]
+
+U32, I32, F32, F16, F64, U64 = np.uint32, np.int32, np.float32, np.float16, np.float64, np.uint64
+M32 = np.uint64(0xFFFFFFFF)
+FLOAT_TYPES = ("f32", "f16", "f64")
+
+
+def _u64(a: np.ndarray) -> np.ndarray:
+    return a.astype(U64)
+
+
+def _lo32(a: np.ndarray) -> np.ndarray:
+    return (a.astype(U64) & M32).astype(U32)
+
+
+def _sat_int(a: np.ndarray, lo: float, hi: float, dtype: type) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(a.astype(F64))
+        t = np.where(np.isnan(t), 0.0, np.clip(t, lo, hi))
+    return t.astype(np.int64).astype(dtype)
+
+
+def _i24(a: np.ndarray) -> np.ndarray:
+    return ((a << U32(8)).view(I32) >> I32(8)).astype(np.int64)
+
+
+def _div(n: float, a: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (n / a.astype(F64)).astype(F32)
+
+
+def _rsq(a: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (1.0 / np.sqrt(a.astype(F64))).astype(F32)
+
+
+def _sqrt(a: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        return np.sqrt(a.astype(F64)).astype(F32)
+
+
+def _med3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
+
+
+Op = tuple[str, tuple[str, ...], Callable[..., Any]]
+PLAIN: dict[str, Op] = {
+    "v_mov_b32": ("u32", ("u32",), lambda a: a),
+    "v_mov_b16": ("u16", ("u16",), lambda a: a),
+    "v_cvt_f16_f32": ("f16", ("f32",), lambda a: a.astype(F16)),
+    "v_cvt_f32_f16": ("f32", ("f16",), lambda a: a.astype(F32)),
+    "v_cvt_f32_f64": ("f32", ("f64",), lambda a: a.astype(F32)),
+    "v_cvt_f64_f32": ("f64", ("f32",), lambda a: a.astype(F64)),
+    "v_cvt_f32_u32": ("f32", ("u32",), lambda a: a.astype(F32)),
+    "v_cvt_f32_i32": ("f32", ("i32",), lambda a: a.astype(F32)),
+    "v_cvt_u32_f32": ("u32", ("f32",), lambda a: _sat_int(a, 0, 4294967295.0, U32)),
+    "v_cvt_i32_f32": ("i32", ("f32",), lambda a: _sat_int(a, -2147483648.0, 2147483647.0, I32)),
+    "v_cvt_i32_f64": ("i32", ("f64",), lambda a: _sat_int(a, -2147483648.0, 2147483647.0, I32)),
+    "v_rcp_f32": ("f32", ("f32",), lambda a: _div(1.0, a)),
+    "v_rcp_iflag_f32": ("f32", ("f32",), lambda a: _div(1.0, a)),
+    "v_rsq_f32": ("f32", ("f32",), _rsq),
+    "v_sqrt_f32": ("f32", ("f32",), _sqrt),
+    "v_add_f32": ("f32", ("f32", "f32"), lambda a, b: a + b),
+    "v_sub_f32": ("f32", ("f32", "f32"), lambda a, b: a - b),
+    "v_subrev_f32": ("f32", ("f32", "f32"), lambda a, b: b - a),
+    "v_mul_f32": ("f32", ("f32", "f32"), lambda a, b: a * b),
+    "v_max_f32": ("f32", ("f32", "f32"), np.fmax),
+    "v_min_f32": ("f32", ("f32", "f32"), np.fmin),
+    "v_fmac_f32": ("f32", ("f32", "f32", "f32"), lambda a, b, c: fma_narrow(a, b, c, F32)),
+    "v_fma_f32": ("f32", ("f32", "f32", "f32"), lambda a, b, c: fma_narrow(a, b, c, F32)),
+    "v_add_f16": ("f16", ("f16", "f16"), lambda a, b: a + b),
+    "v_mul_f16": ("f16", ("f16", "f16"), lambda a, b: a * b),
+    "v_fmac_f16": ("f16", ("f16", "f16", "f16"), lambda a, b, c: fma_narrow(a, b, c, F16)),
+    "v_fma_f64": ("f64", ("f64", "f64", "f64"), fma_f64),
+    "v_mul_f64": ("f64", ("f64", "f64"), lambda a, b: a * b),
+    "v_add_f64": ("f64", ("f64", "f64"), lambda a, b: a + b),
+    "v_max_i32": ("i32", ("i32", "i32"), np.maximum),
+    "v_med3_i32": ("i32", ("i32", "i32", "i32"), _med3),
+    "v_add_nc_u32": ("u32", ("u32", "u32"), lambda a, b: a + b),
+    "v_sub_nc_u32": ("u32", ("u32", "u32"), lambda a, b: a - b),
+    "v_subrev_nc_u32": ("u32", ("u32", "u32"), lambda a, b: b - a),
+    "v_mul_u32_u24": ("u32", ("u32", "u32"), lambda a, b: _lo32(_u64(a & U32(0xFFFFFF)) * (b & U32(0xFFFFFF)))),
+    "v_mul_i32_i24": ("u32", ("u32", "u32"), lambda a, b: _lo32(_i24(a) * _i24(b))),
+    "v_mad_u32_u24": ("u32", ("u32", "u32", "u32"),
+                      lambda a, b, c: _lo32(_u64(a & U32(0xFFFFFF)) * (b & U32(0xFFFFFF)) + c)),
+    "v_mad_i32_i24": ("u32", ("u32", "u32", "u32"), lambda a, b, c: _lo32(_i24(a) * _i24(b) + c.view(I32))),
+    "v_mul_lo_u32": ("u32", ("u32", "u32"), lambda a, b: _lo32(_u64(a) * _u64(b))),
+    "v_mul_hi_u32": ("u32", ("u32", "u32"), lambda a, b: (_u64(a) * _u64(b) >> U64(32)).astype(U32)),
+    "v_and_b32": ("u32", ("u32", "u32"), lambda a, b: a & b),
+    "v_or_b32": ("u32", ("u32", "u32"), lambda a, b: a | b),
+    "v_xor_b32": ("u32", ("u32", "u32"), lambda a, b: a ^ b),
+    "v_lshlrev_b32": ("u32", ("u32", "u32"), lambda a, b: b << (a & U32(31))),
+    "v_lshrrev_b32": ("u32", ("u32", "u32"), lambda a, b: b >> (a & U32(31))),
+    "v_ashrrev_i32": ("i32", ("u32", "i32"), lambda a, b: b >> (a & U32(31)).astype(I32)),
+    "v_lshlrev_b64": ("u64", ("u32", "u64"), lambda a, b: b << (a & U32(63)).astype(U64)),
+    "v_add3_u32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: a + b + c),
+    "v_add_lshl_u32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: (a + b) << (c & U32(31))),
+    "v_lshl_add_u32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: (a << (b & U32(31))) + c),
+    "v_lshl_or_b32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: (a << (b & U32(31))) | c),
+    "v_and_or_b32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: (a & b) | c),
+    "v_or3_b32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: a | b | c),
+    "v_bfe_u32": ("u32", ("u32", "u32", "u32"),
+                  lambda a, b, c: (a >> (b & U32(31))) & ((U32(1) << (c & U32(31))) - U32(1))),
+}
+
+_CMP_FN: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
+    "ne": np.not_equal, "lg": np.not_equal,
+    "ngt": lambda a, b: ~(a > b), "neq": lambda a, b: ~(a == b)}
+
+
+def _compare(name: str) -> tuple[str, Callable[[np.ndarray, np.ndarray], np.ndarray]]:
+    parts = name.split("_")  # v_cmp[x]_<cond>_<type>
+    return parts[3], _CMP_FN[parts[2]]
+
+
+_WIDTH = {"u32": 32, "i32": 32, "f32": 32, "u16": 16, "f16": 16, "u64": 64, "f64": 64}
+_VIEW = {"i32": I32, "f32": F32, "f16": F16, "f64": F64}
+
+
+class _Operands:
+    """Builds readers for an instruction's sources and the writer for its destination."""
+
+    def __init__(self, inst: Inst) -> None:
+        self.inst = inst
+        f = inst.f
+        self.vop3 = inst.fmt in ("VOP3", "VOP3SD")
+        self.abs = f.get("abs", 0)
+        self.neg = f.get("neg", 0)
+        self.opsel = f.get("opsel", 0)
+
+    def codes(self) -> list[int]:
+        f = self.inst.f
+        if self.vop3:
+            return [f["src0"], f["src1"], f["src2"]]
+        if self.inst.fmt in ("VOP2", "VOPC", "VOPD"):
+            return [f["src0"], 256 + f["vsrc1"]]
+        return [f["src0"]]
+
+    def reader(self, i: int, code: int, typ: str) -> Callable[[Wave], np.ndarray]:
+        lit = self.inst.literal
+        hi = False
+        if _WIDTH[typ] == 16:
+            if self.vop3:
+                hi = bool(self.opsel >> i & 1)
+            elif code >= 256:
+                hi, code = bool((code - 256) >> 7), 256 + ((code - 256) & 127)
+        is_float = typ in FLOAT_TYPES
+        ab, ng = bool(self.abs >> i & 1), bool(self.neg >> i & 1)
+        if (ab or ng) and not is_float:
+            raise UnsupportedInstruction(f"{self.inst.name}: abs/neg modifier on integer operand {i}")
+        width, view = _WIDTH[typ], _VIEW.get(typ)
+
+        def read(w: Wave) -> np.ndarray:
+            if width == 32:
+                x = w.vread(code, lit)
+            elif width == 64:
+                x = w.vread64(code, lit, is_float)
+            else:
+                x = w.vread16(code, lit, hi, is_float)
+            if view is not None:
+                x = x.view(view)
+            if ab:
+                x = np.abs(x)
+            if ng:
+                x = -x
+            return x
+        return read
+
+    def writer(self, typ: str, vdst: int) -> Callable[[Wave, np.ndarray], None]:
+        f = self.inst.f
+        clamp, omod = f.get("clamp", 0), f.get("omod", 0)
+        if (clamp or omod) and typ not in FLOAT_TYPES:
+            raise UnsupportedInstruction(f"{self.inst.name}: clamp/omod on an integer result")
+        if omod and typ != "f32":
+            raise UnsupportedInstruction(f"{self.inst.name}: omod on a {typ} result")
+        scale = {0: 1.0, 1: 2.0, 2: 4.0, 3: 0.5}[omod]
+        width = _WIDTH[typ]
+        hi = False
+        if width == 16:
+            if self.vop3:
+                hi = bool(self.opsel >> 3 & 1)
+            else:
+                hi, vdst = bool(vdst >> 7), vdst & 127
+        dtype = {"u32": U32, "i32": I32, "f32": F32, "u16": np.uint16, "f16": F16,
+                 "u64": U64, "f64": F64}[typ]
+        is_float = typ in FLOAT_TYPES
+        nan = {"f32": np.array(0x7FC00000, U32).view(F32), "f16": np.array(0x7E00, np.uint16).view(F16),
+               "f64": np.array(0x7FF8000000000000, U64).view(F64)}.get(typ)
+
+        def write(w: Wave, res: np.ndarray) -> None:
+            res = np.asarray(res)
+            if res.dtype != dtype:
+                res = res.astype(dtype)
+            if omod:
+                res = (res * F32(scale)).astype(F32)
+            if clamp:
+                res = np.where(np.isnan(res), 0, np.clip(res, 0, 1)).astype(dtype)
+            if is_float and np.isnan(res).any():  # the default quiet NaN (payloads not kept)
+                res = np.where(np.isnan(res), nan, res)
+            if width == 32:
+                w.vwrite(vdst, res.view(U32))
+            elif width == 64:
+                w.vwrite64(vdst, res.view(U64))
+            else:
+                w.vwrite16(vdst, res.view(np.uint16), hi)
+        return write
+
+
+def _bitmods(x: np.ndarray, ab: bool, ng: bool, sign: int) -> np.ndarray:
+    if ab:
+        x = x & x.dtype.type(~sign & (0xFFFF if sign == 0x8000 else 0xFFFFFFFF))
+    if ng:
+        x = x ^ x.dtype.type(sign)
+    return x
+
+
+def compile_valu(inst: Inst, pc: int) -> Callable[[Wave], int]:
+    """A function running ``inst`` on a wave and returning the next program counter."""
+    nxt = pc + inst.size
+    name = inst.name
+    if inst.fmt == "VOPD":
+        return _compile_vopd(inst, nxt)
+    if inst.fmt == "VOP3P":
+        return _compile_vop3p(inst, nxt)
+    ops = _Operands(inst)
+    codes = ops.codes()
+    if inst.fmt in ("VOPC",) or name.startswith("v_cmp"):
+        return _compile_cmp(inst, ops, codes, nxt)
+    if inst.fmt == "VOP3SD":
+        return _compile_carry(inst, ops, codes, nxt)
+    if name in ("v_cndmask_b32", "v_cndmask_b16"):
+        return _compile_cndmask(inst, ops, codes, nxt)
+    if name == "v_readfirstlane_b32":
+        src, sdst = codes[0], inst.f["vdst"]
+
+        def readfirstlane(w: Wave) -> int:
+            lane = (w.exec & -w.exec).bit_length() - 1 if w.exec else 0
+            w.swrite(sdst, int(w.vread(src, inst.literal)[lane]))
+            return nxt
+        return readfirstlane
+    if name not in PLAIN:
+        raise UnsupportedInstruction(f"{name} ({inst.fmt}) at {pc:#x} is not implemented")
+    dtype, stypes, fn = PLAIN[name]
+    if name in ("v_fmac_f32", "v_fmac_f16"):
+        codes = [*codes[:2], 256 + inst.f["vdst"]]
+        if inst.fmt == "VOP2" and name == "v_fmac_f16":
+            codes[2] = 256 + inst.f["vdst"]
+    readers = [ops.reader(i, c, t) for i, (c, t) in enumerate(zip(codes, stypes, strict=False))]
+    write = ops.writer(dtype, inst.f["vdst"])
+
+    def run(w: Wave) -> int:
+        with np.errstate(all="ignore"):
+            write(w, fn(*[r(w) for r in readers]))
+        return nxt
+    return run
+
+
+def _compile_cmp(inst: Inst, ops: _Operands, codes: list[int], nxt: int) -> Callable[[Wave], int]:
+    typ, fn = _compare(inst.name)
+    typ = {"f32": "f32", "f16": "f16", "f64": "f64", "i32": "i32", "u32": "u32"}[typ]
+    ra, rb = ops.reader(0, codes[0], typ), ops.reader(1, codes[1], typ)
+    cmpx = inst.name.startswith("v_cmpx")
+    sdst = inst.f["vdst"] if ops.vop3 else VCC_LO
+
+    def run(w: Wave) -> int:
+        with np.errstate(invalid="ignore"):
+            bits = bits_of(fn(ra(w), rb(w)) & w.exec_mask())
+        if cmpx:
+            w.exec = bits
+        else:
+            w.swrite(sdst, bits)
+        return nxt
+    return run
+
+
+def _compile_cndmask(inst: Inst, ops: _Operands, codes: list[int], nxt: int) -> Callable[[Wave], int]:
+    b16 = inst.name.endswith("b16")
+    typ, sign = ("u16", 0x8000) if b16 else ("u32", 0x80000000)
+    raw = _Operands(inst)
+    raw.abs = raw.neg = 0  # float modifiers of a select act on the sign bit only
+    ra, rb = raw.reader(0, codes[0], typ), raw.reader(1, codes[1], typ)
+    mods = [(bool(ops.abs >> i & 1), bool(ops.neg >> i & 1)) for i in (0, 1)]
+    mask_code = codes[2] if ops.vop3 else VCC_LO
+    write = ops.writer(typ, inst.f["vdst"])
+
+    def run(w: Wave) -> int:
+        a = _bitmods(ra(w), *mods[0], sign)
+        b = _bitmods(rb(w), *mods[1], sign)
+        write(w, np.where(mask_of(w.sread(mask_code, inst.literal)), b, a))
+        return nxt
+    return run
+
+
+def _compile_carry(inst: Inst, ops: _Operands, codes: list[int], nxt: int) -> Callable[[Wave], int]:
+    name, sdst, lit, vdst = inst.name, inst.f["sdst"], inst.literal, inst.f["vdst"]
+    if inst.f["clamp"] or inst.f["omod"] or inst.f["neg"]:
+        raise UnsupportedInstruction(f"{name}: clamp/omod/neg modifiers are not implemented")
+    c0, c1, c2 = codes
+
+    def run(w: Wave) -> int:
+        m = w.exec_mask()
+        a, b = w.vread(c0, lit).astype(np.int64), w.vread(c1, lit).astype(np.int64)
+        if name in ("v_mad_u64_u32", "v_mad_i64_i32"):
+            c = w.vread64(c2, lit, False)
+            if name == "v_mad_u64_u32":
+                res = a.astype(U64) * b.astype(U64) + c
+                carry = res < c
+            else:
+                p = a.astype(U32).view(I32).astype(np.int64) * b.astype(U32).view(I32).astype(np.int64)
+                ci = c.view(np.int64)
+                r = p + ci
+                carry = ((p ^ r) & (ci ^ r)) < 0
+                res = r.view(U64)
+            w.vwrite64(vdst, res)
+        else:
+            cin = np.zeros(LANES, np.int64)
+            if name.endswith("_ci_u32"):
+                cin = mask_of(w.sread(c2, lit)).astype(np.int64)
+            if name.startswith("v_add"):
+                full = a + b + cin
+                carry = full > 0xFFFFFFFF
+            else:
+                full = a - b - cin
+                carry = full < 0
+            w.vwrite(vdst, (full & 0xFFFFFFFF).astype(U32))
+        w.swrite(sdst, bits_of(carry & m))
+        return nxt
+    return run
+
+
+def _mix_source(w: Wave, code: int, lit: int | None, is_f16: bool, hi: bool, ab: bool, ng: bool) -> np.ndarray:
+    if is_f16:
+        x = w.vread16(code, lit, hi, True).view(F16).astype(F32)
+    else:
+        x = w.vread(code, lit).view(F32)
+    if ab:
+        x = np.abs(x)
+    return -x if ng else x
+
+
+def _compile_vop3p(inst: Inst, nxt: int) -> Callable[[Wave], int]:
+    f, lit, name = inst.f, inst.literal, inst.name
+    codes = [f["src0"], f["src1"], f["src2"]]
+    opsel, opsel_hi, neg, neg_hi, vdst = f["opsel"], f["opsel_hi"], f["neg"], f["neg_hi"], f["vdst"]
+    if f["clamp"]:
+        raise UnsupportedInstruction(f"{name}: clamp is not implemented")
+    if name == "v_pk_mul_f16":
+        def pk_mul(w: Wave) -> int:
+            halves = []
+            for sel, ng in ((opsel, neg), (opsel_hi, neg_hi)):
+                a = w.vread16(codes[0], lit, bool(sel & 1), True).view(F16)
+                b = w.vread16(codes[1], lit, bool(sel & 2), True).view(F16)
+                a = -a if ng & 1 else a
+                b = -b if ng & 2 else b
+                with np.errstate(all="ignore"):
+                    halves.append((a * b).view(np.uint16).astype(U32))
+            w.vwrite(vdst, halves[0] | (halves[1] << U32(16)))
+            return nxt
+        return pk_mul
+    out = {"v_fma_mix_f32": None, "v_fma_mixlo_f16": False, "v_fma_mixhi_f16": True}[name]
+
+    def fma_mix(w: Wave) -> int:
+        a, b, c = (_mix_source(w, codes[i], lit, bool(opsel_hi >> i & 1), bool(opsel >> i & 1),
+                               bool(neg_hi >> i & 1), bool(neg >> i & 1)) for i in range(3))
+        with np.errstate(all="ignore"):
+            if out is None:
+                w.vwrite(vdst, fma_narrow(a, b, c, F32).view(U32))
+            else:
+                w.vwrite16(vdst, fma_narrow(a, b, c, F16).view(np.uint16), out)
+        return nxt
+    return fma_mix
+
+
+def _vopd_half(h: Inst, lit: int | None) -> Callable[[Wave], tuple[int, np.ndarray]]:
+    name, s0, s1, dst = h.name, h.f["src0"], 256 + h.f["vsrc1"], h.f["vdst"]
+
+    def f32(w: Wave, code: int) -> np.ndarray:
+        return w.vread(code, lit).view(F32)
+
+    def run(w: Wave) -> tuple[int, np.ndarray]:
+        with np.errstate(all="ignore"):
+            if name == "v_mov_b32":
+                r = w.vread(s0, lit).copy()
+            elif name == "v_cndmask_b32":
+                r = np.where(mask_of(w.s[VCC_LO]), w.vread(s1, lit), w.vread(s0, lit))
+            elif name == "v_fmac_f32":
+                r = fma_narrow(f32(w, s0), f32(w, s1), w.v[dst].view(F32), F32).view(U32)
+            elif name == "v_fmaak_f32":
+                k = np.full(LANES, lit, U32).view(F32)
+                r = fma_narrow(f32(w, s0), f32(w, s1), k, F32).view(U32)
+            elif name == "v_fmamk_f32":
+                k = np.full(LANES, lit, U32).view(F32)
+                r = fma_narrow(f32(w, s0), k, f32(w, s1), F32).view(U32)
+            else:
+                _t, _s, fn = PLAIN[name]
+                if name.endswith("f32"):
+                    r = np.asarray(fn(f32(w, s0), f32(w, s1)), F32).view(U32)
+                else:
+                    r = np.asarray(fn(w.vread(s0, lit), w.vread(s1, lit)), U32)
+        return dst, r
+    return run
+
+
+def _compile_vopd(inst: Inst, nxt: int) -> Callable[[Wave], int]:
+    assert inst.y is not None
+    x, y = _vopd_half(inst, inst.literal), _vopd_half(inst.y, inst.literal)
+
+    def run(w: Wave) -> int:
+        dx, rx = x(w)
+        dy, ry = y(w)  # both halves read before either writes
+        w.vwrite(dx, rx)
+        w.vwrite(dy, ry)
+        return nxt
+    return run
+

@@ -1,0 +1,125 @@
+"""Vector memory: LDS (``ds_*``) and global (``global_*``) loads and stores, EXEC-masked.
+
+Inactive lanes compute no address and touch no memory. Global accesses go through the
+bounds-checked :class:`~.memory.Memory`; LDS accesses outside the workgroup's allocation raise
+:class:`~.memory.MemoryFault`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .decode import Inst
+from .memory import MemoryFault
+from .wave import Wave
+
+__all__ = ["compile_vmem"]
+
+U32 = np.uint32
+
+
+def _lds_access(w: Wave, addrs: np.ndarray, nbytes: int, name: str) -> np.ndarray:
+    if addrs.size and int(addrs.max()) + nbytes > w.lds.size:
+        raise MemoryFault(f"{name}: LDS access of {nbytes} bytes at {int(addrs.max()):#x} is outside "
+                          f"the workgroup's {w.lds.size} bytes of LDS")
+    return addrs.astype(np.int64)[:, None] + np.arange(nbytes, dtype=np.int64)
+
+
+def _regs_to_bytes(w: Wave, first: int, ndw: int, m: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(w.v[first:first + ndw, m].T).view(np.uint8)
+
+
+def _bytes_to_regs(w: Wave, first: int, data: np.ndarray, m: np.ndarray) -> None:
+    words = np.ascontiguousarray(data).view(U32)
+    for i in range(words.shape[1]):
+        w.v[first + i][m] = words[:, i]
+
+
+def compile_vmem(inst: Inst, pc: int) -> Callable[[Wave], int]:
+    """A function running the memory ``inst`` on a wave and returning the next pc."""
+    nxt = pc + inst.size
+    return (_ds if inst.fmt == "DS" else _global)(inst, nxt)
+
+
+def _ds(inst: Inst, nxt: int) -> Callable[[Wave], int]:
+    f, name = inst.f, inst.name
+    parts = name.split("_")
+    size = int(parts[-1][1:]) // 8  # b32 -> 4 bytes
+    two = "2addr" in name
+    if two:
+        stride = size * (64 if "stride64" in name else 1)
+        offsets = [f["offset0"] * stride, f["offset1"] * stride]
+    else:
+        offsets = [f["offset0"] | f["offset1"] << 8]
+    load = parts[1] == "load"
+    addr_reg, vdst, data = f["addr"], f["vdst"], [f["data0"], f["data1"]]
+
+    def run(w: Wave) -> int:
+        m = w.exec_mask()
+        if not m.any():
+            return nxt
+        base = w.v[addr_reg][m].astype(np.int64)
+        for i, off in enumerate(offsets):
+            idx = _lds_access(w, base + off, size, name)
+            ndw = size // 4
+            if load:
+                _bytes_to_regs(w, vdst + i * ndw, w.lds[idx], m)
+            else:
+                w.lds[idx] = _regs_to_bytes(w, data[i], ndw, m)
+        return nxt
+    return run
+
+
+def _global(inst: Inst, nxt: int) -> Callable[[Wave], int]:
+    f, name = inst.f, inst.name
+    kind = name.split("_", 2)[2]  # u8 i8 u16 b32 ... d16_b16 d16_hi_b16
+    size = int(kind.split("_")[-1][1:]) // 8
+    load = name.startswith("global_load")
+    saddr, vaddr, off, vdst, data = f["saddr"], f["addr"], f["offset"], f["vdst"], f["data"]
+    use_saddr = saddr not in (124, 125, 127)
+
+    offset = np.uint64(off % (1 << 64))  # uint64 arithmetic wraps: adds a negative offset
+
+    def address(w: Wave, m: np.ndarray) -> np.ndarray:
+        lo = w.v[vaddr][m].astype(np.uint64)
+        if use_saddr:  # SGPR base + 32-bit unsigned VGPR offset
+            return np.uint64(w.sread64(saddr, None)) + lo + offset
+        return lo + (w.v[vaddr + 1][m].astype(np.uint64) << np.uint64(32)) + offset
+
+    def run(w: Wave) -> int:
+        m = w.exec_mask()
+        if not m.any():
+            return nxt
+        addrs = address(w, m)
+        try:
+            if load:
+                raw = w.mem.gather(addrs, size)
+                if size >= 4:
+                    _bytes_to_regs(w, vdst, raw, m)
+                    return nxt
+                val = raw.view(np.uint8 if size == 1 else np.uint16)[:, 0]
+                if kind == "i8":
+                    val32 = val.view(np.int8).astype(np.int32).view(U32)
+                else:
+                    val32 = val.astype(U32)
+                old = w.v[vdst][m]
+                if kind == "d16_b16":
+                    val32 = (old & U32(0xFFFF0000)) | val32
+                elif kind == "d16_hi_b16":
+                    val32 = (old & U32(0xFFFF)) | (val32 << U32(16))
+                w.v[vdst][m] = val32
+            else:
+                if size >= 4:
+                    w.mem.scatter(addrs, _regs_to_bytes(w, data, size // 4, m))
+                else:
+                    word = w.v[data][m]
+                    if kind == "d16_hi_b16":
+                        word = word >> U32(16)
+                    b = np.ascontiguousarray(word.astype(np.uint16 if size == 2 else np.uint8))
+                    w.mem.scatter(addrs, b.view(np.uint8).reshape(-1, size))
+        except MemoryFault as e:
+            raise MemoryFault(f"{name}: {e}") from None
+        return nxt
+    return run
