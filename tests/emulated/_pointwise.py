@@ -88,6 +88,12 @@ class PointwiseApi(DeviceBase):
         require(len(bd.dims) == len(ad.dims) and all(b in (1, n) for b, n in zip(bd.dims, ad.dims, strict=True)),
                 f"OpTensor: B dims {bd.dims} do not broadcast to {ad.dims}")
         require(ad.dtype == bd.dtype == cd.dtype, "OpTensor: A, B and C must have the same data type")
+        for d, n in ((ad, "A"), (cd, "C")):
+            require(not _fwd_bias_misread(d, bd),
+                    f"OpTensor: {n} is a dense 4-D tensor with strides {d.strides} (not NCHW-packed) "
+                    f"and B spans only C: real MIOpen picks its OpTensorFwdBias kernel, which assumes "
+                    f"each channel's H*W elements are contiguous, and adds the bias to the wrong "
+                    f"elements (AMD's kernel on the emulated gfx1100, lane amdkernels)")
         alpha1 = read_scalar(a.alpha1, c_float, "alpha1")
         alpha2 = read_scalar(a.alpha2, c_float, "alpha2")
         beta = read_scalar(a.beta, c_float, "beta")
@@ -167,3 +173,15 @@ class PointwiseApi(DeviceBase):
             out = out + np.float32(alpha2) * self.read(self.set_tensor_desc(a.zDesc, "zDesc"), a.z, "z")
         out = out + self.read(self.set_tensor_desc(a.biasDesc, "biasDesc"), a.bias, "bias")
         self.store(y, a.y, activation_forward(3, out, 0.0, 0.0, 0.0), "y")
+
+
+def _fwd_bias_misread(d: TensorDesc, b: TensorDesc) -> bool:
+    """MIOpen's OpTensorFwdBias case with a tensor it misreads: 4-D, B broadcast over all but C,
+    the tensor dense (MIOpen's IsPacked) but not in NCHW order."""
+    if len(d.dims) != 4 or b.dims[1] == 1 or any(x != 1 for i, x in enumerate(b.dims) if i != 1):
+        return False
+    n, c, h, w = d.dims
+    span = 1 + sum((x - 1) * s for x, s in zip(d.dims, d.strides, strict=True))
+    nchw = (c * h * w, h * w, w, 1)
+    dense = span == n * c * h * w
+    return dense and any(x > 1 and s != e for x, s, e in zip(d.dims, d.strides, nchw, strict=True))

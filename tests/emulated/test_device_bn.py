@@ -266,6 +266,12 @@ def test_op_tensor_and_forward_bias(emulated_device: EmulatedDevice, client: Cli
     rng = np.random.default_rng(9)
     aa, ba = rng.standard_normal((2, 3, 4, 5)).astype(np.float32), rng.standard_normal((1, 3, 1, 1)).astype(np.float32)
     a, b, c = put(dev, client, aa, layout="NHWC"), put(dev, client, ba), scratch(dev, client, aa.shape, layout="NHWC")
+    # real MIOpen's OpTensorFwdBias kernel adds a (1,C,1,1) bias to the wrong elements of NHWC-strided
+    # tensors (lane amdkernels): the device refuses that form instead of computing what MIOpen does not
+    with pytest.raises(errors.MIOpenBadParmError):
+        lib.miopenOpTensor(h, 0, f32(1), a.desc, a.ptr, f32(2), b.desc, b.ptr, f32(0), c.desc, c.ptr)
+    assert "OpTensorFwdBias" in dev.errors[-1][2]
+    a, c = put(dev, client, aa), scratch(dev, client, aa.shape)
     lib.miopenOpTensor(h, 0, f32(1), a.desc, a.ptr, f32(2), b.desc, b.ptr, f32(0), c.desc, c.ptr)  # C never read
     np.testing.assert_allclose(fetch(dev, c), aa + 2 * ba, rtol=1e-6)
     lib.miopenConvolutionForwardBias(h, f32(1), b.desc, b.ptr, f32(0), c.desc, c.ptr)  # y += bias

@@ -93,6 +93,8 @@ class ConvBiasActRunner(Runner):
         conv_ws = self.op.prepare(handle, benchmarking, limit, solutions)
         cy = m.t["conv_y"]
         self.cy = self.op.descs["y"]
+        if self.bias is not None:
+            self.add_y, self.add_bias = _bias_add_descs(lib, res, self.cy, self.bias, m.layout)
         self.arena = Arena(conv_ws)
         nbytes = (1 + sum((d - 1) * s for d, s in zip(cy.dim, packed_strides(cy.dim, m.layout), strict=False)))
         self.arena.reserve("conv_y", nbytes * DataType(x.data_type).itemsize)
@@ -130,8 +132,26 @@ class ConvBiasActRunner(Runner):
         out: list[Call] = []
         if self.bias is not None:
             out.append(("miopenOpTensor", (ctx.handle, miopenTensorOp_t.miopenTensorOpAdd, ONE,
-                                           self.cy.raw, cy, ONE, self.bias.raw, p["bias"], ZERO,
-                                           self.cy.raw, cy)))
+                                           self.add_y.raw, cy, ONE, self.add_bias.raw, p["bias"],
+                                           ZERO, self.add_y.raw, cy)))
         out.append(("miopenActivationForward", (ctx.handle, self.act.raw, ONE, self.cy.raw, cy,
                                                 ZERO, self.y.raw, p["y"])))
         return out
+
+
+def _bias_add_descs(lib: MIOpenLibrary, res: Resources, y: TensorDesc, bias: TensorDesc,
+                    layout: str) -> tuple[TensorDesc, TensorDesc]:
+    """Descriptors of the unfused bias add (intermediate, bias), in memory order.
+
+    MIOpen's OpTensorFwdBias kernel (chosen for any 4-D packed tensor whose B spans only C)
+    assumes each channel's H*W elements are contiguous: given an NHWC-strided descriptor it adds
+    the bias to the wrong elements (seen with AMD's kernel on the emulated gfx1100, lane
+    amdkernels). For channels-last layouts the intermediate is therefore described as the
+    packed (N, spatial..., C) tensor it is in memory, and the bias as (1, ..., 1, C).
+    """
+    if not layout.endswith("C"):
+        return y, bias
+    dims = (y.dims[0], *y.dims[2:], y.dims[1])
+    bias_dims = (1,) * (len(dims) - 1) + (y.dims[1],)
+    return (res.add(TensorDesc(lib, y.dtype, dims, packed_strides(dims))),
+            res.add(TensorDesc(lib, bias.dtype, bias_dims, packed_strides(bias_dims))))
