@@ -47,7 +47,8 @@ VOPC = {1: "v_cmp_lt_f16", 2: "v_cmp_eq_f16", 17: "v_cmp_lt_f32", 18: "v_cmp_eq_
         20: "v_cmp_gt_f32", 27: "v_cmp_ngt_f32", 45: "v_cmp_neq_f64", 65: "v_cmp_lt_i32",
         66: "v_cmp_eq_i32", 67: "v_cmp_le_i32", 68: "v_cmp_gt_i32", 73: "v_cmp_lt_u32",
         74: "v_cmp_eq_u32", 75: "v_cmp_le_u32", 76: "v_cmp_gt_u32", 77: "v_cmp_ne_u32",
-        78: "v_cmp_ge_u32", 193: "v_cmpx_lt_i32", 196: "v_cmpx_gt_i32", 202: "v_cmpx_eq_u32",
+        78: "v_cmp_ge_u32", 81: "v_cmp_lt_i64", 84: "v_cmp_gt_i64", 89: "v_cmp_lt_u64",
+        90: "v_cmp_eq_u64", 92: "v_cmp_gt_u64", 93: "v_cmp_ne_u64", 193: "v_cmpx_lt_i32", 196: "v_cmpx_gt_i32", 202: "v_cmpx_eq_u32",
         204: "v_cmpx_gt_u32"}
 VOP3_ONLY = {522: "v_mad_i32_i24", 523: "v_mad_u32_u24", 528: "v_bfe_u32", 531: "v_fma_f32",
              532: "v_fma_f64", 544: "v_med3_i32", 582: "v_lshl_add_u32", 583: "v_add_lshl_u32",

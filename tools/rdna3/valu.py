@@ -135,8 +135,8 @@ def _compare(name: str) -> tuple[str, Callable[[np.ndarray, np.ndarray], np.ndar
     return parts[3], _CMP_FN[parts[2]]
 
 
-_WIDTH = {"u32": 32, "i32": 32, "f32": 32, "u16": 16, "f16": 16, "u64": 64, "f64": 64}
-_VIEW = {"i32": I32, "f32": F32, "f16": F16, "f64": F64}
+_WIDTH = {"u32": 32, "i32": 32, "f32": 32, "u16": 16, "f16": 16, "u64": 64, "i64": 64, "f64": 64}
+_VIEW = {"i32": I32, "f32": F32, "f16": F16, "f64": F64, "i64": np.int64}
 
 
 class _Operands:
@@ -279,7 +279,8 @@ def compile_valu(inst: Inst, pc: int) -> Callable[[Wave], int]:
 
 def _compile_cmp(inst: Inst, ops: _Operands, codes: list[int], nxt: int) -> Callable[[Wave], int]:
     typ, fn = _compare(inst.name)
-    typ = {"f32": "f32", "f16": "f16", "f64": "f64", "i32": "i32", "u32": "u32"}[typ]
+    typ = {"f32": "f32", "f16": "f16", "f64": "f64", "i32": "i32", "u32": "u32", "u64": "u64",
+           "i64": "i64"}[typ]
     ra, rb = ops.reader(0, codes[0], typ), ops.reader(1, codes[1], typ)
     cmpx = inst.name.startswith("v_cmpx")
     sdst = inst.f["vdst"] if ops.vop3 else VCC_LO
