@@ -131,3 +131,7 @@ def f16(x: float) -> int:
 
 def f64(x: float) -> int:
     return int(np.array(x, np.float64).view(np.uint64))
+
+
+def mubuf(name: str) -> bytes:
+    return _w(0b111000 << 26 | _op("MUBUF", name) << 18, 0)

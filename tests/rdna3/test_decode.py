@@ -42,7 +42,7 @@ def test_every_opcode_decodes_to_its_name() -> None:
               "VOP3SD": lambda n: asm.vop3sd(n, 0, 4, v(1), v(2), v(3)),
               "VOP3P": lambda n: asm.vop3p(n, 0, v(1), v(2), v(3)),
               "VOPD": lambda n: asm.vopd("v_mov_b32", n, 0, 1, v(1), 2, v(3), 4),
-              "DS": lambda n: asm.ds(n), "GLOBAL": lambda n: asm.glob(n)}
+              "DS": lambda n: asm.ds(n), "GLOBAL": lambda n: asm.glob(n), "MUBUF": asm.mubuf}
     count = 0
     for fmt, table in OPCODES.items():
         for name in table.values():
@@ -70,9 +70,12 @@ def test_unknown_opcode_names_itself_and_address() -> None:
 
 
 def test_unknown_encodings_are_refused() -> None:
-    mubuf = struct.pack("<II", 0xE0AC0000, 0)
-    with pytest.raises(UnsupportedInstruction, match="encoding 0xe0ac0000 at 0x10"):
-        decode(mubuf, 0x10)
+    load = struct.pack("<II", 0b111000 << 26 | 20 << 18, 0)  # buffer_load_b32: no buffer resources here
+    with pytest.raises(UnsupportedInstruction, match="MUBUF opcode 20 at 0x10"):
+        decode(load, 0x10)
+    mimg = struct.pack("<II", 0b111100 << 26, 0)
+    with pytest.raises(UnsupportedInstruction, match="encoding 0xf0000000 at 0x10"):
+        decode(mimg, 0x10)
     scratch = struct.pack("<II", 0b110111 << 26 | 1 << 16, 0)
     with pytest.raises(UnsupportedInstruction, match="segment 1"):
         decode(scratch)

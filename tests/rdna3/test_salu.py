@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from asm import run, smem, sop1, sop2, sopc, sopk, sopp, v, vop1
+from asm import mubuf, run, smem, sop1, sop2, sopc, sopk, sopp, v, vop1
 from rdna3 import EmulationError, Memory, Wave
 
 M = 0xFFFFFFFF
@@ -88,6 +88,8 @@ CASES = [
     ("s_cbranch_execnz", sopp("s_cbranch_execnz", 1) + sop1("s_mov_b32", 3, 129), {"exec": 0}, {"s3": 1}),
     ("backward branch loop", sop1("s_mov_b32", 3, 128) + sop2("s_add_u32", 3, 3, 129)
      + sopc("s_cmp_lt_u32", 3, 133) + sopp("s_cbranch_scc1", -3), {}, {"s3": 5}),
+    ("s_waitcnt_vscnt", sopk("s_waitcnt_vscnt", 124, 0), {"s3": 4}, {"s3": 4}),
+    ("cache invalidations", mubuf("buffer_gl0_inv") + mubuf("buffer_gl1_inv"), {"s3": 4}, {"s3": 4}),
     ("no-ops", sopp("s_nop") + sopp("s_clause") + sopp("s_delay_alu") + sopp("s_waitcnt")
      + sopp("s_waitcnt_depctr") + sopp("s_set_inst_prefetch_distance"), {"s3": 4}, {"s3": 4}),
 ]

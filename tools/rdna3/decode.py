@@ -28,7 +28,7 @@ SOPC = {0: "s_cmp_eq_i32", 1: "s_cmp_lg_i32", 2: "s_cmp_gt_i32", 3: "s_cmp_ge_i3
         5: "s_cmp_le_i32", 6: "s_cmp_eq_u32", 7: "s_cmp_lg_u32", 8: "s_cmp_gt_u32", 9: "s_cmp_ge_u32",
         10: "s_cmp_lt_u32", 11: "s_cmp_le_u32", 12: "s_bitcmp0_b32", 13: "s_bitcmp1_b32",
         16: "s_cmp_eq_u64", 17: "s_cmp_lg_u64"}
-SOPK = {0: "s_movk_i32", 15: "s_addk_i32", 16: "s_mulk_i32"}
+SOPK = {0: "s_movk_i32", 15: "s_addk_i32", 16: "s_mulk_i32", 24: "s_waitcnt_vscnt"}
 SOPP = {0: "s_nop", 4: "s_set_inst_prefetch_distance", 5: "s_clause", 7: "s_delay_alu",
         8: "s_waitcnt_depctr", 9: "s_waitcnt", 31: "s_code_end", 32: "s_branch", 33: "s_cbranch_scc0",
         34: "s_cbranch_scc1", 35: "s_cbranch_vccz", 36: "s_cbranch_vccnz", 37: "s_cbranch_execz",
@@ -37,7 +37,7 @@ SMEM = {0: "s_load_b32", 1: "s_load_b64", 2: "s_load_b128", 3: "s_load_b256", 4:
 VOP1 = {1: "v_mov_b32", 2: "v_readfirstlane_b32", 3: "v_cvt_i32_f64", 5: "v_cvt_f32_i32",
         6: "v_cvt_f32_u32", 7: "v_cvt_u32_f32", 8: "v_cvt_i32_f32", 10: "v_cvt_f16_f32",
         11: "v_cvt_f32_f16", 15: "v_cvt_f32_f64", 16: "v_cvt_f64_f32", 28: "v_mov_b16",
-        42: "v_rcp_f32", 43: "v_rcp_iflag_f32", 46: "v_rsq_f32", 51: "v_sqrt_f32"}
+        42: "v_rcp_f32", 43: "v_rcp_iflag_f32", 46: "v_rsq_f32", 49: "v_rsq_f64", 51: "v_sqrt_f32"}
 VOP2 = {1: "v_cndmask_b32", 3: "v_add_f32", 4: "v_sub_f32", 5: "v_subrev_f32", 8: "v_mul_f32",
         9: "v_mul_i32_i24", 11: "v_mul_u32_u24", 15: "v_min_f32", 16: "v_max_f32", 18: "v_max_i32",
         24: "v_lshlrev_b32", 25: "v_lshrrev_b32", 26: "v_ashrrev_i32", 27: "v_and_b32", 28: "v_or_b32",
@@ -49,7 +49,7 @@ VOPC = {1: "v_cmp_lt_f16", 2: "v_cmp_eq_f16", 17: "v_cmp_lt_f32", 18: "v_cmp_eq_
         74: "v_cmp_eq_u32", 75: "v_cmp_le_u32", 76: "v_cmp_gt_u32", 77: "v_cmp_ne_u32",
         78: "v_cmp_ge_u32", 81: "v_cmp_lt_i64", 84: "v_cmp_gt_i64", 89: "v_cmp_lt_u64",
         90: "v_cmp_eq_u64", 92: "v_cmp_gt_u64", 93: "v_cmp_ne_u64", 193: "v_cmpx_lt_i32", 196: "v_cmpx_gt_i32", 202: "v_cmpx_eq_u32",
-        204: "v_cmpx_gt_u32"}
+        126: "v_cmp_class_f32", 127: "v_cmp_class_f64", 204: "v_cmpx_gt_u32"}
 VOP3_ONLY = {522: "v_mad_i32_i24", 523: "v_mad_u32_u24", 528: "v_bfe_u32", 531: "v_fma_f32",
              532: "v_fma_f64", 544: "v_med3_i32", 582: "v_lshl_add_u32", 583: "v_add_lshl_u32",
              597: "v_add3_u32", 598: "v_lshl_or_b32", 599: "v_and_or_b32", 600: "v_or3_b32",
@@ -70,6 +70,8 @@ GLOBAL = {16: "global_load_u8", 17: "global_load_i8", 18: "global_load_u16", 20:
           26: "global_store_b32", 27: "global_store_b64", 29: "global_store_b128",
           32: "global_load_d16_b16", 35: "global_load_d16_hi_b16", 37: "global_store_d16_hi_b16"}
 
+MUBUF = {43: "buffer_gl0_inv", 44: "buffer_gl1_inv"}  # cache invalidations only: no buffer access
+
 # VOP3 (64-bit) opcode space: compares 0..255, VOP2 at 256+, VOP1 at 384+, then VOP3-only ops.
 VOP3 = {**VOPC, **{256 + k: v for k, v in VOP2.items()}, **{384 + k: v for k, v in VOP1.items()},
         **VOP3_ONLY}
@@ -77,7 +79,7 @@ VOP3 = {**VOPC, **{256 + k: v for k, v in VOP2.items()}, **{384 + k: v for k, v 
 OPCODES: dict[str, dict[int, str]] = {
     "SOP1": SOP1, "SOP2": SOP2, "SOPC": SOPC, "SOPK": SOPK, "SOPP": SOPP, "SMEM": SMEM,
     "VOP1": VOP1, "VOP2": VOP2, "VOPC": VOPC, "VOP3": VOP3, "VOP3SD": VOP3SD, "VOP3P": VOP3P,
-    "VOPD": VOPD, "DS": DS, "GLOBAL": GLOBAL}
+    "VOPD": VOPD, "DS": DS, "GLOBAL": GLOBAL, "MUBUF": MUBUF}
 
 LITERAL = 255
 
@@ -207,6 +209,8 @@ def _decode_wide(w0: int, w1: int, w2: int, raw: bytes, addr: int) -> Inst:
         return Inst("GLOBAL", _lookup(GLOBAL, "GLOBAL", _bits(w0, 24, 18), addr, raw), 8,
                     {"offset": off - 0x2000 if off & 0x1000 else off, "addr": w1 & 0xFF,
                      "data": _bits(w1, 15, 8), "saddr": _bits(w1, 22, 16), "vdst": _bits(w1, 31, 24)})
+    if enc == 0b111000:
+        return Inst("MUBUF", _lookup(MUBUF, "MUBUF", _bits(w0, 25, 18), addr, raw), 8, {})
     if enc == 0b111101:
         off = w1 & 0x1FFFFF
         return Inst("SMEM", _lookup(SMEM, "SMEM", _bits(w0, 25, 18), addr, raw), 8,

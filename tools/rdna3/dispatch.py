@@ -27,7 +27,7 @@ from .wave import LANES, Wave
 __all__ = ["EmulationError", "LaunchStats", "RawCode", "build_kernargs", "launch", "run_wave"]
 
 MAX_WAVE_INSTRUCTIONS = 20_000_000
-_SCALAR = {"SOP1", "SOP2", "SOPC", "SOPK", "SOPP", "SMEM"}
+_SCALAR = {"SOP1", "SOP2", "SOPC", "SOPK", "SOPP", "SMEM", "MUBUF"}
 _VMEM = {"DS", "GLOBAL"}
 
 

@@ -18,7 +18,7 @@ __all__ = ["compile_scalar"]
 M32 = 0xFFFFFFFF
 M64 = 0xFFFFFFFFFFFFFFFF
 NO_OPS = {"s_nop", "s_set_inst_prefetch_distance", "s_clause", "s_delay_alu", "s_waitcnt_depctr",
-          "s_waitcnt"}
+          "s_waitcnt", "buffer_gl0_inv", "buffer_gl1_inv"}
 
 
 def _i32(x: int) -> int:
@@ -76,10 +76,15 @@ def compile_scalar(inst: Inst, pc: int) -> Callable[[Wave], int]:
     fmt = inst.fmt
     if fmt == "SOPP":
         return _sopp(name, f["simm16"], nxt)
+    if fmt == "MUBUF":  # cache invalidations: nothing to do with one coherent memory
+        return lambda w: nxt
     if fmt == "SMEM":
         return _smem(inst, nxt)
     if fmt == "SOPK":
         sdst, imm = f["sdst"], f["simm16"]
+
+        if name == "s_waitcnt_vscnt":  # in-order emulator: stores are already done
+            return lambda w: nxt
 
         def sopk(w: Wave) -> int:
             d = _i32(w.sread(sdst, None))

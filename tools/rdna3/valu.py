@@ -81,6 +81,7 @@ PLAIN: dict[str, Op] = {
     "v_rcp_iflag_f32": ("f32", ("f32",), lambda a: _div(1.0, a)),
     "v_rsq_f32": ("f32", ("f32",), _rsq),
     "v_sqrt_f32": ("f32", ("f32",), _sqrt),
+    "v_rsq_f64": ("f64", ("f64",), lambda a: 1.0 / np.sqrt(a)),
     "v_add_f32": ("f32", ("f32", "f32"), lambda a, b: a + b),
     "v_sub_f32": ("f32", ("f32", "f32"), lambda a, b: a - b),
     "v_subrev_f32": ("f32", ("f32", "f32"), lambda a, b: b - a),
@@ -277,7 +278,35 @@ def compile_valu(inst: Inst, pc: int) -> Callable[[Wave], int]:
     return run
 
 
+def _float_class(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """v_cmp_class: is x in one of the classes whose bit is set in mask (bit 0 signalling NaN,
+    1 quiet NaN, 2 -inf, 3 -normal, 4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf)."""
+    info = np.finfo(x.dtype)
+    bits = x.view(np.uint64 if x.dtype == F64 else U32)
+    quiet_bit = (bits >> (51 if x.dtype == F64 else 22)) & 1
+    neg = np.signbit(x)
+    a = np.abs(x)
+    with np.errstate(invalid="ignore"):
+        classes = [np.isnan(x) & (quiet_bit == 0), np.isnan(x) & (quiet_bit == 1),
+                   np.isinf(x) & neg, neg & (a >= info.tiny) & np.isfinite(x), neg & (a < info.tiny) & (a > 0),
+                   neg & (a == 0), ~neg & (a == 0), ~neg & (a < info.tiny) & (a > 0),
+                   ~neg & (a >= info.tiny) & np.isfinite(x), np.isinf(x) & ~neg]
+    out = np.zeros(x.shape, bool)
+    for i, c in enumerate(classes):
+        out |= c & ((mask >> U32(i)) & U32(1)).astype(bool)
+    return out
+
+
 def _compile_cmp(inst: Inst, ops: _Operands, codes: list[int], nxt: int) -> Callable[[Wave], int]:
+    if inst.name.startswith("v_cmp_class"):
+        typ = inst.name[-3:]
+        rx, rm = ops.reader(0, codes[0], typ), ops.reader(1, codes[1], "u32")
+        sdst = inst.f["vdst"] if ops.vop3 else VCC_LO
+
+        def cmp_class(w: Wave) -> int:
+            w.swrite(sdst, bits_of(_float_class(rx(w), rm(w)) & w.exec_mask()))
+            return nxt
+        return cmp_class
     typ, fn = _compare(inst.name)
     typ = {"f32": "f32", "f16": "f16", "f64": "f64", "i32": "i32", "u32": "u32", "u64": "u64",
            "i64": "i64"}[typ]
