@@ -4,6 +4,10 @@
 Lanes:
 - ``main``: ``pytest tests --ignore=tests/live`` with this interpreter (unit, oracle, emulated
   device, conformance).
+- ``amdkernels``: ``pytest tests/amdkernels`` under the MIOpen 3.5.1 (7.2.4) sysroot's loader with
+  the stub gfx1100 ``libamdhip64`` of ``tools/rdna3/stubhip`` (compiled with gcc) first on the
+  library path: AMD's kernels, compiled by the real MIOpen, run on the ``tools/rdna3`` emulator.
+  Kernel caches (MIOpen user db, comgr) persist under ``<cache>/../rdna3/miopen-7.2.4``.
 - ``live-<version>``: ``pytest tests/live`` under the sysroot's dynamic loader
   (``<root>/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 --library-path <sysroot libs>:<libpython
   dir> <real python> ...``) with ``HIPDNN_MIOPEN_LIBRARY`` pointing at that sysroot's libMIOpen.
@@ -38,7 +42,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import miopen_sysroot  # noqa: E402  (sibling tool, not part of the package)
 
-REQUIRE_VARS = ("HIPDNN_REQUIRE_LIVE", "HIPDNN_REQUIRE_CONFORMANCE", "HIPDNN_REQUIRE_TORCH")
+REQUIRE_VARS = ("HIPDNN_REQUIRE_LIVE", "HIPDNN_REQUIRE_CONFORMANCE", "HIPDNN_REQUIRE_TORCH",
+                "HIPDNN_REQUIRE_AMDKERNELS")
+AMDKERNELS_VERSION = "7.2.4"  # MIOpen 3.5.1: compiles its HIP kernels in-process (hiprtc + comgr)
+# MIOpen settings of the amdkernels lane: no GEMM (rocBLAS is a stub), and no Winograd RxS
+# f2x3 (Debian's build lacks its assembly source, so a fusion plan choosing it fails with status 7).
+AMDKERNELS_ENV = {"MIOPEN_DEBUG_CONV_GEMM": "0", "MIOPEN_DEBUG_AMD_WINOGRAD_RXS_F2X3_G1": "0",
+                  "AMD_COMGR_CACHE": "1"}
 NO_TESTS = 5
 _SUMMARY = re.compile(r"^=+ .*\bin [\d.]+s\b.*=+$")
 
@@ -116,6 +126,23 @@ def live_command(sysroot: miopen_sysroot.Sysroot, pytest_args: Sequence[str]) ->
     return cmd, env
 
 
+def amdkernels_command(sysroot: miopen_sysroot.Sysroot, pytest_args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """Command and environment running ``pytest tests/amdkernels`` on the stub gfx1100."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from rdna3.stubgpu import build_stub
+
+    cache = miopen_sysroot.cache_dir().parent / "rdna3" / f"miopen-{sysroot.version}"
+    cache.mkdir(parents=True, exist_ok=True)
+    stub = build_stub(cache / "stub", sysroot.root / "hip-dev" / "usr" / "include")
+    cmd, env = live_command(sysroot, pytest_args)
+    cmd[2] = f"{stub}{os.pathsep}{cmd[2]}"  # --library-path: the stub before the real libamdhip64
+    cmd[cmd.index("tests/live")] = "tests/amdkernels"
+    env.update(AMDKERNELS_ENV)
+    env.update({"HIPDNN_AMDKERNELS_STUB": str(stub), "MIOPEN_USER_DB_PATH": str(cache),
+                "MIOPEN_CUSTOM_CACHE_DIR": str(cache), "AMD_COMGR_CACHE_DIR": str(cache / "comgr")})
+    return cmd, env
+
+
 def _sysroots(build: bool) -> tuple[dict[str, miopen_sysroot.Sysroot], str]:
     if build and sys.platform.startswith("linux"):
         try:
@@ -130,19 +157,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the lanes; return 0 only if every lane that ran passed (and none was required but skipped)."""
     ap = argparse.ArgumentParser(description="hipdnn-ctypes test runner (README's test command)")
     ap.add_argument("--build-sysroots", action="store_true", help="fetch/build the real MIOpen sysroots first")
-    ap.add_argument("--lane", choices=["all", "main", "live"], default="all")
+    ap.add_argument("--lane", choices=["all", "main", "live", "amdkernels"], default="all")
     ap.add_argument("--versions", nargs="*", default=list(miopen_sysroot.SYSROOTS))
     ap.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = ap.parse_args(argv)
     ci = _ci()
     need_build = args.build_sysroots or any(
-        os.environ.get(v, "").strip() == "1" for v in ("HIPDNN_REQUIRE_LIVE", "HIPDNN_REQUIRE_CONFORMANCE"))
+        os.environ.get(v, "").strip() == "1"
+        for v in ("HIPDNN_REQUIRE_LIVE", "HIPDNN_REQUIRE_CONFORMANCE", "HIPDNN_REQUIRE_AMDKERNELS"))
     results: list[LaneResult] = []
     sysroots, problem = _sysroots(need_build)
     if problem and need_build:
         results.append(LaneResult("sysroots", 1, "", problem))
     if args.lane in ("all", "main"):
-        cmd = [sys.executable, "-m", "pytest", "tests", "--ignore=tests/live", *args.pytest_args]
+        cmd = [sys.executable, "-m", "pytest", "tests", "--ignore=tests/live", "--ignore=tests/amdkernels",
+               *args.pytest_args]
         results.append(_run_lane("main", cmd, dict(os.environ)))
     if args.lane in ("all", "live"):
         live_required = os.environ.get("HIPDNN_REQUIRE_LIVE", "").strip() == "1"
@@ -158,6 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 continue
             cmd, env = live_command(sysroot, args.pytest_args)
             results.append(_run_lane(f"live-{version}", cmd, env))
+    if args.lane in ("all", "amdkernels"):
+        results.append(_amdkernels_lane(sysroots.get(AMDKERNELS_VERSION), problem, args.pytest_args))
     print("\n===== summary", flush=True)
     failed = False
     for r in results:
@@ -166,6 +197,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         state = "SKIPPED" if r.status is None else ("FAILED" if bad else "ok")
         print(f"{r.name:14} {state:8} {r.summary}  {r.note}".rstrip(), flush=True)
     return 1 if failed else 0
+
+
+def _amdkernels_lane(sysroot: miopen_sysroot.Sysroot | None, problem: str,
+                     pytest_args: Sequence[str]) -> LaneResult:
+    required = os.environ.get("HIPDNN_REQUIRE_AMDKERNELS", "").strip() == "1"
+    if not sys.platform.startswith("linux"):
+        return LaneResult("amdkernels", 1 if required else None, "", "the amdkernels lane needs Linux")
+    if sysroot is None:
+        why = problem or f"no sysroot for MIOpen {AMDKERNELS_VERSION} in {miopen_sysroot.cache_dir()}"
+        return LaneResult("amdkernels", 1 if required else None, "", why)
+    try:
+        cmd, env = amdkernels_command(sysroot, pytest_args)
+    except (OSError, subprocess.CalledProcessError) as exc:  # no C compiler, or the stub did not build
+        detail = getattr(exc, "stderr", "") or ""
+        return LaneResult("amdkernels", 1 if required else None, "",
+                          f"building the stub gfx1100 libamdhip64 failed: {exc} {detail}".strip())
+    return _run_lane("amdkernels", cmd, env)
 
 
 if __name__ == "__main__":

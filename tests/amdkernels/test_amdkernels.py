@@ -1,0 +1,108 @@
+"""AMD's own kernels compute every seed row: real MIOpen 3.5.1 picks and compiles its gfx1100
+kernels, tools/rdna3 runs them, PyTorch on the CPU is the reference (DESIGN.md tolerances).
+
+Each row x dtype x layout runs two shapes (the builders' odd-sized default, and a second one:
+stride 2 + groups 2 for convolutions, another seed for batchnorm). Outputs start as NaN so an
+element no kernel wrote fails. Where MIOpen has no kernel (bf16 conv + bias + activation: no
+fusion plan compiles, and MIOpen's standalone activation is fp32/fp16 only) the decline is
+asserted as the engine reports it. Results go to ``$HIPDNN_AMDKERNELS_REPORT`` (JSON lines) when
+set, for tools/amdkernels_report.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+from test_miopen_engine_graphs import DTYPES, Case, build
+
+from hipdnn import interop
+from hipdnn.engines import registry
+from hipdnn.engines.miopen import MiopenNotSupportedError, Row
+from hipdnn.handle import Handle
+from hipdnn.types import DataType
+
+pytest.importorskip("torch")
+
+LAYOUTS = ("NCHW", "NHWC")
+SHAPES = ("default", "second")
+CONV_ROWS = (Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD)
+
+
+def _engine() -> Any:
+    return next(e for e in registry().values() if getattr(e, "name", "") == "MIOPEN_ENGINE")
+
+
+def _case(row: Row, dtype: DataType, layout: str, shape: str) -> Case:
+    if shape == "default":
+        return build(row, dtype, layout)
+    if row in CONV_ROWS:
+        return build(row, dtype, layout, stride=2, groups=2)
+    return build(row, dtype, layout, seed=7)
+
+
+def _max_rel_err(case: Case, outs: dict[str, np.ndarray]) -> float:
+    worst = 0.0
+    for role, want in case.expected.items():
+        got = outs[role].astype(np.float64)
+        den = np.maximum(np.abs(want), 1.0)
+        worst = max(worst, float(np.max(np.abs(got - want) / den)))
+    return worst
+
+
+def _report(record: dict[str, Any]) -> None:
+    path = os.environ.get("HIPDNN_AMDKERNELS_REPORT")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", list(DTYPES), ids=list(DTYPES))
+@pytest.mark.parametrize("row", list(Row), ids=[r.name.lower() for r in Row])
+def test_amd_kernels_match_torch(launches: Any, row: Row, dtype: str, layout: str, shape: str) -> None:
+    case = _case(row, DTYPES[dtype], layout, shape)
+    engine, h = _engine(), Handle()
+    record: dict[str, Any] = {"row": row.value, "dtype": dtype, "layout": layout, "shape": shape,
+                              "kernels": [], "max_rel_err": None, "ok": False, "seconds": []}
+    launches.records.clear()
+    t0 = time.perf_counter()
+    try:
+        assert engine.check_support(case.graph, h) is None
+        knobs = {k.id: k.default for k in engine.get_knobs(case.graph, h)}
+        if DataType(case.dtype) == DataType.BFLOAT16 and row == Row.CONV_BIAS_ACT:
+            with pytest.raises(MiopenNotSupportedError, match="fp32/fp16 only") as info:
+                engine.build_plan(case.graph, knobs, h)
+            assert info.value.function == "miopenCompileFusionPlan"
+            record.update(ok=True, declined=str(info.value))
+            return
+        plan = engine.build_plan(case.graph, knobs, h)
+        outs = {role: np.full_like(a, np.nan) for role, a in case.empty_outputs().items()}
+        buffers = {t.uid: interop.resolve(a) for t, a in case.inputs.items()}
+        buffers.update({case.outputs[r].uid: interop.resolve(a) for r, a in outs.items()})
+        ws = np.zeros(max(plan.workspace_size, 1), np.uint8)
+        with plan:
+            plan.execute(buffers, interop.resolve(ws) if plan.workspace_size else None, h)
+        errors = [f"{r.kernel}: {r.error}" for r in launches.records if r.error]
+        assert not errors, errors
+        assert launches.records, "no kernel ran: nothing here was computed by AMD's code"
+        record["kernels"] = [r.kernel for r in launches.records]
+        record["seconds"] = [round(r.seconds, 4) for r in launches.records]
+        record["path"] = str(getattr(plan, "path", ""))
+        out = {role: a.astype(np.float32) for role, a in outs.items()}
+        record["max_rel_err"] = _max_rel_err(case, {k: np.nan_to_num(v, nan=np.inf) for k, v in out.items()})
+        atol, rtol = case.tol()
+        for role, want in case.expected.items():
+            assert not np.isnan(out[role]).any(), f"{role}: elements no kernel wrote (still NaN)"
+            np.testing.assert_allclose(out[role], want, atol=atol, rtol=rtol,
+                                       err_msg=f"{row.value} {dtype} {layout} {shape}: {role}")
+        record["ok"] = True
+    finally:
+        record["wall_seconds"] = round(time.perf_counter() - t0, 3)
+        _report(record)
+        h.close()
