@@ -1,8 +1,9 @@
 """AMD's own kernels compute every seed row: real MIOpen 3.5.1 picks and compiles its gfx1100
 kernels, tools/rdna3 runs them, PyTorch on the CPU is the reference (DESIGN.md tolerances).
 
-Each row x dtype x layout runs two shapes (the builders' odd-sized default, and a second one:
-stride 2 + groups 2 for convolutions, another seed for batchnorm). Outputs start as NaN so an
+Each row x dtype x NCHW/NHWC runs two shapes (the builders' odd-sized default, and a second one:
+stride 2 + groups 2 for convolutions, another seed for batchnorm); the 3-D layouts (NCDHW, NDHWC)
+run in FP32 with the default shape. Outputs start as NaN so an
 element no kernel wrote fails. Where MIOpen has no kernel (bf16 conv + bias + activation: no
 fusion plan compiles, and MIOpen's standalone activation is fp32/fp16 only) the decline is
 asserted as the engine reports it. Results go to ``$HIPDNN_AMDKERNELS_REPORT`` (JSON lines) when
@@ -31,6 +32,8 @@ pytest.importorskip("torch")
 LAYOUTS = ("NCHW", "NHWC")
 SHAPES = ("default", "second")
 CONV_ROWS = (Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD)
+CASES = [(row, dtype, layout, shape) for row in Row for dtype in DTYPES for layout in LAYOUTS for shape in SHAPES]
+CASES += [(row, "fp32", layout, "default") for row in Row for layout in ("NCDHW", "NDHWC")]
 
 
 def _engine() -> Any:
@@ -61,10 +64,8 @@ def _report(record: dict[str, Any]) -> None:
             f.write(json.dumps(record) + "\n")
 
 
-@pytest.mark.parametrize("shape", SHAPES)
-@pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("dtype", list(DTYPES), ids=list(DTYPES))
-@pytest.mark.parametrize("row", list(Row), ids=[r.name.lower() for r in Row])
+@pytest.mark.parametrize("row,dtype,layout,shape", CASES,
+                         ids=[f"{r.name.lower()}-{d}-{lay}-{s}" for r, d, lay, s in CASES])
 def test_amd_kernels_match_torch(launches: Any, row: Row, dtype: str, layout: str, shape: str) -> None:
     case = _case(row, DTYPES[dtype], layout, shape)
     engine, h = _engine(), Handle()
