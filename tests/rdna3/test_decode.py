@@ -94,3 +94,14 @@ def test_code_object_refuses_non_amdgpu_images() -> None:
     x86[18:20] = struct.pack("<H", 62)
     with pytest.raises(CodeObjectError, match="machine 0x3e is not AMDGPU"):
         CodeObject(bytes(x86))
+
+
+def test_inventory_finds_amdgpu_images_inside_cache_blobs() -> None:
+    from rdna3.inventory import Inventory, images
+    elf = bytearray(0x40)
+    elf[:6] = b"\x7fELF\x02\x01"
+    elf[18:20] = struct.pack("<H", 0xE0)
+    elf[0x28:0x30] = struct.pack("<Q", 0x40)  # no sections: the image ends at the header
+    x86 = bytes(elf[:18]) + struct.pack("<H", 62) + bytes(elf[20:])
+    assert images(b"size-prefix" + bytes(elf) + b"tail" + x86) == [bytes(elf)]
+    assert Inventory().instructions == 0
