@@ -18,8 +18,8 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     __package__ = "rdna3"
 
-from rdna3.codeobject import EM_AMDGPU, CodeObject, CodeObjectError  # noqa: E402
-from rdna3.decode import UnsupportedInstruction, decode  # noqa: E402
+from rdna3.codeobject import EM_AMDGPU, CodeObject, CodeObjectError
+from rdna3.decode import UnsupportedInstruction, decode
 
 __all__ = ["Inventory", "images", "inventory"]
 
