@@ -63,6 +63,8 @@ def merge(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if r["max_rel_err"] is not None:
             m["max_rel_err"] = max(m["max_rel_err"] or 0.0, r["max_rel_err"])
         m["ok"] = m["ok"] and bool(r["ok"])
+        if r.get("path"):
+            m["path"] = r["path"]  # the plan's MIOpen path (immediate, unfused, v2, bn_activation...)
         if r.get("declined"):
             m["declined"] = r["declined"]
     out = list(merged.values())
@@ -73,13 +75,13 @@ def merge(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def table(rows: list[dict[str, Any]]) -> str:
     """Markdown table of merged records."""
-    lines = ["| row | dtype | layout | kernels (AMD's, emulated gfx1100) | max rel. err | s per kernel | ok |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| row | dtype | layout | plan path | kernels (AMD's, emulated gfx1100) | max rel. err | s per kernel | ok |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         kernels = "<br>".join(r["kernels"]) if r["kernels"] else "declined: no MIOpen kernel (real decline)"
         err = "-" if r["max_rel_err"] is None else f"{r['max_rel_err']:.1e}"
         secs = " / ".join(f"{s:.2f}" for s in r["seconds"]) or "-"
-        lines.append(f"| {r['row']} | {r['dtype']} | {r['layout']} | {kernels} | {err} | {secs} | "
+        lines.append(f"| {r['row']} | {r['dtype']} | {r['layout']} | {r.get('path', '-')} | {kernels} | {err} | {secs} | "
                      f"{'yes' if r['ok'] else 'NO'} |")
     return "\n".join(lines)
 

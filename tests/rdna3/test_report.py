@@ -6,7 +6,7 @@ import amdkernels_report as report
 
 RECORDS = [
     {"row": "convolution fprop", "dtype": "fp32", "layout": "NHWC", "shape": "default",
-     "kernels": ["naive_fwd"], "max_rel_err": 1e-7, "ok": True, "seconds": [0.2]},
+     "kernels": ["naive_fwd"], "max_rel_err": 1e-7, "ok": True, "seconds": [0.2], "path": "immediate"},
     {"row": "convolution fprop", "dtype": "fp32", "layout": "NHWC", "shape": "second",
      "kernels": ["naive_fwd"], "max_rel_err": 3e-7, "ok": False, "seconds": [0.5]},
     {"row": "conv + act", "dtype": "bf16", "layout": "NCHW", "shape": "default", "kernels": [],
@@ -27,5 +27,5 @@ def test_merge_keeps_worst_error_and_any_failure() -> None:
 
 def test_table_marks_failures_and_declines() -> None:
     text = report.table(report.merge(RECORDS))
-    assert "| convolution fprop | fp32 | NHWC | naive_fwd | 3.0e-07 | 0.50 | NO |" in text
+    assert "| convolution fprop | fp32 | NHWC | immediate | naive_fwd | 3.0e-07 | 0.50 | NO |" in text
     assert "declined: no MIOpen kernel (real decline)" in text
