@@ -59,6 +59,7 @@ from hipdnn.errors import (
 from hipdnn.graph import Graph
 from hipdnn.graph_exec import BoundExecution
 from hipdnn.handle import Handle, default_handle
+from hipdnn.logs import FallbackWarning, configure_from_env
 from hipdnn.plan_cache import clear_plan_cache, plan_cache
 from hipdnn.tensor import Tensor
 from hipdnn.types import (
@@ -73,6 +74,8 @@ from hipdnn.types import (
 
 __version__ = "0.1.0"
 
+configure_from_env()
+
 __all__ = [
     "BENCHMARKING_KNOB",
     "WORKSPACE_SIZE_LIMIT_KNOB",
@@ -84,6 +87,7 @@ __all__ = [
     "EngineError",
     "ExecutionError",
     "ExecutionPlan",
+    "FallbackWarning",
     "Graph",
     "GraphNotSupportedError",
     "GraphStateError",

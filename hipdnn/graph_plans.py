@@ -9,6 +9,7 @@ engine's reason. Built plans are shared through :mod:`hipdnn.plan_cache`.
 from __future__ import annotations
 
 import pickle
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from hipdnn.errors import (
     PlanClosedError,
 )
 from hipdnn.graph_exec import GraphExec
+from hipdnn.logs import logger, warn_fallback
 from hipdnn.plan_cache import plan_cache
 from hipdnn.types import BuildPlanPolicy, HeurMode, to_enum, to_int
 from hipdnn.validation import (
@@ -170,13 +172,44 @@ class GraphPlans(GraphExec):
         if not self._candidates:
             raise self._not_supported()
 
-    def check_support(self) -> None:
-        """Raise GraphNotSupportedError unless at least one candidate engine remains."""
+    def check_support(self) -> dict[str, str | None]:
+        """Raise GraphNotSupportedError unless at least one candidate engine remains.
+
+        Returns :meth:`engine_reasons` (cudnn-frontend returns nothing: code ignoring the
+        result works the same).
+        """
         self._check_open()
         if self._candidates is None:
             self.create_execution_plans()
         if not self._candidates:
             raise self._not_supported()
+        return self.engine_reasons()
+
+    def engine_reasons(self) -> dict[str, str | None]:
+        """Every registered engine, preferred first: None when it can run this graph (and was
+        not deselected or refused while building), else the full reason it was not used."""
+        self._check_open()
+        if self._candidates is None and not self._reasons:
+            self._applicable()
+        return {e.name: self._reasons.get(e.name) for e in registry().values()}
+
+    def _log_choice(self) -> None:
+        """INFO: the chosen plan and why each higher-ranked engine was not used; the warning
+        when MIOPEN_ENGINE was passed over on a machine that has a GPU or the library."""
+        chosen = self._plans[0]
+        above = []
+        for engine in registry().values():
+            if engine is chosen.engine:
+                break
+            above.append((engine.name, self._reasons.get(engine.name, "not tried")))
+        if logger.isEnabledFor(20):
+            lines = [f"graph {self.name!r}: built plan {chosen.name} on {chosen.engine.name}"]
+            lines += [f"  {name} not used: {why}" for name, why in above]
+            logger.info("\n".join(lines))
+            logger.debug("graph %r: plan %r runs %s", self.name, chosen.name, chosen.describe())
+        miopen = dict(above).get("MIOPEN_ENGINE")
+        if miopen is not None and not self._ext_configs and not miopen.startswith("deselected"):
+            warn_fallback(chosen.engine.name, miopen)
 
     def deselect_engines(self, names: Sequence[str | int] | str | int) -> None:
         """Drop candidate engines by name or id (cudnn-frontend ``deselect_engines``).
@@ -251,6 +284,7 @@ class GraphPlans(GraphExec):
                 break
         if not self._plans:
             raise self._not_supported("has no engine that could build a plan")
+        self._log_choice()
         self._prepare_exec()
 
     def build(self, modes: Sequence[HeurMode] | HeurMode | None = None,
@@ -263,10 +297,19 @@ class GraphPlans(GraphExec):
         """
         check_heur_modes(modes)
         to_enum(BuildPlanPolicy, policy, "build plan policy")
+        debug = logger.isEnabledFor(10)
+        t0 = time.perf_counter()
         self.build_operation_graph()
+        t1 = time.perf_counter()
         self.create_execution_plans(modes)
         self.check_support()
+        t2 = time.perf_counter()
         self.build_plans(policy)
+        if debug:
+            t3 = time.perf_counter()
+            logger.debug("graph %r build stages: operation graph %.3f ms, engine support "
+                         "%.3f ms, build plans %.3f ms", self.name, (t1 - t0) * 1e3,
+                         (t2 - t1) * 1e3, (t3 - t2) * 1e3)
         return self  # type: ignore[return-value]
 
     # -- engine and knob API -----------------------------------------------------------------

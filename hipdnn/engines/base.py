@@ -152,10 +152,14 @@ class ExecutionPlan(ABC):
                  tb: TracebackType | None) -> None:
         self.close()
 
+    def describe(self) -> str:
+        """What the plan runs, in words (engines override it with their calls)."""
+        return f"{self.engine.name} ({type(self).__name__})"
+
     def __repr__(self) -> str:
         state = " closed" if self._closed else ""
         return (f"<ExecutionPlan {self.name!r} engine={self.engine.name} knobs={self.knobs} "
-                f"workspace={self.workspace_size}{state}>")
+                f"workspace={self.workspace_size} runs={self.describe()!r}{state}>")
 
 
 def _guard_execute(fn: Callable[..., None]) -> Callable[..., None]:

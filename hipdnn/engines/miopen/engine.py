@@ -102,6 +102,12 @@ def _discovery_state() -> tuple[Any, ...]:
                                                              "HIPDNN_HIP_LIBRARY")))
 
 
+MIOPEN_HINT = ("Fix: install ROCm (or TheRock's rocm-sdk wheels), set ROCM_PATH, or point "
+               "HIPDNN_MIOPEN_LIBRARY at libMIOpen.so.1 / MIOpen.dll")
+HIP_HINT = ("Fix: install the ROCm HIP runtime, set ROCM_PATH, or point HIPDNN_HIP_LIBRARY at "
+            "libamdhip64.so / amdhip64_N.dll")
+
+
 def _short(exc: BaseException) -> str:
     # only the places that had a file or name to open (the full list is in the exception)
     attempts = [place for place, _ in getattr(exc, "attempts", None) or () if ": " in place]
@@ -168,12 +174,12 @@ class MiopenEngine(Engine):
         try:
             lib = self._miopen_loader()
         except Exception as exc:
-            self._failed = (key, f"MIOpen library not found: {_short(exc)}")
+            self._failed = (key, f"MIOpen library not found: {_short(exc)}. {MIOPEN_HINT}")
             raise Unavailable(self._failed[1]) from exc
         try:
             hip = self._hip_loader()
         except Exception as exc:
-            self._failed = (key, f"HIP runtime not found: {_short(exc)}")
+            self._failed = (key, f"HIP runtime not found: {_short(exc)}. {HIP_HINT}")
             raise Unavailable(self._failed[1]) from exc
         return lib, hip
 

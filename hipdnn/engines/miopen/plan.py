@@ -112,6 +112,11 @@ class MiopenPlan(ExecutionPlan):
         self._baked = {role: float(t.value) for role, t in scalars if t.value is not None}
         self._scalars = [(role, t) for role, t in scalars if t.value is None]
 
+    def describe(self) -> str:
+        """The seed row, its nodes and the MIOpen path (fused plan, immediate mode, ...)."""
+        return (f"{self.operation} on MIOpen path {self.path.value!r} "
+                f"({type(self.runner).__name__})")
+
     @property
     def live_objects(self) -> int:
         """How many owned MIOpen objects are still alive (0 after close)."""

@@ -241,6 +241,11 @@ class ReferencePlan(ExecutionPlan):
         self.graph = graph
         self._steps = [(node, _HANDLERS[type(node)]) for node in graph.nodes]
 
+    def describe(self) -> str:
+        """The nodes run one after another in numpy on the CPU (no fusion)."""
+        names = ", ".join(f"{node.name} ({type(node).__name__})" for node, _ in self._steps)
+        return f"numpy on the CPU, unfused, node by node: {names}"
+
     def _execute(self, buffers: Mapping[int, Any], workspace: Any, handle: Handle | None) -> None:
         """Run every node; write every non-virtual output only after all succeeded."""
         run = _Run(self.graph, buffers)
