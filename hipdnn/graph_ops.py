@@ -285,3 +285,70 @@ class GraphOps:
         """input * scale (MUL)."""
         return self.pointwise(PointwiseMode.MUL, input, scale,
                               compute_data_type=compute_data_type, name=name)
+
+    def leaky_relu(self, input: Tensor, negative_slope: float, *,
+                   compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """Leaky ReLU (cudnn-frontend's ``leaky_relu``): RELU_FWD with ``negative_slope``."""
+        return self.relu(input, negative_slope, compute_data_type=compute_data_type, name=name)
+
+    def leaky_relu_backward(self, loss: Tensor, input: Tensor, negative_slope: float, *,
+                            compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """Leaky dReLU (cudnn-frontend's ``leaky_relu_backward``): RELU_BWD with the slope."""
+        return self.relu_backward(loss, input, negative_slope,
+                                  compute_data_type=compute_data_type, name=name)
+
+    def identity(self, input: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+                 name: str = "") -> Tensor:
+        """A copy of ``input`` (IDENTITY), converted to the output's data type."""
+        return self.pointwise(PointwiseMode.IDENTITY, input,
+                              compute_data_type=compute_data_type, name=name)
+
+    def _binary(self, mode: PointwiseMode, a: Tensor, b: Tensor, compute_data_type: Any,
+                name: str) -> Tensor:
+        return self.pointwise(mode, a, b, compute_data_type=compute_data_type, name=name)
+
+    def cmp_gt(self, input: Tensor, comparison: Tensor, *,
+               compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """1 where ``input > comparison`` else 0 (CMP_GT; CPU_REFERENCE_ENGINE only)."""
+        return self._binary(PointwiseMode.CMP_GT, input, comparison, compute_data_type, name)
+
+    def cmp_ge(self, input: Tensor, comparison: Tensor, *,
+               compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """1 where ``input >= comparison`` else 0 (CMP_GE)."""
+        return self._binary(PointwiseMode.CMP_GE, input, comparison, compute_data_type, name)
+
+    def cmp_lt(self, input: Tensor, comparison: Tensor, *,
+               compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """1 where ``input < comparison`` else 0 (CMP_LT)."""
+        return self._binary(PointwiseMode.CMP_LT, input, comparison, compute_data_type, name)
+
+    def cmp_le(self, input: Tensor, comparison: Tensor, *,
+               compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """1 where ``input <= comparison`` else 0 (CMP_LE)."""
+        return self._binary(PointwiseMode.CMP_LE, input, comparison, compute_data_type, name)
+
+    def cmp_eq(self, input: Tensor, comparison: Tensor, *,
+               compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """1 where ``input == comparison`` else 0 (CMP_EQ)."""
+        return self._binary(PointwiseMode.CMP_EQ, input, comparison, compute_data_type, name)
+
+    def cmp_neq(self, input: Tensor, comparison: Tensor, *,
+                compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """1 where ``input != comparison`` else 0 (CMP_NEQ)."""
+        return self._binary(PointwiseMode.CMP_NEQ, input, comparison, compute_data_type, name)
+
+    def logical_and(self, a: Tensor, b: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+                    name: str = "") -> Tensor:
+        """1 where both inputs are non-zero else 0 (LOGICAL_AND)."""
+        return self._binary(PointwiseMode.LOGICAL_AND, a, b, compute_data_type, name)
+
+    def logical_or(self, a: Tensor, b: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+                   name: str = "") -> Tensor:
+        """1 where either input is non-zero else 0 (LOGICAL_OR)."""
+        return self._binary(PointwiseMode.LOGICAL_OR, a, b, compute_data_type, name)
+
+    def logical_not(self, input: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+                    name: str = "") -> Tensor:
+        """1 where ``input`` is zero else 0 (LOGICAL_NOT)."""
+        return self.pointwise(PointwiseMode.LOGICAL_NOT, input,
+                              compute_data_type=compute_data_type, name=name)

@@ -16,6 +16,16 @@ _F32 = np.float32
 M = PointwiseMode
 
 
+def _bool(a: np.ndarray) -> np.ndarray:
+    return a.astype(_F32)
+
+
+def _select(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """BINARY_SELECT: IN_0 where the mask (IN_2) is non-zero, else IN_1."""
+    out: np.ndarray = np.where(mask != 0, a, b)
+    return out
+
+
 def _sigmoid(a: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-a))
 
@@ -49,6 +59,17 @@ POINTWISE_OPS: dict[PointwiseMode, Callable[..., np.ndarray]] = {
     M.SIGMOID_FWD: lambda n, a: _sigmoid(a),
     M.TANH_BWD: lambda n, dy, x: dy * (1.0 - np.tanh(x) ** 2),
     M.SIGMOID_BWD: lambda n, dy, x: dy * _sigmoid(x) * (1.0 - _sigmoid(x)),
+    # comparisons and logical ops give 1.0 / 0.0 (cast to the output's data type)
+    M.CMP_GT: lambda n, a, b: _bool(a > b),
+    M.CMP_GE: lambda n, a, b: _bool(a >= b),
+    M.CMP_LT: lambda n, a, b: _bool(a < b),
+    M.CMP_LE: lambda n, a, b: _bool(a <= b),
+    M.CMP_EQ: lambda n, a, b: _bool(a == b),
+    M.CMP_NEQ: lambda n, a, b: _bool(a != b),
+    M.LOGICAL_AND: lambda n, a, b: _bool((a != 0) & (b != 0)),
+    M.LOGICAL_OR: lambda n, a, b: _bool((a != 0) | (b != 0)),
+    M.LOGICAL_NOT: lambda n, a: _bool(a == 0),
+    M.BINARY_SELECT: lambda n, a, b, mask: _select(a, b, mask),
 }
 
 
