@@ -9,6 +9,8 @@ non-zero if any check fails.
 
     python -m hipdnn demo [--engine auto|MIOPEN_ENGINE|CPU_REFERENCE_ENGINE]
     python -m hipdnn engines        # list the registered engines
+    python -m hipdnn info [--json]  # versions, MIOpen/HIP/devices, engines, environment
+    python -m hipdnn --version
 """
 
 from __future__ import annotations
@@ -242,10 +244,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = ["auto", *(e.name for e in registry().values())]
     demo.add_argument("--engine", choices=names, default="auto",
                       help="engine to run on (default: the graph's heuristic choice)")
+    ap.add_argument("--version", action="version", version=f"hipdnn {hipdnn.__version__}")
     sub.add_parser("engines", help="list the registered engines")
+    info = sub.add_parser("info", help="versions, MIOpen and HIP (or every place tried), "
+                                       "devices, engines and why they can or cannot run")
+    info.add_argument("--json", action="store_true", help="print the report as JSON")
     args = ap.parse_args(sys.argv[1:] if argv is None else list(argv))
     if args.command == "engines":
         return list_engines()
+    if args.command == "info":
+        from hipdnn import diagnostics
+
+        report = diagnostics.collect()
+        if args.json:
+            import json
+
+            print(json.dumps(report, indent=2, default=str))
+        else:
+            print(diagnostics.format_report(report))
+        return 0
     return run_demo(getattr(args, "engine", "auto"))
 
 

@@ -1,0 +1,167 @@
+"""``python -m hipdnn info``: what this machine offers hipdnn, and why an engine cannot run.
+
+:func:`collect` gathers a plain dict (``--json`` prints it as is); :func:`format_report` turns it
+into text. Nothing here raises on a machine without ROCm: every probe records what it tried and
+the fix hint instead.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ENV_VARS", "collect", "format_report"]
+
+#: Environment variables hipdnn, its MIOpen discovery or MIOpen itself read.
+ENV_VARS = (
+    "HIPDNN_LOG_INFO", "HIPDNN_LOG_FILE", "HIPDNN_MIOPEN_LIBRARY",
+    "HIPDNN_HIP_LIBRARY", "ROCM_PATH", "HIP_PATH", "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION", "MIOPEN_USER_DB_PATH",
+    "MIOPEN_CUSTOM_CACHE_DIR", "MIOPEN_FIND_MODE", "MIOPEN_LOG_LEVEL", "MIOPEN_ENABLE_LOGGING",
+    "MIOPEN_DISABLE_CACHE",
+)
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _miopen() -> dict[str, Any]:
+    from miopen_ctypes import loader
+    from miopen_ctypes.errors import LibraryNotFoundError
+
+    try:
+        lib = loader.load()
+    except LibraryNotFoundError as exc:
+        return {"found": False, "tried": [f"{place}: {why}" for place, why in exc.attempts],
+                "hint": str(exc).splitlines()[-1]}
+    except Exception as exc:  # a library that loads but cannot be bound
+        return {"found": False, "tried": [f"{type(exc).__name__}: {exc}"],
+                "hint": "point HIPDNN_MIOPEN_LIBRARY at a working libMIOpen.so.1"}
+    caps = lib.capabilities
+    return {"found": True, "path": lib.path, "version": caps.version_string,
+            "capabilities": {"bn_activation (3.5)": caps.bn_activation,
+                             "execute_fusion_plan_v2 (3.5)": caps.execute_fusion_plan_v2,
+                             "tuning_policy": caps.tuning_policy},
+            "missing_symbols": sorted(caps.missing)}
+
+
+def _hip() -> dict[str, Any]:
+    from miopen_ctypes.errors import LibraryNotFoundError
+    from miopen_ctypes.hip import load_hip
+
+    try:
+        hip = load_hip()
+    except LibraryNotFoundError as exc:
+        return {"found": False, "tried": [f"{place}: {why}" for place, why in exc.attempts],
+                "hint": str(exc).splitlines()[-1]}
+    except Exception as exc:
+        return {"found": False, "tried": [f"{type(exc).__name__}: {exc}"],
+                "hint": "point HIPDNN_HIP_LIBRARY at a working libamdhip64.so"}
+    out: dict[str, Any] = {"found": True, "path": hip.path,
+                           "runtime_version": ".".join(map(str, hip.version)), "devices": []}
+    try:
+        count = ctypes.c_int(0)
+        hip.hipGetDeviceCount(ctypes.byref(count))
+        for d in range(count.value):
+            props = hip.device_properties(d)
+            out["devices"].append({"index": d, "name": props.name.decode("utf-8", "replace"),
+                                   "gcnArchName": hip.gcn_arch_name(d)})
+    except Exception as exc:
+        out["device_error"] = (f"{exc}. Fix: check that the amdgpu driver is loaded (/dev/kfd) "
+                               f"and that you are in the 'video' and 'render' groups")
+    return out
+
+
+def _engines() -> list[dict[str, Any]]:
+    import numpy as np
+
+    from hipdnn.engines.engine_registry import load_errors, registry
+    from hipdnn.graph import Graph
+    from hipdnn.types import DataType
+
+    f32 = DataType.FLOAT
+    g = Graph(name="info_probe", io_data_type=f32, compute_data_type=f32)
+    x = g.tensor_like(np.zeros((1, 4, 8, 8), np.float32))
+    w = g.tensor_like(np.zeros((4, 4, 3, 3), np.float32))
+    g.conv_fprop(x, w, padding=[1, 1]).set_output(True)
+    rows = []
+    for engine in registry().values():
+        try:
+            reason = engine.check_support(g.validate(), g.handle)
+        except Exception as exc:
+            reason = f"{type(exc).__name__}: {exc}"
+        rows.append({"name": engine.name, "id": engine.engine_id, "rank": engine.rank,
+                     "can_run": reason is None, "reason": reason})
+    for mod, err in load_errors.items():
+        rows.append({"name": mod, "id": None, "rank": None, "can_run": False,
+                     "reason": f"could not be imported: {err}"})
+    return rows
+
+
+def _db_paths() -> dict[str, str]:
+    home = Path.home()
+    return {"user_db (MIOPEN_USER_DB_PATH)": os.environ.get(
+                "MIOPEN_USER_DB_PATH", str(home / ".config" / "miopen")),
+            "kernel cache (MIOPEN_CUSTOM_CACHE_DIR)": os.environ.get(
+                "MIOPEN_CUSTOM_CACHE_DIR", str(home / ".cache" / "miopen"))}
+
+
+def collect() -> dict[str, Any]:
+    """Everything ``python -m hipdnn info`` reports, as plain JSON-able data."""
+    import hipdnn
+
+    return {
+        "hipdnn": hipdnn.__version__,
+        "python": f"{platform.python_version()} ({sys.executable})",
+        "platform": platform.platform(),
+        "numpy": _version("numpy"), "torch": _version("torch"),
+        "amd_gpu_driver (/dev/kfd)": os.path.exists("/dev/kfd"),
+        "miopen": _miopen(), "hip": _hip(), "engines": _engines(),
+        "miopen_paths": _db_paths(),
+        "environment": {k: os.environ[k] for k in ENV_VARS if k in os.environ},
+    }
+
+
+def format_report(info: dict[str, Any]) -> str:
+    """The text form of :func:`collect`'s dict."""
+    out = [f"hipdnn {info['hipdnn']}", f"python {info['python']}", f"platform {info['platform']}",
+           f"numpy {info['numpy'] or 'not installed'}; torch {info['torch'] or 'not installed'}",
+           f"AMD GPU driver (/dev/kfd): {'present' if info['amd_gpu_driver (/dev/kfd)'] else 'absent'}"]
+    for key, title in (("miopen", "MIOpen"), ("hip", "HIP runtime")):
+        part = info[key]
+        if part["found"]:
+            ver = part.get("version") or part.get("runtime_version")
+            out.append(f"{title}: {ver} at {part['path']}")
+            for cap, ok in part.get("capabilities", {}).items():
+                out.append(f"  {cap}: {'yes' if ok else 'no'}")
+            for dev in part.get("devices", ()):
+                out.append(f"  device {dev['index']}: {dev['name']} ({dev['gcnArchName']})")
+            if key == "hip" and not part.get("devices") and "device_error" not in part:
+                out.append("  no devices")
+            if "device_error" in part:
+                out.append(f"  devices: {part['device_error']}")
+        else:
+            out.append(f"{title}: not found; tried:")
+            out += [f"  - {t}" for t in part["tried"]]
+            out.append(f"  {part['hint']}")
+    out.append("engines (preferred first, probed with a FP32 conv_fprop graph):")
+    for e in info["engines"]:
+        state = "can run" if e["can_run"] else f"cannot run: {e['reason']}"
+        out.append(f"  {e['name']} (rank {e['rank']}): {state}")
+    out.append("MIOpen databases:")
+    out += [f"  {k}: {v}" for k, v in info["miopen_paths"].items()]
+    env = info["environment"]
+    out.append("environment: " + (", ".join(f"{k}={v}" for k, v in env.items()) or "none of "
+                                  + ", ".join(ENV_VARS[:5]) + ", ... set"))
+    if not info["miopen"]["found"] or not info["hip"]["found"]:
+        out.append("No ROCm here: hipdnn runs every graph on CPU_REFERENCE_ENGINE (numpy).")
+    return "\n".join(out)

@@ -1,0 +1,47 @@
+"""``python -m hipdnn info`` / ``--json`` / ``--version``: exits 0 without ROCm and says so,
+lists every place tried with the fix hint, every engine with its reason, the env in effect."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import hipdnn
+
+ROOT = Path(__file__).resolve().parents[2]
+ENV = {"PATH": "/usr/bin:/bin", "HIPDNN_MIOPEN_LIBRARY": "/nonexistent/libMIOpen.so.1",
+       "HIPDNN_HIP_LIBRARY": "/nonexistent/libamdhip64.so", "MIOPEN_FIND_MODE": "NORMAL"}
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hipdnn", *args], cwd=ROOT, env=ENV,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_info_without_rocm_exits_0_and_says_why() -> None:
+    res = run("info")
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert out.startswith(f"hipdnn {hipdnn.__version__}\n")
+    assert "MIOpen: not found; tried:\n  - $HIPDNN_MIOPEN_LIBRARY" in out
+    assert "/nonexistent/libMIOpen.so.1" in out and "HIPDNN_MIOPEN_LIBRARY=/path/to" in out
+    assert "HIP runtime: not found; tried:" in out
+    assert "MIOPEN_ENGINE (rank 0): cannot run: MIOpen library not found" in out
+    assert "CPU_REFERENCE_ENGINE (rank 1000): can run" in out
+    assert "MIOPEN_FIND_MODE=NORMAL" in out and "kernel cache (MIOPEN_CUSTOM_CACHE_DIR)" in out
+    assert "No ROCm here: hipdnn runs every graph on CPU_REFERENCE_ENGINE" in out
+
+
+def test_info_json_and_version() -> None:
+    res = run("info", "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["hipdnn"] == hipdnn.__version__ and doc["miopen"]["found"] is False
+    assert doc["miopen"]["tried"][0].startswith("$HIPDNN_MIOPEN_LIBRARY")
+    assert [e["name"] for e in doc["engines"]] == ["MIOPEN_ENGINE", "CPU_REFERENCE_ENGINE"]
+    assert doc["engines"][1]["can_run"] is True and doc["engines"][0]["reason"]
+    assert doc["environment"]["HIPDNN_MIOPEN_LIBRARY"] == "/nonexistent/libMIOpen.so.1"
+    ver = run("--version")
+    assert ver.returncode == 0 and ver.stdout.strip() == f"hipdnn {hipdnn.__version__}"
