@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from hipdnn import serialize
 from hipdnn.errors import ValidationError
+from hipdnn.graph_highlevel import HighLevel, accepting_framework_tensors
 from hipdnn.graph_ops import GraphOps
 from hipdnn.graph_plans import GraphPlans
 from hipdnn.nodes_base import Node, check_tensor
@@ -43,7 +44,7 @@ __all__ = ["Graph"]
 _IGNORED_CUDNN_ARGS = ("sm_count", "sm_version", "kernel_cache", "device_property")
 
 
-class Graph(GraphOps, GraphPlans):
+class Graph(HighLevel, GraphOps, GraphPlans):
     """A hipDNN operation graph (cudnn-frontend's ``pygraph``).
 
     Graph-level data types are defaults: a tensor without a data type gets
@@ -54,6 +55,11 @@ class Graph(GraphOps, GraphPlans):
     to the calling thread's default :class:`~hipdnn.handle.Handle`.
 
     The graph owns the plans it builds: ``close()`` (or ``with``) releases them.
+
+    The same class is cudnn-frontend 1.x's high-level ``cudnn.Graph``: ops take framework
+    tensors, ``inputs=``/``outputs=``/``heuristics=``/``workspace_alloc=`` (keyword-only) and
+    ``set_io_tuples`` order a positional call, and a high-level ``with`` block builds the plans
+    on exit instead of closing them (the rule is in :mod:`hipdnn.graph_highlevel`).
     """
 
     def __init__(
@@ -66,6 +72,10 @@ class Graph(GraphOps, GraphPlans):
         *,
         is_dynamic_shape_enabled: bool = False,
         is_override_shape_enabled: bool = False,
+        inputs: list[Any] | tuple[Any, ...] | None = None,
+        outputs: list[Any] | tuple[Any, ...] | None = None,
+        heuristics: list[Any] | tuple[Any, ...] | None = None,
+        workspace_alloc: bool | None = None,
         **cudnn_only: Any,
     ) -> None:
         for key in cudnn_only:
@@ -86,6 +96,7 @@ class Graph(GraphOps, GraphPlans):
         self.tensors: dict[int, Tensor] = {}
         self._handle = handle
         self._init_plans()
+        self._init_high_level(inputs, outputs, heuristics, workspace_alloc)
 
     # -- graph-wide settings (hipDNN setters, chainable) ---------------------------------------
     def set_name(self, name: str) -> Graph:
@@ -251,4 +262,11 @@ class Graph(GraphOps, GraphPlans):
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        if exc_type is None and self._finish_high_level():
+            return
         self.close()
+
+
+for _op in [m for m in vars(GraphOps) if not m.startswith("_")]:
+    setattr(Graph, _op, accepting_framework_tensors(getattr(GraphOps, _op)))
+del _op

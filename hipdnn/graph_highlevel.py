@@ -1,0 +1,288 @@
+"""cudnn-frontend 1.x's high-level ``cudnn.Graph`` form, folded into :class:`hipdnn.Graph`.
+
+>>> import numpy as np, hipdnn as cudnn
+>>> x = np.arange(6, dtype=np.float32).reshape(1, 6, 1, 1) - 3
+>>> with cudnn.Graph(io_data_type=cudnn.data_type.FLOAT) as graph:
+...     y = graph.relu(x, name="act")
+...     _ = y.set_output(True)
+>>> graph.set_io_tuples([x], ["act::OUT_0"])
+>>> graph(x).ravel().tolist()
+[0.0, 0.0, 0.0, 0.0, 1.0, 2.0]
+
+What the form adds to the low-level graph (one class, so every pygraph script keeps working):
+
+- ops accept framework tensors (numpy arrays, torch tensors, ``__dlpack__`` objects) wherever
+  they take a graph tensor; each object becomes ``tensor_like(obj)`` once (the same object
+  passed twice is one graph tensor) and is remembered as the default value of that input;
+- inputs are recorded as ``"<node>::<argument>"`` (keyword) or ``"<node>::<position>"``,
+  outputs under their tensor names (``"<node>::<PORT>"``);
+- leaving a ``with`` block without an exception validates the graph and builds its plans
+  (``heuristics=``, default ``[A, FALLBACK]``) when the graph is in the high-level form: it was
+  constructed with ``inputs=``/``outputs=``/``heuristics=``/``workspace_alloc=``, or an op was
+  given a framework tensor. Otherwise ``with`` keeps its low-level meaning (``close()`` on exit);
+- ``set_io_tuples(inputs, outputs)`` fixes the order for positional calls; ``graph(x, w)``
+  returns the output (or a tuple of outputs) in newly allocated buffers; ``graph({...})`` takes
+  values keyed by recorded name, tensor name, uid or graph tensor and returns the dict with the
+  outputs it allocated added.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hipdnn.errors import GraphStateError, ValidationError, VariantPackError
+from hipdnn.tensor import Tensor
+from hipdnn.types import HeurMode
+
+if TYPE_CHECKING:
+    from hipdnn.graph import Graph
+
+__all__ = ["HighLevel", "accepting_framework_tensors"]
+
+
+def _is_framework_tensor(obj: Any) -> bool:
+    if isinstance(obj, (Tensor, np.generic, str, bytes, int, float, bool)) or obj is None:
+        return False
+    return isinstance(obj, np.ndarray) or hasattr(obj, "__dlpack__") or hasattr(
+        obj, "__cuda_array_interface__") or hasattr(obj, "__array_interface__")
+
+
+def _is_torch(obj: Any) -> bool:
+    return type(obj).__module__.startswith("torch")
+
+
+class HighLevel:
+    """State and methods of the high-level form (mixed into :class:`hipdnn.Graph`)."""
+
+    if TYPE_CHECKING:
+        nodes: list[Any]
+        _plans: list[Any]
+        _candidates: Any
+
+        def tensor_like(self, obj: Any, name: str = "") -> Tensor: ...
+        def close(self) -> None: ...
+        def get_workspace_size(self) -> int: ...
+        def get_execution_plan_count(self) -> int: ...
+        def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
+                    handle: Any = None) -> None: ...
+        def validate(self) -> Any: ...
+        def build_operation_graph(self, handle: Any = None) -> None: ...
+        def create_execution_plans(self, modes: Any = None) -> None: ...
+        def check_support(self) -> Any: ...
+        def build_plans(self, policy: Any = ...) -> None: ...
+
+    def _init_high_level(self, inputs: Sequence[Any] | None, outputs: Sequence[Any] | None,
+                         heuristics: Sequence[Any] | None, workspace_alloc: bool | None) -> None:
+        for what, value in (("inputs", inputs), ("outputs", outputs), ("heuristics", heuristics)):
+            if value is not None and not isinstance(value, (list, tuple)):
+                raise ValidationError(f"Graph(): {what} must be a list or tuple, got "
+                                      f"{type(value).__name__}")
+        self._hl_requested = any(v is not None for v in (inputs, outputs, heuristics,
+                                                          workspace_alloc))
+        self._hl_used = False
+        self._hl_io: tuple[Sequence[Any], Sequence[Any]] | None = (
+            (list(inputs or []), list(outputs or [])) if inputs or outputs else None)
+        self._hl_heuristics = list(heuristics) if heuristics else [HeurMode.A, HeurMode.FALLBACK]
+        self._hl_workspace_alloc = True if workspace_alloc is None else bool(workspace_alloc)
+        self._hl_workspace: Any = None
+        self._hl_objects: dict[int, tuple[Any, Tensor]] = {}  # id(obj) -> (obj kept alive, tensor)
+        self._hl_in: dict[str, Tensor] = {}
+        self._hl_out: dict[str, Tensor] = {}
+        self._hl_tuples: tuple[tuple[Tensor, ...], tuple[Tensor, ...]] | None = None
+        self._hl_torch = False
+
+    # -- building -------------------------------------------------------------------------------
+    def _graph_tensor(self, obj: Any) -> Any:
+        if not _is_framework_tensor(obj):
+            return obj
+        entry = self._hl_objects.get(id(obj))
+        if entry is None or entry[0] is not obj:
+            value = obj.detach() if getattr(obj, "requires_grad", False) else obj
+            entry = (obj, self.tensor_like(value))
+            self._hl_objects[id(obj)] = entry
+        self._hl_used = True
+        self._hl_torch = self._hl_torch or _is_torch(obj)
+        return entry[1]
+
+    def _record(self, before: int, args: Sequence[Any], kwargs: Mapping[str, Any],
+                result: Any) -> None:
+        if len(self.nodes) == before:
+            return
+        node = self.nodes[-1].name
+        for i, t in enumerate(args):
+            if isinstance(t, Tensor):
+                self._hl_in[f"{node}::{i}"] = t
+        for key, t in kwargs.items():
+            if isinstance(t, Tensor):
+                self._hl_in[f"{node}::{key}"] = t
+        outs = result if isinstance(result, (list, tuple)) else [result]
+        for t in outs:
+            if isinstance(t, Tensor):
+                self._hl_out[t.name] = t
+
+    # -- finishing (with-block exit) -------------------------------------------------------------
+    def _finish_high_level(self) -> bool:
+        """Build plans at the end of a high-level ``with`` block; False if not high-level."""
+        if not (self._hl_requested or self._hl_used) or self._plans or not self.nodes:
+            return False
+        self.validate()
+        self.build_operation_graph()
+        self.create_execution_plans(self._hl_heuristics)
+        self.check_support()
+        self.build_plans()
+        if self._hl_workspace_alloc:
+            size = self.get_workspace_size()
+            self._hl_workspace = self._allocate((size,), (1,), np.dtype(np.uint8), None)
+        if self._hl_io is not None:
+            self.set_io_tuples(*self._hl_io)
+        return True
+
+    # -- io tuples and calls -------------------------------------------------------------------
+    def _find(self, item: Any, table: Mapping[str, Tensor], what: str, index: int) -> Tensor:
+        if isinstance(item, Tensor):
+            return item
+        if isinstance(item, str):
+            if item in table:
+                return table[item]
+            for t in table.values():
+                if t.name == item:
+                    return t
+        elif isinstance(item, int) and not isinstance(item, bool):
+            for t in table.values():
+                if t.uid == item:
+                    return t
+        elif id(item) in self._hl_objects and self._hl_objects[id(item)][0] is item:
+            return self._hl_objects[id(item)][1]
+        raise ValidationError(f"set_io_tuples: {what} at index {index} ({item!r:.60}) is not a "
+                              f"recorded {what}; known: {sorted(table)}")
+
+    def set_io_tuples(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
+        """Order of the inputs and outputs for positional calls ``graph(*inputs)``.
+
+        Items are recorded names (``"conv::image"``), tensor names, uids, graph tensors or the
+        framework tensors the ops were given. Before the plans are built the lists are kept and
+        applied when the ``with`` block ends.
+        """
+        if not isinstance(inputs, (list, tuple)) or not isinstance(outputs, (list, tuple)):
+            raise ValidationError("set_io_tuples: inputs and outputs must be lists or tuples")
+        if not self._plans:
+            self._hl_io = (list(inputs), list(outputs))
+            return
+        ins = tuple(self._find(x, self._hl_in, "input", i) for i, x in enumerate(inputs))
+        outs = tuple(self._find(x, self._hl_out, "output", i) for i, x in enumerate(outputs))
+        seen: set[int] = set()
+        for t in ins + outs:
+            if id(t) in seen:
+                raise ValidationError(f"set_io_tuples: tensor {t.name!r} is listed twice")
+            seen.add(id(t))
+        for i, t in enumerate(ins):
+            if t.is_virtual:
+                raise ValidationError(f"set_io_tuples: input at index {i} ({t.name!r}) is virtual")
+        for name, t in self._hl_out.items():
+            if not t.is_virtual and id(t) not in seen:
+                raise ValidationError(f"set_io_tuples: output {name!r} is not virtual but not in "
+                                      f"outputs")
+        for name, t in self._hl_in.items():
+            if not t.is_virtual and id(t) not in seen:
+                raise ValidationError(f"set_io_tuples: input {name!r} is not virtual but not in "
+                                      f"inputs or outputs")
+        self._hl_tuples = (ins, outs)
+
+    def _allocate(self, dim: Sequence[int], stride: Sequence[int], dtype: np.dtype[Any],
+                  data_type: Any) -> Any:
+        if self._hl_torch:
+            import torch
+
+            from hipdnn._interop_dtypes import dtype_to_torch
+            tdt = torch.uint8 if data_type is None else dtype_to_torch(data_type)
+            return torch.empty_strided(tuple(dim), tuple(stride), dtype=tdt)
+        from hipdnn._interop_dtypes import dtype_to_numpy
+        npdt = dtype if data_type is None else dtype_to_numpy(data_type)
+        size = 1 + sum((d - 1) * s for d, s in zip(dim, stride, strict=True)) if all(dim) else 0
+        base = np.empty(size, dtype=npdt)
+        return np.lib.stride_tricks.as_strided(
+            base, tuple(dim), tuple(s * npdt.itemsize for s in stride))
+
+    def _like(self, t: Tensor) -> Any:
+        return self._allocate(t.get_dim(), t.get_stride(), np.dtype(np.uint8), t.get_data_type())
+
+    def _run_pack(self, pack: dict[Any, Any], kwargs: Mapping[str, Any]) -> None:
+        unknown = set(kwargs) - {"handle", "workspace"}
+        if unknown:
+            raise TypeError(f"graph call got unexpected keyword arguments {sorted(unknown)}")
+        workspace = kwargs.get("workspace", self._hl_workspace)
+        if workspace is None and self.get_workspace_size() and not self._hl_workspace_alloc:
+            raise VariantPackError("workspace_alloc=False: pass workspace= to the call")
+        self.execute(pack, workspace, handle=kwargs.get("handle"))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Execute: ``graph(*inputs)`` after ``set_io_tuples`` or ``graph({name: tensor})``."""
+        if not self._plans:
+            raise GraphStateError("call the graph after its plans are built (leave the `with "
+                                  "Graph(...)` block, or call build())")
+        if len(args) == 1 and isinstance(args[0], dict):
+            return self._call_dict(args[0], kwargs)
+        if self._hl_tuples is None:
+            raise GraphStateError("positional graph calls need set_io_tuples(inputs, outputs) "
+                                  "first (or Graph(inputs=..., outputs=...))")
+        ins, outs = self._hl_tuples
+        if len(args) != len(ins):
+            raise VariantPackError(f"the graph takes {len(ins)} positional inputs "
+                                   f"({[t.name for t in ins]}), got {len(args)}")
+        results = [self._like(t) for t in outs]
+        pack: dict[Any, Any] = dict(zip(ins, args, strict=True))
+        pack.update(zip(outs, results, strict=True))
+        self._run_pack(pack, kwargs)
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def _call_dict(self, values: dict[Any, Any], kwargs: Mapping[str, Any]) -> dict[Any, Any]:
+        pack: dict[Any, Any] = {}
+        missing: list[str] = []
+        defaults = {id(t): obj for obj, t in self._hl_objects.values()}
+        for table, is_out in ((self._hl_in, False), (self._hl_out, True)):
+            for name, t in table.items():
+                if t.is_virtual or t in pack:
+                    continue
+                for key in (name, t, t.name, t.uid):
+                    if key in values:
+                        pack[t] = values[key]
+                        break
+                else:
+                    if is_out:
+                        pack[t] = values[name] = self._like(t)
+                    elif id(t) in defaults:
+                        pack[t] = defaults[id(t)]
+                    else:
+                        missing.append(name)
+        if missing:
+            raise VariantPackError(f"no value for the graph inputs {missing}: key them by "
+                                   f"recorded name, tensor name, uid or graph tensor")
+        self._run_pack(pack, kwargs)
+        return values
+
+
+def accepting_framework_tensors(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap an op builder: framework tensors given for its tensor parameters (those annotated
+    ``Tensor``) become graph tensors; the node's inputs and outputs are recorded."""
+    params = list(inspect.signature(method).parameters.values())[1:]
+    tensor_params = {p.name for p in params if "Tensor" in str(p.annotation)}
+    positional = [p.name in tensor_params for p in params
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+    @functools.wraps(method)
+    def op(self: Graph, *args: Any, **kwargs: Any) -> Any:
+        args = tuple(self._graph_tensor(a) if i < len(positional) and positional[i] else a
+                     for i, a in enumerate(args))
+        kwargs = {k: self._graph_tensor(v) if k in tensor_params else v
+                  for k, v in kwargs.items()}
+        before = len(self.nodes)
+        result = method(self, *args, **kwargs)
+        self._record(before, args, kwargs, result)
+        return result
+
+    return op
