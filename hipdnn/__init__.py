@@ -57,7 +57,7 @@ from hipdnn.errors import (
     WorkspaceError,
 )
 from hipdnn.graph import Graph
-from hipdnn.graph_exec import BoundExecution
+from hipdnn.graph_exec import BoundExecution, PlanTiming
 from hipdnn.handle import Handle, default_handle
 from hipdnn.logs import FallbackWarning, configure_from_env
 from hipdnn.plan_cache import clear_plan_cache, plan_cache
@@ -102,6 +102,7 @@ __all__ = [
     "KnobValueType",
     "NormFwdPhase",
     "PlanClosedError",
+    "PlanTiming",
     "PointwiseMode",
     "Tensor",
     "ValidationError",

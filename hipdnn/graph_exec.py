@@ -16,10 +16,12 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hipdnn._packsig import reader_for, signature
 from hipdnn.errors import PlanClosedError, VariantPackError, WorkspaceError
+from hipdnn.logs import logger
+from hipdnn.progress import Progress
 from hipdnn.tensor import Tensor
 
 if TYPE_CHECKING:
@@ -27,7 +29,23 @@ if TYPE_CHECKING:
     from hipdnn.handle import Handle
     from hipdnn.interop import Buffer
 
-__all__ = ["BoundExecution", "GraphExec"]
+__all__ = ["BoundExecution", "GraphExec", "PlanTiming"]
+
+
+class PlanTiming(NamedTuple):
+    """One plan's :meth:`GraphExec.autotune` result: its name and seconds per run."""
+
+    plan_name: str
+    seconds: float
+
+    @property
+    def milliseconds(self) -> float:
+        """Time per run in milliseconds."""
+        return self.seconds * 1e3
+
+    def __str__(self) -> str:
+        return f"{self.plan_name}: {self.seconds * 1e3:.3f} ms per run"
+
 
 #: How many int-pointer variant packs ``execute`` remembers per graph.
 FAST_PACKS = 16
@@ -340,30 +358,40 @@ class GraphExec:
 
     def autotune(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
                  iterations: int = 10, warmup: int = 1,
-                 handle: Handle | None = None) -> list[tuple[str, float]]:
+                 handle: Handle | None = None, progress: bool | None = None) -> list[PlanTiming]:
         """Time every candidate plan and select the fastest (it becomes plan 0).
 
-        Candidates not built yet are built first. Returns ``[(plan name, seconds per run)]``
-        fastest first. Outputs in the variant pack are overwritten by every run.
+        Candidates not built yet are built first. Returns a :class:`PlanTiming` (plan name,
+        seconds per run; it unpacks as a ``(name, seconds)`` tuple) per plan, fastest first.
+        Outputs in the variant pack are overwritten by every run. ``progress``: see
+        :mod:`hipdnn.progress` (None: shown on a terminal or in a notebook when it takes long).
         """
         self._plan(0)
         n_candidates = len(self._candidates or [])
-        for i in range(len(self._plans), n_candidates):
-            self.build_plan_at_index(i)
         h = handle if handle is not None else self.handle
-        buffers = self._resolve_pack(variant_pack)
-        timings: list[tuple[float, int]] = []
-        for i, plan in enumerate(self._plans):
-            ws = self._resolve_workspace(workspace, plan.workspace_size)
-            for _ in range(max(0, warmup)):
-                plan.execute(buffers, ws, h)
-            h.synchronize()
-            start = time.perf_counter()
-            for _ in range(max(1, iterations)):
-                plan.execute(buffers, ws, h)
-            h.synchronize()
-            timings.append(((time.perf_counter() - start) / max(1, iterations), i))
+        with Progress(f"autotune {self.name!r}", max(n_candidates, len(self._plans)),
+                      progress) as bar:
+            for i in range(len(self._plans), n_candidates):
+                bar.step(f"building candidate {i}")
+                self.build_plan_at_index(i)
+            buffers = self._resolve_pack(variant_pack)
+            timings: list[tuple[float, int]] = []
+            bar.total = len(self._plans)
+            for i, plan in enumerate(self._plans):
+                bar.step(f"timing {plan.name}")
+                ws = self._resolve_workspace(workspace, plan.workspace_size)
+                for _ in range(max(0, warmup)):
+                    plan.execute(buffers, ws, h)
+                h.synchronize()
+                start = time.perf_counter()
+                for _ in range(max(1, iterations)):
+                    plan.execute(buffers, ws, h)
+                h.synchronize()
+                timings.append(((time.perf_counter() - start) / max(1, iterations), i))
+                bar.advance()
         timings.sort()
         self._plans[:] = [self._plans[i] for _, i in timings]
         self._forget_bindings()
-        return [(self._plans[k].name, t) for k, (t, _) in enumerate(timings)]
+        result = [PlanTiming(self._plans[k].name, t) for k, (t, _) in enumerate(timings)]
+        logger.info("graph %r autotune: %s", self.name, "; ".join(map(str, result)))
+        return result

@@ -26,6 +26,7 @@ from hipdnn.errors import (
 from hipdnn.graph_exec import GraphExec
 from hipdnn.logs import logger, warn_fallback
 from hipdnn.plan_cache import plan_cache
+from hipdnn.progress import Progress
 from hipdnn.types import BuildPlanPolicy, HeurMode, to_enum, to_int
 from hipdnn.validation import (
     KnobSettings,
@@ -259,10 +260,14 @@ class GraphPlans(GraphExec):
             f"{limit} bytes allowed by deselect_workspace_greater_than()")
         return False
 
-    def build_plans(self, policy: BuildPlanPolicy = BuildPlanPolicy.HEURISTICS_CHOICE) -> None:
+    def build_plans(self, policy: BuildPlanPolicy = BuildPlanPolicy.HEURISTICS_CHOICE,
+                    progress: bool | None = None) -> None:
         """Build the first candidate that builds (HEURISTICS_CHOICE) or every candidate (ALL).
 
         ``policy`` may also be given by name or value; anything else raises ValidationError.
+        ``progress``: a build that takes long (MIOpen compiling kernels on first use, Find 2.0
+        tuning) shows what it builds on a terminal or in a notebook; False (or
+        ``HIPDNN_PROGRESS=0``) keeps it quiet; see :mod:`hipdnn.progress`.
         """
         self._check_open()
         policy = to_enum(BuildPlanPolicy, policy, "build plan policy")
@@ -270,30 +275,41 @@ class GraphPlans(GraphExec):
             self.create_execution_plans()
         assert self._candidates is not None
         self._release_plans()
-        for engine, knobs in self._candidates:
-            try:
-                plan = self._build_one(engine, knobs)
-            except (EngineError, GraphNotSupportedError) as exc:
-                self._reasons[engine.name] = f"build_plan failed: {exc}"
-                continue
-            if not self._fits(plan):
-                plan_cache.release(plan, self)
-                continue
-            self._plans.append(plan)
-            if policy == BuildPlanPolicy.HEURISTICS_CHOICE:
-                break
+        candidates = self._candidates
+        with Progress(f"building {self.name!r}", len(candidates), progress) as bar:
+            for engine, knobs in candidates:
+                bar.step(f"{engine.name} plan (a first MIOpen build compiles its kernels)"
+                         if engine.name == "MIOPEN_ENGINE" else f"{engine.name} plan")
+                t0 = time.perf_counter()
+                try:
+                    plan = self._build_one(engine, knobs)
+                except (EngineError, GraphNotSupportedError) as exc:
+                    self._reasons[engine.name] = f"build_plan failed: {exc}"
+                    bar.advance()
+                    continue
+                bar.advance()
+                logger.debug("graph %r: %s plan %r built in %.3f ms", self.name, engine.name,
+                              plan.name, (time.perf_counter() - t0) * 1e3)
+                if not self._fits(plan):
+                    plan_cache.release(plan, self)
+                    continue
+                self._plans.append(plan)
+                if policy == BuildPlanPolicy.HEURISTICS_CHOICE:
+                    break
         if not self._plans:
             raise self._not_supported("has no engine that could build a plan")
         self._log_choice()
         self._prepare_exec()
 
     def build(self, modes: Sequence[HeurMode] | HeurMode | None = None,
-              policy: BuildPlanPolicy = BuildPlanPolicy.HEURISTICS_CHOICE) -> Graph:
+              policy: BuildPlanPolicy = BuildPlanPolicy.HEURISTICS_CHOICE,
+              progress: bool | None = None) -> Graph:
         """Run the whole pipeline: validate, build_operation_graph, create_execution_plans,
         check_support, build_plans.
 
         Unlike cudnn-frontend, where ``build()`` without arguments stops after the operation
         graph, this always builds plans (default heuristics), so ``execute`` can follow.
+        ``progress`` is passed to :meth:`build_plans`.
         """
         check_heur_modes(modes)
         to_enum(BuildPlanPolicy, policy, "build plan policy")
@@ -304,7 +320,7 @@ class GraphPlans(GraphExec):
         self.create_execution_plans(modes)
         self.check_support()
         t2 = time.perf_counter()
-        self.build_plans(policy)
+        self.build_plans(policy, progress)
         if debug:
             t3 = time.perf_counter()
             logger.debug("graph %r build stages: operation graph %.3f ms, engine support "

@@ -30,6 +30,8 @@ logger.addHandler(logging.NullHandler())
 _LEVELS = {"0": None, "1": logging.INFO, "2": logging.DEBUG}
 _env_handler: logging.Handler | None = None
 _warned = False
+#: How MIOPEN_ENGINE's reasons start when the machine, not the graph, is the cause.
+ENVIRONMENT_REASONS = ("MIOpen library not found", "HIP runtime not found", "no AMD GPU available")
 
 
 class FallbackWarning(UserWarning):
@@ -76,11 +78,12 @@ def amd_gpu_present() -> bool:
 
 
 def warn_fallback(chosen: str, reason: str) -> bool:
-    """Warn once per process that ``chosen`` runs instead of MIOPEN_ENGINE (for ``reason``),
-    when an AMD GPU or a MIOpen library is present. Returns True when it warned."""
+    """Warn once per process that ``chosen`` runs instead of MIOPEN_ENGINE because of the
+    machine (``reason`` starts with one of :data:`ENVIRONMENT_REASONS`) while an AMD GPU or a
+    MIOpen library is present. Returns True when it warned."""
     global _warned
-    if _warned:
-        return False
+    if _warned or not reason.startswith(ENVIRONMENT_REASONS):
+        return False  # MIOpen declined this graph itself (not a seed row, ...): no install issue
     library_found = not reason.startswith("MIOpen library not found")
     if not (library_found or amd_gpu_present()):
         return False

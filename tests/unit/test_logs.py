@@ -109,6 +109,9 @@ def test_fallback_warns_once_when_library_present(monkeypatch: pytest.MonkeyPatc
             logs._reset_for_tests()
             assert logs.warn_fallback("CPU_REFERENCE_ENGINE", "no AMD GPU available: no device")
             assert not logs.warn_fallback("CPU_REFERENCE_ENGINE", "no AMD GPU available")
+            logs._reset_for_tests()
+            assert not logs.warn_fallback("CPU_REFERENCE_ENGINE", "graph X is not a seed-table "
+                                          "pattern")  # the graph, not the machine
         hits = [w for w in seen if issubclass(w.category, hipdnn.FallbackWarning)]
         assert len(hits) == 1 and "no AMD GPU available: no device" in str(hits[0].message)
         logs._reset_for_tests()
