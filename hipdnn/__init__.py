@@ -59,6 +59,7 @@ from hipdnn.errors import (
 from hipdnn.graph import Graph
 from hipdnn.graph_exec import BoundExecution, PlanTiming
 from hipdnn.handle import Handle, default_handle
+from hipdnn.jit import graph_cache, jit
 from hipdnn.logs import FallbackWarning, configure_from_env
 from hipdnn.plan_cache import clear_plan_cache, plan_cache
 from hipdnn.tensor import Tensor
@@ -121,7 +122,9 @@ __all__ = [
     "destroy_handle",
     "fnv1a_64",
     "get_stream",
+    "graph_cache",
     "heur_mode",
+    "jit",
     "knob",
     "knob_setting",
     "knob_value_type",

@@ -11,8 +11,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
+import types
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from hipdnn import serialize
@@ -39,7 +42,7 @@ if TYPE_CHECKING:
 
     from hipdnn.handle import Handle
 
-__all__ = ["Graph"]
+__all__ = ["Graph", "graph_context"]
 
 _IGNORED_CUDNN_ARGS = ("sm_count", "sm_version", "kernel_cache", "device_property")
 
@@ -270,3 +273,29 @@ class Graph(HighLevel, GraphOps, GraphPlans):
 for _op in [m for m in vars(GraphOps) if not m.startswith("_")]:
     setattr(Graph, _op, accepting_framework_tensors(getattr(GraphOps, _op)))
 del _op
+
+
+@contextlib.contextmanager
+def graph_context(handle: Handle | None, name: str = "cudnn_graph",
+                  io_data_type: Any = DataType.HALF,
+                  intermediate_data_type: Any = DataType.FLOAT,
+                  compute_data_type: Any = DataType.FLOAT,
+                  **kwargs: Any) -> Iterator[tuple[Graph, list[Any]]]:
+    """cudnn-frontend's ``cudnn.graph(handle, ...)`` context manager: yields ``(graph, [])``.
+
+    The graph is not built or closed on exit (use :func:`hipdnn.jit` to build it). Note the
+    defaults: io HALF, intermediate and compute FLOAT, as in cudnn-frontend.
+    """
+    yield Graph(name, io_data_type, intermediate_data_type, compute_data_type, handle,
+                **kwargs), []
+
+
+class _CallableModule(types.ModuleType):
+    """``hipdnn.graph`` stays this module and is also cudnn-frontend's ``cudnn.graph(...)``."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> contextlib.AbstractContextManager[
+            tuple[Graph, list[Any]]]:
+        return graph_context(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
