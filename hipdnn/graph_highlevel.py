@@ -70,11 +70,6 @@ class HighLevel:
         def get_execution_plan_count(self) -> int: ...
         def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
                     handle: Any = None) -> None: ...
-        def validate(self) -> Any: ...
-        def build_operation_graph(self, handle: Any = None) -> None: ...
-        def create_execution_plans(self, modes: Any = None) -> None: ...
-        def check_support(self) -> Any: ...
-        def build_plans(self, policy: Any = ...) -> None: ...
 
     def _init_high_level(self, inputs: Sequence[Any] | None, outputs: Sequence[Any] | None,
                          heuristics: Sequence[Any] | None, workspace_alloc: bool | None) -> None:
@@ -130,11 +125,12 @@ class HighLevel:
         """Build plans at the end of a high-level ``with`` block; False if not high-level."""
         if not (self._hl_requested or self._hl_used) or self._plans or not self.nodes:
             return False
-        self.validate()
-        self.build_operation_graph()
-        self.create_execution_plans(self._hl_heuristics)
-        self.check_support()
-        self.build_plans()
+        staged: Any = self  # the pipeline methods come from GraphPlans (see hipdnn.graph.Graph)
+        staged.validate()
+        staged.build_operation_graph()
+        staged.create_execution_plans(self._hl_heuristics)
+        staged.check_support()
+        staged.build_plans()
         if self._hl_workspace_alloc:
             size = self.get_workspace_size()
             self._hl_workspace = self._allocate((size,), (1,), np.dtype(np.uint8), None)

@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from hipdnn.graph import Graph
     from hipdnn.handle import Handle
 
+_INDEX_LIMIT = 1 << 32  # ints below are engine indices (ids are 64-bit hashes)
+
 __all__ = ["GraphPlans"]
 
 
@@ -338,12 +340,24 @@ class GraphPlans(GraphExec):
         return [e.engine_id for e in self._applicable()]
 
     def _engine(self, engine_id: int | str) -> Engine:
+        """An engine by 64-bit id, by name, or (as cudnn-frontend scripts pass them) by small
+        index into :meth:`get_ranked_engine_ids`; an int naming two engines both ways is an
+        error."""
         reg = registry()
-        for eid, engine in reg.items():
-            if engine_id in (eid, engine.name):
-                return engine
+        exact = [e for eid, e in reg.items() if engine_id in (eid, e.name)]
+        if isinstance(engine_id, int) and not isinstance(engine_id, bool) and \
+                0 <= engine_id < _INDEX_LIMIT:
+            ranked = self._applicable()
+            if engine_id < len(ranked):
+                if exact and exact[0] is not ranked[engine_id]:
+                    raise EngineError(f"{engine_id} is both the id of {exact[0].name} and the "
+                                      f"index of {ranked[engine_id].name}; pass the name")
+                return ranked[engine_id]
+        if exact:
+            return exact[0]
         known = ", ".join(f"{e.name} ({eid})" for eid, e in reg.items()) or "none"
-        raise EngineError(f"unknown engine id {engine_id!r}; registered engines: {known}")
+        raise EngineError(f"unknown engine id {engine_id!r}; registered engines: {known}; an "
+                          f"int below 2**32 is an index below get_engine_count()")
 
     def get_knobs_for_engine(self, engine_id: int | str) -> list[Knob]:
         """The knobs ``engine_id`` offers for this graph (id, type, default, constraint, help)."""

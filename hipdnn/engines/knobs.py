@@ -139,6 +139,28 @@ class Knob:
                             knob=self.id)
         return cast(KnobValue, value)
 
+    # -- cudnn-frontend's knob fields (knob.type, min_value, max_value, stride) ----------------
+    @property
+    def type(self) -> str:
+        """cudnn-frontend's ``knob.type``: here the knob's string id (knobs are named, not an
+        enum)."""
+        return self.id
+
+    @property
+    def min_value(self) -> Any:
+        """Lowest allowed value (IntConstraint/FloatConstraint ``min``), else None."""
+        return getattr(self.constraint, "min", None)
+
+    @property
+    def max_value(self) -> Any:
+        """Highest allowed value (IntConstraint/FloatConstraint ``max``), else None."""
+        return getattr(self.constraint, "max", None)
+
+    @property
+    def stride(self) -> int | None:
+        """Step between allowed integer values (IntConstraint ``step``), else None."""
+        return getattr(self.constraint, "step", None)
+
 
 @dataclass(frozen=True)
 class KnobSetting:
