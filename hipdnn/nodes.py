@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from hipdnn.errors import ValidationError
 from hipdnn.nodes_base import FLOAT_TYPES, Node, check_dims, check_rank, set_output_shape
-from hipdnn.shapes import conv_output_dims
+from hipdnn.shapes import conv_output_dims, layout_strides
 from hipdnn.types import ConvolutionMode, DataType, to_enum, to_int, to_int_tuple
 
 __all__ = [
@@ -164,6 +164,22 @@ class ConvFpropNode(_ConvNode):
         set_output_shape(self, "Y", y_dim, x, strict=True)
 
 
+class _ChannelsLast:
+    """Stride template for cudnn-frontend's rule: a conv_dgrad/conv_wgrad output whose strides
+    are not set gets channels-last packed strides (N, spatial..., C)."""
+
+    def __init__(self, dims: Sequence[int]) -> None:
+        n = len(dims)
+        order = [0, *range(2, n), 1] if n >= 3 else list(range(n))
+        self.stride = layout_strides(dims, order)
+
+
+def _nhwc_if_unset(t: Any) -> None:
+    if t.dim is not None and (t.stride is None or t._stride_inferred):
+        t.stride = _ChannelsLast(t.dim).stride
+        t._stride_inferred = True
+
+
 class ConvDgradNode(_ConvNode):
     """Data gradient: DY (N,K,..), W (K,C/g,..) -> DX (N,C,..).
 
@@ -196,7 +212,7 @@ class ConvDgradNode(_ConvNode):
         except ValidationError:
             return
         if dims is not None and all(d > 0 for d in dims):
-            set_output_shape(self, "DX", dims, self.inputs["DY"], strict=False)
+            set_output_shape(self, "DX", dims, _ChannelsLast(dims), strict=False)
 
     def validate(self) -> None:
         dy = check_dims(self, "DY", FLOAT_TYPES)
@@ -206,6 +222,7 @@ class ConvDgradNode(_ConvNode):
         pre, post, stride, dil = self._check_geometry(len(dy.dim))
         dx = self.outputs["DX"]
         assert dx is not None
+        _nhwc_if_unset(dx)
         if dx.dim is None or dx._dim_inferred:
             dims = self._inferred_dx()
             if dims is None:
@@ -213,7 +230,7 @@ class ConvDgradNode(_ConvNode):
                     f"DX dims cannot be inferred with stride {list(stride)} (several input sizes "
                     f"fit DY {list(dy.dim)}); set them with DX.set_dim([N, C, ...])",
                     node=self.name, port="DX", tensor=dx.name)
-            set_output_shape(self, "DX", dims, dy, strict=True)
+            set_output_shape(self, "DX", dims, _ChannelsLast(dims), strict=True)
         check_rank(self, "DX", check_dims(self, "DX", FLOAT_TYPES), (len(dy.dim),))
         assert dx.dim is not None
         self._groups(dx.dim[1], w.dim[1], w.dim[0], "DX")
@@ -223,7 +240,7 @@ class ConvDgradNode(_ConvNode):
                 f"DY dims {list(dy.dim)} do not match the forward output {list(expect)} of "
                 f"DX {list(dx.dim)} and W {list(w.dim)}", node=self.name, port="DY",
                 tensor=dy.name)
-        set_output_shape(self, "DX", dx.dim, dy, strict=True)
+        set_output_shape(self, "DX", dx.dim, _ChannelsLast(dx.dim), strict=True)
 
 
 class ConvWgradNode(_ConvNode):
@@ -261,7 +278,7 @@ class ConvWgradNode(_ConvNode):
         except ValidationError:
             return
         if dims is not None:
-            set_output_shape(self, "DW", dims, None, strict=False)
+            set_output_shape(self, "DW", dims, _ChannelsLast(dims), strict=False)
 
     def validate(self) -> None:
         x = check_dims(self, "X", FLOAT_TYPES)
@@ -271,6 +288,7 @@ class ConvWgradNode(_ConvNode):
         pre, post, stride, dil = self._check_geometry(len(x.dim))
         dw = self.outputs["DW"]
         assert dw is not None
+        _nhwc_if_unset(dw)
         if dw.dim is None or dw._dim_inferred:
             dims = self._inferred_dw()
             if dims is None:
@@ -278,7 +296,7 @@ class ConvWgradNode(_ConvNode):
                     f"DW dims cannot be inferred with stride {list(stride)}; set them with "
                     f"DW.set_dim([K, C/groups, kh, kw])", node=self.name, port="DW",
                     tensor=dw.name)
-            set_output_shape(self, "DW", dims, None, strict=True)
+            set_output_shape(self, "DW", dims, _ChannelsLast(dims), strict=True)
         check_rank(self, "DW", check_dims(self, "DW", FLOAT_TYPES), (len(x.dim),))
         assert dw.dim is not None
         self._groups(x.dim[1], dw.dim[1], dw.dim[0], "X")
@@ -291,7 +309,7 @@ class ConvWgradNode(_ConvNode):
                 f"DY dims {list(dy.dim)} do not match the forward output {list(expect)} of "
                 f"X {list(x.dim)} and DW {list(dw.dim)}", node=self.name, port="DY",
                 tensor=dy.name)
-        set_output_shape(self, "DW", dw.dim, None, strict=True)
+        set_output_shape(self, "DW", dw.dim, _ChannelsLast(dw.dim), strict=True)
 
 
 from hipdnn.nodes_norm import (  # noqa: E402  (split for size; re-exported here)

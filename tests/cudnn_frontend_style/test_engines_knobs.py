@@ -38,3 +38,19 @@ def test_knob_fields() -> None:
     assert (k.type, k.min_value, k.max_value, k.stride) == ("split_k", 1, 16, 3)
     free = Knob("name", cudnn.knob_value_type.STRING, "")
     assert (free.min_value, free.max_value, free.stride) == (None, None, None)
+
+
+def test_dgrad_output_given_only_dims_is_nhwc_like_cudnn_frontend() -> None:
+    torch.manual_seed(4)
+    dy = torch.randn(2, 4, 4, 4)
+    w = torch.randn(4, 3, 3, 3)
+    g = cudnn.pygraph(io_data_type=cudnn.data_type.FLOAT)
+    DY, W = g.tensor_like(dy), g.tensor_like(w)
+    DX = g.conv_dgrad(loss=DY, filter=W, padding=[1, 1], stride=[2, 2])
+    DX.set_dim([2, 3, 8, 8]).set_output(True)
+    g.build()
+    dx = torch.empty(2, 3, 8, 8).to(memory_format=torch.channels_last)  # what cudnn users pass
+    assert DX.get_stride() == list(dx.stride())
+    g.execute({DY: dy, W: w, DX: dx})
+    expected = torch.nn.grad.conv2d_input((2, 3, 8, 8), w, dy, stride=2, padding=1)
+    torch.testing.assert_close(dx, expected, atol=8.5e-6, rtol=8.5e-6)

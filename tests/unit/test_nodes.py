@@ -92,7 +92,7 @@ def test_conv_dgrad_with_stride_uses_user_dims_and_infers_groups() -> None:
     dx.set_dim([2, 4, 8, 8]).set_output(True)
     g.validate()
     assert g.nodes[0].groups == 2  # type: ignore[attr-defined]
-    assert dx.get_stride() == [256, 64, 8, 1]
+    assert dx.get_stride() == [256, 1, 32, 4]  # cudnn-frontend: unset dgrad strides are NHWC
 
 
 def test_conv_wgrad_infers_dw_with_unit_stride() -> None:
@@ -111,7 +111,7 @@ def test_conv_wgrad_with_stride_and_user_dims() -> None:
                       stride=2)
     dw.set_dim([4, 3, 3, 3]).set_output(True)
     g.validate()
-    assert dw.get_stride() == [27, 9, 3, 1]
+    assert dw.get_stride() == [27, 1, 9, 3]  # cudnn-frontend: unset wgrad strides are NHWC
 
 
 def _bn_inputs(g: Graph, dims: list[int]) -> tuple:  # type: ignore[type-arg]
