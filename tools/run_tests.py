@@ -8,6 +8,10 @@ Lanes:
   the stub gfx1100 ``libamdhip64`` of ``tools/rdna3/stubhip`` (compiled with gcc) first on the
   library path: AMD's kernels, compiled by the real MIOpen, run on the ``tools/rdna3`` emulator.
   Kernel caches (MIOpen user db, comgr) persist under ``<cache>/../rdna3/miopen-7.2.4``.
+- ``stubgpu-<version>-<arch>``: ``pytest tests/stubgpu`` under the sysroot's loader with the stub
+  GPU of ``tools/stub_hip`` (a gfx90a or gfx942 ``libamdhip64`` + a rocblas whose calls succeed,
+  compiled with the machine's C compiler) first on the library path: the REAL libMIOpen decides
+  (solutions, fusion compiles, Find 2.0, kernel builds); launches are recorded, nothing computed.
 - ``live-<version>``: ``pytest tests/live`` under the sysroot's dynamic loader
   (``<root>/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 --library-path <sysroot libs>:<libpython
   dir> <real python> ...``) with ``HIPDNN_MIOPEN_LIBRARY`` pointing at that sysroot's libMIOpen.
@@ -43,12 +47,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import miopen_sysroot  # noqa: E402  (sibling tool, not part of the package)
 
 REQUIRE_VARS = ("HIPDNN_REQUIRE_LIVE", "HIPDNN_REQUIRE_CONFORMANCE", "HIPDNN_REQUIRE_TORCH",
-                "HIPDNN_REQUIRE_AMDKERNELS")
+                "HIPDNN_REQUIRE_AMDKERNELS", "HIPDNN_REQUIRE_STUBGPU")
 AMDKERNELS_VERSION = "7.2.4"  # MIOpen 3.5.1: compiles its HIP kernels in-process (hiprtc + comgr)
 # MIOpen settings of the amdkernels lane: no GEMM (rocBLAS is a stub), and no Winograd RxS
 # f2x3 (Debian's build lacks its assembly source, so a fusion plan choosing it fails with status 7).
 AMDKERNELS_ENV = {"MIOPEN_DEBUG_CONV_GEMM": "0", "MIOPEN_DEBUG_AMD_WINOGRAD_RXS_F2X3_G1": "0",
                   "AMD_COMGR_CACHE": "1"}
+#: Fake devices of the stubgpu lane (tools/stub_hip): one pytest process per version x arch.
+STUBGPU_ARCHS = ("gfx90a", "gfx942")
 NO_TESTS = 5
 _SUMMARY = re.compile(r"^=+ .*\bin [\d.]+s\b.*=+$")
 
@@ -143,6 +149,57 @@ def amdkernels_command(sysroot: miopen_sysroot.Sysroot, pytest_args: Sequence[st
     return cmd, env
 
 
+def stubgpu_command(sysroot: miopen_sysroot.Sysroot, arch: str,
+                    pytest_args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """Command and environment running ``pytest tests/stubgpu`` on the stub ``arch`` GPU.
+
+    The stub libamdhip64 + librocblas (tools/stub_hip, compiled here) come first on the
+    loader's path; MIOpen's user db, kernel cache and comgr's cache persist per version x arch
+    under ``<cache>/<version>/stubgpu/<arch>``; the stub's launch log is a fresh file there.
+    """
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from stub_hip.build import build_stubgpu
+
+    stub = build_stubgpu(sysroot)
+    work = miopen_sysroot.cache_dir() / sysroot.version / "stubgpu" / arch
+    for sub in ("userdb", "kcache", "comgr"):
+        (work / sub).mkdir(parents=True, exist_ok=True)
+    log = work / "stubgpu-log.jsonl"
+    log.unlink(missing_ok=True)
+    cmd, env = live_command(sysroot, pytest_args)
+    cmd[2] = f"{stub.libdir}{os.pathsep}{cmd[2]}"  # --library-path: the stub before the real HIP
+    cmd[cmd.index("tests/live")] = "tests/stubgpu"
+    env.update({"HIPDNN_STUBGPU_DIR": str(stub.libdir), "HIPDNN_STUBGPU_ARCH": arch,
+                "HIPDNN_STUBGPU_VERSION": sysroot.version, "HIPDNN_STUBGPU_LOG": str(log),
+                "MIOPEN_USER_DB_PATH": str(work / "userdb"), "MIOPEN_CUSTOM_CACHE_DIR": str(work / "kcache"),
+                "AMD_COMGR_CACHE": "1", "AMD_COMGR_CACHE_DIR": str(work / "comgr")})
+    env.pop("HIPDNN_STUBGPU_HOOK", None)
+    return cmd, env
+
+
+def _stubgpu_lanes(sysroots: dict[str, miopen_sysroot.Sysroot], versions: Sequence[str], problem: str,
+                   pytest_args: Sequence[str]) -> list[LaneResult]:
+    required = os.environ.get("HIPDNN_REQUIRE_STUBGPU", "").strip() == "1"
+    out: list[LaneResult] = []
+    for version in versions:
+        for arch in STUBGPU_ARCHS:
+            name = f"stubgpu-{version}-{arch}"
+            sysroot = sysroots.get(version)
+            why = ("the stubgpu lane needs Linux (a Debian sysroot)" if not sys.platform.startswith("linux")
+                   else None if sysroot is not None
+                   else problem or f"no sysroot for MIOpen {version} in {miopen_sysroot.cache_dir()}")
+            if why is None and sysroot is not None:
+                try:
+                    cmd, env = stubgpu_command(sysroot, arch, pytest_args)
+                except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:  # no C compiler, ...
+                    why = f"building the stub GPU failed: {exc}"
+                else:
+                    out.append(_run_lane(name, cmd, env))
+                    continue
+            out.append(LaneResult(name, 1 if required else None, "", str(why)))
+    return out
+
+
 def _sysroots(build: bool) -> tuple[dict[str, miopen_sysroot.Sysroot], str]:
     if build and sys.platform.startswith("linux"):
         try:
@@ -157,21 +214,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the lanes; return 0 only if every lane that ran passed (and none was required but skipped)."""
     ap = argparse.ArgumentParser(description="hipdnn-ctypes test runner (README's test command)")
     ap.add_argument("--build-sysroots", action="store_true", help="fetch/build the real MIOpen sysroots first")
-    ap.add_argument("--lane", choices=["all", "main", "live", "amdkernels"], default="all")
+    ap.add_argument("--lane", choices=["all", "main", "live", "amdkernels", "stubgpu"], default="all")
     ap.add_argument("--versions", nargs="*", default=list(miopen_sysroot.SYSROOTS))
     ap.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = ap.parse_args(argv)
     ci = _ci()
     need_build = args.build_sysroots or any(
         os.environ.get(v, "").strip() == "1"
-        for v in ("HIPDNN_REQUIRE_LIVE", "HIPDNN_REQUIRE_CONFORMANCE", "HIPDNN_REQUIRE_AMDKERNELS"))
+        for v in ("HIPDNN_REQUIRE_LIVE", "HIPDNN_REQUIRE_CONFORMANCE", "HIPDNN_REQUIRE_AMDKERNELS",
+                  "HIPDNN_REQUIRE_STUBGPU"))
     results: list[LaneResult] = []
     sysroots, problem = _sysroots(need_build)
     if problem and need_build:
         results.append(LaneResult("sysroots", 1, "", problem))
     if args.lane in ("all", "main"):
         cmd = [sys.executable, "-m", "pytest", "tests", "--ignore=tests/live", "--ignore=tests/amdkernels",
-               *args.pytest_args]
+               "--ignore=tests/stubgpu", *args.pytest_args]
         results.append(_run_lane("main", cmd, dict(os.environ)))
     if args.lane in ("all", "live"):
         live_required = os.environ.get("HIPDNN_REQUIRE_LIVE", "").strip() == "1"
@@ -189,13 +247,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             results.append(_run_lane(f"live-{version}", cmd, env))
     if args.lane in ("all", "amdkernels"):
         results.append(_amdkernels_lane(sysroots.get(AMDKERNELS_VERSION), problem, args.pytest_args))
+    if args.lane in ("all", "stubgpu"):
+        results += _stubgpu_lanes(sysroots, args.versions, problem, args.pytest_args)
     print("\n===== summary", flush=True)
     failed = False
     for r in results:
         bad = r.status is not None and r.status != 0 and not (r.status == NO_TESTS and not ci)
         failed |= bad
         state = "SKIPPED" if r.status is None else ("FAILED" if bad else "ok")
-        print(f"{r.name:14} {state:8} {r.summary}  {r.note}".rstrip(), flush=True)
+        print(f"{r.name:22} {state:8} {r.summary}  {r.note}".rstrip(), flush=True)
     return 1 if failed else 0
 
 

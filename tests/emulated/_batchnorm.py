@@ -136,6 +136,9 @@ class BatchNormApi(DeviceBase):
     # ------------------------------------------------------------------ forward inference
     def _infer(self, a: Args, p: _Params, what: str, activation: bool = False) -> None:
         x, y, spatial, act = self._forward_checks(a, p, what, activation)
+        if self.version < (3, 5, 0) and not x.is_nchw_packed:  # type: ignore[attr-defined]
+            # the real 3.4.0: "BnFwdInference: Not applicable", "No solver found" (stubgpu lane)
+            raise Status(NOT_IMPLEMENTED, f"{what}: no solver found (3.4's BnFwdInference is NCHW only)")
         xv = self.read(x, a.x, "x")
         scale = self.read(p.scale, a.bnScale, "bnScale")
         bias = self.read(p.bias, a.bnBias, "bnBias")

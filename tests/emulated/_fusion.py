@@ -1,10 +1,16 @@
 """Fusion plans: create, add ops in data-flow order, compile (the applicability test), args, execute.
 
 ``miopenCompileFusionPlan`` returns miopenStatusUnsupportedOp unless ``device.fusion_applicable``
-(a predicate returning the reason a plan cannot fuse, or None) accepts it. The default mirrors
-what the Debian 6.4.3/7.2.4 builds can fuse (miopen-semantics.md 6.6): conv(+bias)(+activation
-0..9) fp32, 2-D NCHW packed, group 1, no dilation; and the NA pairs [BNInference|BNForward,
-ActivationForward] / [BNBackward, ActivationBackward], fp32/fp16, 4-D NCHW packed.
+(a predicate returning the reason a plan cannot fuse, or None) accepts it; a reason of type
+:class:`BuildFailure` returns miopenStatusUnknownError instead (MIOpen picked a fused solver
+whose kernel it cannot build). The default mirrors what the Debian 6.4.3/7.2.4 builds can fuse
+(miopen-semantics.md 6.6): conv(+bias)(+activation 0..9) fp32, 2-D NCHW packed, group 1, no
+dilation; and the NA pairs [BNInference|BNForward, ActivationForward] / [BNBackward,
+ActivationBackward], fp32/fp16, 4-D NCHW packed. For convolutions it follows what the REAL
+library decided in the stubgpu lane (tests/stubgpu/test_crosscheck.py ties the two): on gfx942
+the fused Winograd solvers (fp32 always, fp16 at stride 1) and on gfx90a/gfx908 the 1x1 fused
+asm solver are chosen, and Debian's builds lack their assembly sources, so the compile fails
+with status 7 ("Failed to load kernel source"); elsewhere fp32 fuses (ConvOclDirectFwdFused).
 """
 
 from __future__ import annotations
@@ -41,7 +47,12 @@ from ._core import (
 )
 from ._objects import FLOAT, HALF, ConvDesc, TensorDesc, conv_output_dims, strides_for
 
-__all__ = ["FusionApi", "FusionOp", "FusionPlan", "default_fusion_applicable"]
+__all__ = ["BuildFailure", "FusionApi", "FusionOp", "FusionPlan", "default_fusion_applicable"]
+
+
+class BuildFailure(str):
+    """A fusion_applicable reason meaning "the solver MIOpen picks cannot build its kernel
+    here": miopenCompileFusionPlan returns miopenStatusUnknownError (7), not UnsupportedOp."""
 
 
 @dataclass
@@ -67,6 +78,7 @@ class FusionPlan:
     compiled_on: int = 0
     algo: int = 1
     output: TensorDesc | None = None
+    arch: str = "gfx942"  # the device's gcnArchName (without features) when the plan was made
 
 
 def default_fusion_applicable(plan: FusionPlan, ops: list[FusionOp], version: tuple[int, int, int]) -> str | None:
@@ -81,12 +93,22 @@ def default_fusion_applicable(plan: FusionPlan, ops: list[FusionOp], version: tu
             return f"no fused conv solver for {kinds}"
         conv, w = ops[0].conv, ops[0].w
         assert conv is not None and w is not None
-        if x.dtype != FLOAT or w.dtype != FLOAT:
-            return "fused convolutions are fp32 only in these builds"
         if len(x.dims) != 4 or not x.is_nchw_packed or not w.is_nchw_packed:
             return "fused convolutions need 2-D packed NCHW tensors"
         if conv.group_count != 1 or any(d != 1 for d in conv.dilations):
             return "fused convolutions need group count 1 and no dilation"
+        arch = plan.arch.split(":", 1)[0]
+        if arch == "gfx942" and x.dtype == FLOAT:
+            return BuildFailure("ConvBinWinogradRxSf2x3g1Fused: Failed to load kernel source "
+                                "Conv_Winograd_v30_3_1_fp32_f2x3_stride*.s (not in Debian's build)")
+        if arch == "gfx942" and x.dtype == HALF and all(s == 1 for s in conv.strides):
+            return BuildFailure("ConvWinoRageRxSFused<2-3>: Failed to load kernel source "
+                                "Conv_Winograd_Rage_v4_*_fp16_fp32acc_f2x3_stride1.s (not in Debian's build)")
+        if x.dtype != FLOAT or w.dtype != FLOAT:
+            return "fused convolutions are fp32 only in these builds"
+        if arch in ("gfx90a", "gfx908") and w.dims[2:] == (1, 1):
+            return BuildFailure("ConvBiasActivAsm1x1U: Failed to load kernel source "
+                                "conv1x1u_bias_activ.s (not in Debian's build)")
         return None
     if kinds in (["bn_inf", "act_fwd"], ["bn_fwd", "act_fwd"], ["bn_bwd", "act_bwd"]):
         if x.dtype not in (FLOAT, HALF):
@@ -127,7 +149,8 @@ class FusionApi(DeviceBase):
     @api("miopenCreateFusionPlan")
     def _create_plan(self, a: Args) -> None:
         x = self.set_tensor_desc(a.inputDesc, "inputDesc")
-        plan = FusionPlan(TensorDesc(x.dtype, x.dims, x.strides), direction=a.fuseDirection)
+        plan = FusionPlan(TensorDesc(x.dtype, x.dims, x.strides), direction=a.fuseDirection,
+                          arch=self.gcn_arch_name)
         require(addr(a.fusePlanDesc), "fusePlanDesc: Dereferencing nullptr")
         write_out(a.fusePlanDesc, c_size_t, self.handles.new("fusion_plan", plan), "fusePlanDesc")
 
@@ -229,6 +252,9 @@ class FusionApi(DeviceBase):
             raise Status(UNSUPPORTED_OP, "horizontal fusion is not implemented")
         plan.output = self._output_of(plan, ops)
         reason = self.fusion_applicable(plan, ops, self.version)
+        if isinstance(reason, BuildFailure):
+            self.fusion_rejections.append(reason)
+            raise Status(UNKNOWN_ERROR, reason)
         if reason is not None:
             self.fusion_rejections.append(reason)
             raise Status(UNSUPPORTED_OP, f"no fusion solver applies: {reason}")

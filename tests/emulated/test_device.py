@@ -197,7 +197,7 @@ def test_hip_device_and_events(emulated_device: EmulatedDevice) -> None:
     assert count.value == 1
     props = hipDeviceProp_t()
     hip.hipGetDevicePropertiesR0600(ctypes.byref(props), 0)
-    assert props.gcnArchName == b"gfx942"
+    assert props.gcnArchName == b"gfx908"
     assert EmulatedDevice("3.4", gcn_arch_name="gfx1100").hip.gcn_arch_name() == "gfx1100"
     start, stop = hipEvent_t(), hipEvent_t()
     hip.hipEventCreate(ctypes.byref(start))

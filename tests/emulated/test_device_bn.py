@@ -125,7 +125,8 @@ def test_bn_per_activation_training(emulated_device: EmulatedDevice, client: Cli
 
 def test_bn_inference_matches_torch(emulated_device: EmulatedDevice, client: Client) -> None:
     dev, lib = emulated_device, emulated_device.miopen
-    b = Bn(dev, client, (4, 3, 5, 6), layout="NHWC")
+    # NHWC on 3.5; 3.4.0 has no channels-last inference solver (test_bn_inference_nhwc_on_34)
+    b = Bn(dev, client, (4, 3, 5, 6), layout="NHWC" if dev.version_name == "3.5" else None)
     mean_a, var_a = np.array([[[[0.5]], [[-1.0]], [[2.0]]]], np.float32), np.array([[[[2.0]], [[0.5]], [[4.0]]]], np.float32)
     mean, var = put(dev, client, mean_a), put(dev, client, var_a)
     y = b.out()
@@ -140,6 +141,22 @@ def test_bn_inference_matches_torch(emulated_device: EmulatedDevice, client: Cli
     lib.miopenBatchNormalizationForwardInference_V2(b.handle, SPATIAL, f32(1), f32(0), b.x.desc, b.x.ptr, y.desc,
                                                     y.ptr, s, s, s, s, b.scale.ptr, b.bias.ptr, None, None, EPS)
     np.testing.assert_allclose(fetch(dev, y), b.torch_train()[1].detach().numpy(), rtol=4e-3, atol=4e-3)
+
+
+def test_bn_inference_nhwc_on_34(emulated_device: EmulatedDevice, client: Client) -> None:
+    """As the real 3.4.0 answers (stubgpu lane): "BnFwdInference: Not applicable", "No solver
+    found" (miopenStatusNotImplemented) for channels-last batchnorm inference; 3.5 runs it."""
+    dev = emulated_device
+    b = Bn(dev, client, (2, 3, 4, 4), layout="NHWC")
+    y, s = b.out(), b.scale.desc
+    args = (b.handle, SPATIAL, f32(1), f32(0), b.x.desc, b.x.ptr, y.desc, y.ptr, s, s, s, s,
+            b.scale.ptr, b.bias.ptr, None, None, EPS)
+    if dev.version_name == "3.5":
+        dev.miopen.miopenBatchNormalizationForwardInference_V2(*args)
+        return
+    with pytest.raises(errors.MIOpenStatusError) as info:
+        dev.miopen.miopenBatchNormalizationForwardInference_V2(*args)
+    assert info.value.status == 6
 
 
 @pytest.mark.parametrize("saved", [True, False], ids=["saved_stats", "recomputed"])

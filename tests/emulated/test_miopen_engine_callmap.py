@@ -24,7 +24,7 @@ from test_miopen_engine_calls import (  # noqa: E402
     split_calls,
 )
 from test_miopen_engine_graphs import build  # noqa: E402
-from test_miopen_engine_numerics import assert_refused, bf16_refusal  # noqa: E402
+from test_miopen_engine_numerics import assert_refused, refusal  # noqa: E402
 
 from hipdnn.engines.miopen import MiopenEngine, Row  # noqa: E402
 
@@ -42,7 +42,7 @@ def call_map() -> list[tuple[str, str, str, str, list[str], list[str]]]:
                 dev = EmulatedDevice(version)
                 engine = _engine(dev)
                 case = build(row, dtype, layout)
-                if bf16_refusal(row, dtype, version):
+                if refusal(row, dtype, version, layout):
                     mark = len(dev.calls)
                     assert_refused(dev, engine, case)
                     built = [n for n in dev.call_names()[mark:] if n.startswith("miopen")]

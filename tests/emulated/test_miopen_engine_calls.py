@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from emulated.device import EmulatedDevice
 from test_miopen_engine_graphs import Case, build
-from test_miopen_engine_numerics import assert_refused, bf16_refusal, check_outputs
+from test_miopen_engine_numerics import assert_refused, check_outputs, refusal
 
 from hipdnn import interop
 from hipdnn.engines.miopen import MiopenEngine, Row
@@ -24,7 +24,7 @@ FP32_NCHW = (D.FLOAT, "NCHW")   # every fused kernel of the emulated Debian buil
 FP16_NHWC = (D.HALF, "NHWC")    # no fused kernel applies: the fallbacks run
 BF16_NHWC = (D.BFLOAT16, "NHWC")  # no fused kernel either; rows needing one are refused
 CONFIGS = {"fp32_nchw": FP32_NCHW, "fp16_nhwc": FP16_NHWC, "bf16_nhwc": BF16_NHWC}
-#: The path name of a refused (row, version, config): see bf16_refusal.
+#: The path name of a refused (row, version, config): see refusal.
 REFUSED = "refused"
 
 # (row, version, path) -> the MIOpen calls one execute makes, in order
@@ -64,13 +64,14 @@ EXEC_CALLS[(Row.BN_INF_DRELU_BN_BWD, "3.5", "bn_activation")] = [
     "miopenBatchNormBackwardActivation"]
 
 
-for _row in (Row.CONV_BIAS_ACT, Row.BN_TRAINING_ACT, Row.BN_INF_DRELU_BN_BWD):
+for _row in (Row.CONV_BIAS_ACT, Row.BN_TRAINING_ACT, Row.BN_INF_DRELU_BN_BWD, Row.BN_INFERENCE,
+             Row.BN_INFERENCE_INV):
     for _v in ("3.4", "3.5"):
         EXEC_CALLS[(_row, _v, REFUSED)] = []
 
 
 def expected_path(row: Row, version: str, config: str) -> str:
-    if bf16_refusal(row, CONFIGS[config][0], version):
+    if refusal(row, CONFIGS[config][0], version, CONFIGS[config][1]):
         return REFUSED
     if row in (Row.BN_INFERENCE, Row.BN_INFERENCE_INV, Row.BN_TRAINING, Row.BN_BACKWARD):
         return "v2"
@@ -358,7 +359,7 @@ def test_handle_with_stream(emulated_device: EmulatedDevice,
     """A Handle created on a stream: miopenCreateWithStream, and staged outputs wait for it."""
     stream = emulated_device.create_stream()
     h = Handle(device=0, stream=stream)
-    case = build(Row.BN_INFERENCE, D.HALF, "NDHWC")
+    case = build(Row.BN_INFERENCE, D.HALF, "NCDHW")  # (3.4 has no channels-last inference)
     assert emulated_miopen_engine.check_support(case.graph, h) is None
     created = emulated_device.calls_of("miopenCreateWithStream")
     assert len(created) == 1 and created[0].arg("stream") == stream

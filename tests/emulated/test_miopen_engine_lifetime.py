@@ -137,8 +137,9 @@ def test_errors_while_building_are_typed_and_leak_nothing(
             except MiopenBuildError as exc:
                 assert isinstance(exc, EngineError)
                 assert exc.function == name and row.value in str(exc)
-            else:  # only a declined fusion compile may succeed: it falls back
-                assert name == "miopenCompileFusionPlan" and status == 3
+            else:  # only a declined fusion compile may succeed: it falls back (3: no solver,
+                # 7: the solver's kernel does not build, as the real Debian builds answer)
+                assert name == "miopenCompileFusionPlan" and status in (3, 7)
                 assert isinstance(plan, MiopenPlan) and plan.path == "unfused"
                 plan.close()
             assert len(emulated_device.live_objects()) == baseline, f"leak after {name}={status}"
@@ -377,7 +378,9 @@ def test_errors_with_device_pointers_are_typed(emulated_device: EmulatedDevice,
                                                row: Row) -> None:
     config = "fp16_nhwc"  # the fallback paths
     kw: dict[str, Any] = {"running": True} if row == Row.BN_TRAINING else {}
-    case = build(row, *CONFIGS[config], **kw)
+    # 5-D fp16 for the DReLU row: its fallback on 3.4 without the channels-last inference 3.4 lacks
+    case = (build(row, CONFIGS[config][0], "NCDHW") if row == Row.BN_INF_DRELU_BN_BWD
+            else build(row, *CONFIGS[config], **kw))
     h = Handle()
     with _plan(emulated_miopen_engine, case, h) as plan:
         bufs = {t.uid: emulated_device.upload(a) for t, a in case.inputs.items()}

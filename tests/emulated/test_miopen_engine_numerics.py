@@ -2,7 +2,7 @@
 3.5 symbol sets) matches PyTorch within DESIGN.md's tolerances. Where the emulated device's
 fusion predicate declines, the fallback path runs and must match just the same, except for the
 bf16 rows whose only fallback is MIOpen's standalone activation (fp32/fp16 kernels only): those
-are refused with the rule as the reason (:func:`bf16_refusal`, :func:`assert_refused`)."""
+are refused with the rule as the reason (:func:`refusal`, :func:`assert_refused`)."""
 
 from __future__ import annotations
 
@@ -46,24 +46,36 @@ BN_ACTIVATION_CALLS = {Row.BN_TRAINING_ACT: "miopenBatchNormForwardTrainingActiv
                        Row.BN_INF_DRELU_BN_BWD: "miopenBatchNormBackwardActivation"}
 
 
-def bf16_refusal(row: Row, dtype: DataType, version: str) -> str | None:
-    """How MIOPEN_ENGINE refuses ``row`` in ``dtype`` on the emulated MIOpen ``version``:
-    "check_support" (declined up front), "build" (the fusion plan did not compile) or None."""
-    if dtype != DataType.BFLOAT16:
-        return None
-    if row == Row.CONV_BIAS_ACT:  # the emulated Debian builds fuse fp32 NCHW convolutions only
-        return "build"
-    if row in BN_ACTIVATION_CALLS and version == "3.4":
+def refusal(row: Row, dtype: DataType, version: str, layout: str = "NCHW") -> str | None:
+    """How MIOPEN_ENGINE refuses ``row`` in ``dtype``/``layout`` on the emulated MIOpen
+    ``version``: "check_support" (declined up front: bf16 batchnorm + activation on 3.4),
+    "layout" (declined up front: channels-last batchnorm inference on 3.4, which the real
+    3.4.0 has no solver for), "build" (the fusion plan did not compile) or None."""
+    if dtype == DataType.BFLOAT16 and row == Row.CONV_BIAS_ACT:
+        return "build"  # the emulated Debian builds fuse fp32 NCHW convolutions only
+    if dtype == DataType.BFLOAT16 and row in BN_ACTIVATION_CALLS and version == "3.4":
         return "check_support"
+    if version == "3.4" and layout.endswith("C") and row in BN_INFERENCE_ROWS:
+        return "layout"
     return None
 
 
+#: Rows calling batchnorm inference (on 3.4 also the DReLU row's unfused path).
+BN_INFERENCE_ROWS = (Row.BN_INFERENCE, Row.BN_INFERENCE_INV, Row.BN_INF_DRELU_BN_BWD)
+
+
 def assert_refused(device: EmulatedDevice, engine: MiopenEngine, case: Case) -> str:
-    """Assert the refusal :func:`bf16_refusal` predicts, with its reason; returns the reason."""
-    kind = bf16_refusal(case.row, case.dtype, device.version_name)
+    """Assert the refusal :func:`refusal` predicts, with its reason; returns the reason."""
+    kind = refusal(case.row, case.dtype, device.version_name, case.layout)
     assert kind is not None
     h = Handle()
     reason = engine.check_support(case.graph, h)
+    if kind == "layout":
+        assert reason is not None and "NCHW only" in reason and "MIOpen >= 3.5" in reason, reason
+        with pytest.raises(EngineError, match="BnFwdInference"):
+            engine.build_plan(case.graph, {"global.benchmarking": 0}, h)
+        h.close()
+        return reason
     if kind == "check_support":
         call = BN_ACTIVATION_CALLS[case.row]
         assert reason is not None and f"bf16 {case.row.value} needs {call} (MIOpen >= 3.5)" in reason
@@ -100,7 +112,7 @@ def check_outputs(case: Case, outs: dict[str, np.ndarray]) -> None:
 def test_row_matches_torch(emulated_device: EmulatedDevice, emulated_miopen_engine: MiopenEngine,
                            row: Row, dtype: str, layout: str) -> None:
     case = build(row, DTYPES[dtype], layout)
-    if bf16_refusal(row, case.dtype, emulated_device.version_name):
+    if refusal(row, case.dtype, emulated_device.version_name, case.layout):
         assert_refused(emulated_device, emulated_miopen_engine, case)
         return
     plan, outs = run_case(emulated_miopen_engine, case)
@@ -180,7 +192,7 @@ def test_bn_training_act_running_stats(emulated_device: EmulatedDevice,
     plan, unfused); bf16 on 3.4 is refused."""
     case = build(Row.BN_TRAINING_ACT, DTYPES[config[0]], config[1], running=True,
                  lower=0.0, upper=1.5)
-    if bf16_refusal(case.row, case.dtype, emulated_device.version_name):
+    if refusal(case.row, case.dtype, emulated_device.version_name, case.layout):
         assert_refused(emulated_device, emulated_miopen_engine, case)
         return
     plan, outs = run_case(emulated_miopen_engine, case)
@@ -195,7 +207,7 @@ def test_find2_every_layout(emulated_device: EmulatedDevice,
                             emulated_miopen_engine: MiopenEngine, row: Row, layout: str) -> None:
     for dtype in ("fp16", "bf16"):
         case = build(row, DTYPES[dtype], layout)
-        if bf16_refusal(row, case.dtype, emulated_device.version_name):
+        if refusal(row, case.dtype, emulated_device.version_name, case.layout):
             assert_refused(emulated_device, emulated_miopen_engine, case)
             continue
         plan, outs = run_case(emulated_miopen_engine, case, {"global.benchmarking": 1})
@@ -230,7 +242,7 @@ def test_bn_training_without_saved_stats(emulated_device: EmulatedDevice,
                                          config: tuple[str, str]) -> None:
     """Saved mean / inverse variance left virtual: NULL for _V2, scratch for the fusion plan."""
     case = build(row, DTYPES[config[0]], config[1])
-    if bf16_refusal(row, case.dtype, emulated_device.version_name):
+    if refusal(row, case.dtype, emulated_device.version_name, case.layout):
         assert_refused(emulated_device, emulated_miopen_engine, case)
         return
     for role in ("mean", "inv_variance"):
@@ -252,7 +264,7 @@ def test_refused_bf16_falls_through_to_the_next_engine(emulated_device: Emulated
     from hipdnn.errors import GraphNotSupportedError
 
     case = build(row, DataType.BFLOAT16, "NHWC")
-    refusal = bf16_refusal(row, case.dtype, emulated_device.version_name)
+    refused = refusal(row, case.dtype, emulated_device.version_name, case.layout)
     g = case.graph
     g.build_operation_graph(Handle())
     g.build()
@@ -261,7 +273,7 @@ def test_refused_bf16_falls_through_to_the_next_engine(emulated_device: Emulated
     ws = np.zeros(max(g.get_workspace_size(), 1), np.uint8)
     g.execute(pack, ws)
     check_outputs(case, outs)
-    if refusal is None:
+    if refused is None:
         assert g.plans[0].engine is emulated_miopen_engine
         return
     assert g.plans[0].engine.name == "CPU_REFERENCE_ENGINE"
@@ -271,7 +283,7 @@ def test_refused_bf16_falls_through_to_the_next_engine(emulated_device: Emulated
         g.build_plans()
     reason = info.value.reasons["MIOPEN_ENGINE"]
     assert "fp32/fp16 only" in reason and "bf16" in reason
-    if refusal == "build":
+    if refused == "build":
         assert reason.startswith("build_plan failed: MIOPEN_ENGINE: ")
         assert "miopenCompileFusionPlan" in reason
     else:

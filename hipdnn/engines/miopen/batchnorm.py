@@ -122,7 +122,7 @@ class BnTrainingRunner(Runner):
             for name in ("mean", "inv_variance", "run_mean", "run_var"):
                 self.arena.reserve(name, self.param_bytes)
         else:
-            self.path = Path.UNFUSED
+            self.path, self.notes = Path.UNFUSED, (plan.declined_note(),)
             self.act = _act(self.lib, res, self.m)
             self.arena.reserve("bn_y", tensor_nbytes(self.m.t["x"]))
 
@@ -200,6 +200,7 @@ class BnBackwardRunner(Runner):
                 self.path, self.fusion = Path.FUSED, plan
             else:
                 self.path, self.act = Path.UNFUSED, _act(lib, res, m)
+                self.notes = (plan.declined_note(),)
                 nbytes = tensor_nbytes(m.t["x"])
                 self.arena.reserve("variance", self.channels * 4)
                 self.arena.reserve("bn_y", nbytes)

@@ -79,8 +79,9 @@ class ConvBiasActRunner(Runner):
             self.path = Path.FUSED
             self.workspace_size = self.fusion.workspace_size
             return
+        assert self.fusion.declined is not None
+        self.notes = (self.fusion.declined_note(),)
         if DataType(x.data_type) == DataType.BFLOAT16:
-            assert self.fusion.declined is not None
             raise MiopenNotSupportedError(
                 f"{m.row.value} (node {', '.join(repr(n.name) for n in m.nodes)})",
                 "bf16 conv + bias + activation runs only as a MIOpen fusion plan, and this "

@@ -65,8 +65,18 @@ _BN_ACTIVATION_CALLS = {
 }
 
 
+#: Rows that call miopenBatchNormalizationForwardInference_V2 (on 3.4 for the DReLU row too,
+#: whose NCHW-only fusion plan does not apply to channels-last).
+_BN_INFERENCE_ROWS = (Row.BN_INFERENCE, Row.BN_INFERENCE_INV, Row.BN_INF_DRELU_BN_BWD)
+#: A MIOpen 3.5 symbol: its presence marks the batchnorm generation that runs channels-last inference.
+_BN_35_MARKER = "miopenBatchNormForwardInferenceActivation"
+
+
 def check_library_rules(m: Match, lib: MIOpenLibrary) -> None:
     """Raise :class:`Declined` when this library cannot run ``m`` (known before building).
+
+    Channels-last batchnorm inference needs MIOpen 3.5: 3.4.0's only inference solver is
+    NCHW-only (the real library says "No solver found"; tests/stubgpu/test_decisions.py).
 
     bf16 batchnorm + activation rows need the MIOpen 3.5 ``*Activation`` calls: MIOpen's
     batchnorm + activation fusion plans and its standalone activation kernels (MIOpenNeuron.cl)
@@ -78,6 +88,12 @@ def check_library_rules(m: Match, lib: MIOpenLibrary) -> None:
         raise Declined(f"node {m.nodes[0].name!r}: bf16 {m.row.value} needs {call} (MIOpen >= "
                        "3.5), which this library lacks; MIOpen's batchnorm + activation fusion "
                        "plans and its standalone activation kernels support fp32/fp16 only")
+    if (m.row in _BN_INFERENCE_ROWS and m.layout.endswith("C")
+            and not lib.capabilities.has(_BN_35_MARKER)):
+        raise Declined(f"node {m.nodes[0].name!r}: {m.row.value} in {m.layout} needs MIOpen >= "
+                       f"3.5 (this library lacks {_BN_35_MARKER}): MIOpen 3.4's batchnorm "
+                       "inference solver (BnFwdInference) is NCHW only, the real 3.4.0 answers "
+                       "'No solver found' (miopenStatusNotImplemented) for channels-last")
 
 
 def _default_miopen() -> MIOpenLibrary:

@@ -22,10 +22,14 @@ _one, _zero = ctypes.c_float(1.0), ctypes.c_float(0.0)
 #: Addresses of host floats 1 and 0: MIOpen reads every alpha/beta as ``const float*``.
 ONE, ZERO = ctypes.addressof(_one), ctypes.addressof(_zero)
 
-#: Statuses of miopenCompileFusionPlan meaning "no fused kernel applies" (fall back, no error).
+#: Statuses of miopenCompileFusionPlan meaning "no fused kernel here" (fall back, no error):
+#: no fusion solver applies (3, 6, 8), or the solver MIOpen picked cannot build its kernel on
+#: this install (7: the real 3.4/3.5 Debian builds lack the assembly sources of the Winograd and
+#: 1x1 fused solvers, "Failed to load kernel source", seen in the stubgpu lane).
 FUSION_DECLINED_STATUSES = frozenset({
     miopenStatus_t.miopenStatusBadParm,
     miopenStatus_t.miopenStatusNotImplemented,
+    miopenStatus_t.miopenStatusUnknownError,
     miopenStatus_t.miopenStatusUnsupportedOp,
 })
 
@@ -109,6 +113,13 @@ class FusionPlan:
             raise
         self._outer.add(self._res)
         return True
+
+    def declined_note(self) -> str:
+        """Why the plan was not used: ``fusion plan not used: miopenCompileFusionPlan returned
+        miopenStatusUnsupportedOp (8)`` (for a plan whose :meth:`compile` returned False)."""
+        status = getattr(self.declined, "status", None)
+        name = miopenStatus_t(status).name if status in set(miopenStatus_t) else "status"
+        return f"fusion plan not used: miopenCompileFusionPlan returned {name} ({status})"
 
     def execute_call(self, handle: Any, in_desc: TensorDesc, x: int, out_desc: TensorDesc, y: int,
                      ws: int) -> tuple[str, tuple[Any, ...]]:

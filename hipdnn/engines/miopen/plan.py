@@ -112,10 +112,28 @@ class MiopenPlan(ExecutionPlan):
         self._baked = {role: float(t.value) for role, t in scalars if t.value is not None}
         self._scalars = [(role, t) for role, t in scalars if t.value is None]
 
+    @property
+    def solution_id(self) -> int | None:
+        """The MIOpen convolution solution immediate mode compiled (None: no convolution, a
+        fused plan, or Find 2.0 not run yet)."""
+        op = getattr(self.runner, "op", None)
+        if op is None or getattr(self.runner, "fusion", None) is not None:
+            return None
+        return getattr(op, "solution_id", None)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Why the path is what it is, when MIOpen or a workaround changed it (e.g. a fusion
+        plan that did not compile, an architecture's known-bad fusion)."""
+        return tuple(getattr(self.runner, "notes", ()))
+
     def describe(self) -> str:
-        """The seed row, its nodes and the MIOpen path (fused plan, immediate mode, ...)."""
+        """The seed row, its nodes and the MIOpen path (fused plan, immediate mode, ...), the
+        convolution solution when one was chosen, and why the path was taken."""
+        extra = f", solution {self.solution_id}" if self.solution_id is not None else ""
+        notes = "".join(f"; {n}" for n in self.notes)
         return (f"{self.operation} on MIOpen path {self.path.value!r} "
-                f"({type(self.runner).__name__})")
+                f"({type(self.runner).__name__}{extra}){notes}")
 
     @property
     def live_objects(self) -> int:

@@ -79,6 +79,8 @@ class Runner:
     path: Path = Path.V2
     #: The bound MIOpen library the calls go to.
     lib: Any = None
+    #: Why the path was chosen when it is not the row's first choice (shown by describe()).
+    notes: tuple[str, ...] = ()
 
     def run(self, ctx: Ctx) -> None:
         """Issue the calls: replays :meth:`calls`, or :meth:`run_with_host_work` when the calls

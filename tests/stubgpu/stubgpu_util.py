@@ -1,0 +1,80 @@
+"""Shared helpers of the stubgpu lane (see conftest.py): this process's version, architecture
+and the stub's launch log."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["API", "COMPILES_KERNELS", "LaunchLog", "Stub", "lane_arch", "lane_version", "why_not"]
+
+#: miopenGetVersion() of each Debian build.
+API = {"6.4.3": (3, 4, 0), "7.2.4": (3, 5, 1)}
+#: Where each version compiles kernels: 3.5.1 in-process (hiprtc + comgr, in the sysroot);
+#: 3.4.0 runs clang-21 at absolute paths this machine does not have (see the README).
+COMPILES_KERNELS = {"7.2.4": True, "6.4.3": False}
+
+
+def lane_version() -> str:
+    """The MIOpen Debian version of this process ("" outside the lane)."""
+    return os.environ.get("HIPDNN_STUBGPU_VERSION", "")
+
+
+def lane_arch() -> str:
+    """The fake architecture of this process ("" outside the lane)."""
+    return os.environ.get("HIPDNN_STUBGPU_ARCH", "")
+
+
+def why_not() -> str | None:
+    if not os.environ.get("HIPDNN_STUBGPU_DIR"):
+        return ("the stubgpu lane runs under tools/run_tests.py (--lane stubgpu), which loads the "
+                "real libMIOpen over the stub GPU of tools/stub_hip; HIPDNN_STUBGPU_DIR is unset")
+    if lane_version() not in API:
+        return f"HIPDNN_STUBGPU_VERSION={lane_version()!r}; expected one of {sorted(API)}"
+    soname = "libamdhip64.so.6" if lane_version() == "6.4.3" else "libamdhip64.so.7"
+    try:
+        ctypes.CDLL(soname).hipdnn_stubgpu_lookup  # noqa: B018  (the stub's own export)
+    except (OSError, AttributeError) as exc:
+        return f"{soname} here is not the stub GPU ({exc})"
+    return None
+
+
+class LaunchLog:
+    """The stub's JSON-lines log: ``mark()`` then ``since(mark)`` gives one test's events."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def mark(self) -> int:
+        """Current end of the log."""
+        return self.path.stat().st_size if self.path.exists() else 0
+
+    def since(self, mark: int) -> list[dict[str, Any]]:
+        """Events written after ``mark`` (by this process)."""
+        if not self.path.exists():
+            return []
+        with self.path.open("rb") as f:
+            f.seek(mark)
+            lines = f.read().splitlines()
+        pid = os.getpid()
+        return [e for e in map(json.loads, lines) if e.get("pid") == pid]
+
+
+@dataclass(frozen=True)
+class Stub:
+    """This process's setting: version, architecture, log."""
+
+    version: str
+    arch: str
+    log: LaunchLog
+    libdir: Path
+
+    @property
+    def compiles_kernels(self) -> bool:
+        return COMPILES_KERNELS[self.version]
+
+
