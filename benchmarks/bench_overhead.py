@@ -1,7 +1,9 @@
-"""Host overhead of executing a built MIOPEN_ENGINE plan, next to the ctypes call(s) it makes.
+"""Host overhead of executing built MIOPEN_ENGINE plans of every seed row, next to the ctypes
+calls each plan makes, on the MIOpen 3.4 and 3.5 symbol sets.
 
-DESIGN target: ``execute()`` host overhead per call at most 2x the raw ctypes call(s) it makes,
-measured side by side in one run.
+Targets (issue 12; DESIGN "Performance targets"), per row, side by side in one run:
+``bind()`` <= 1.5x the raw calls, ``execute(ints)`` <= 2x, ``execute(framework tensors)`` <= 3x
+(and <= 2x ``execute(ints)``).
 
 How the floor is made honest without a GPU:
 
@@ -16,21 +18,25 @@ How the floor is made honest without a GPU:
   (exactly as ``from_cdll`` binds a real libMIOpen: same argtypes, restype and errcheck) and
   every other symbol to the emulated device. This library is benchmark infrastructure only.
 
-Rows, per graph (all timed interleaved, best of ``--repeat`` rounds of ``--number`` calls):
+Graphs are the FP32 NCHW seed-row builders of ``tests/emulated/test_miopen_engine_graphs.py``
+(conv + bias + ReLU twice: fused, and unfused with the emulated fusion compile declining).
+Columns, per row (all timed interleaved, best of ``--repeat`` rounds of ``--number`` calls):
 
-* ``raw ctypes``      the plan's ctypes call(s) with prebuilt arguments (``cfunc(*cargs)``, the
-                      same function objects, argtypes and errcheck a bound plan calls): the floor;
-* ``bound()``         ``graph.bind(pack)()``: :class:`hipdnn.graph_exec.BoundExecution`;
-* ``graph.execute``   ``graph.execute({tensor: int_ptr, ...})`` (the remembered int-pointer pack);
-* ``checked execute`` what ``graph.execute`` does for a pack it does not remember (any pack
-                      with arrays): resolve + check every value, then ``plan.execute``;
-* ``plan.execute``    ``plan.execute(buffers, ws, handle)`` with resolved ``Buffer`` objects;
-* ``first execute``   ``graph.execute`` with a fresh pack (resolution + validation + bind).
+* ``raw``       the plan's ctypes call(s) with prebuilt arguments (``cfunc(*cargs)``: the same
+                function objects, argtypes and errcheck a bound plan calls): the floor, in us;
+* ``bind()``    ``graph.bind(pack)()``, as a multiple of raw;
+* ``ints``      ``graph.execute({tensor: int_ptr, ...})``;
+* ``cai``       ``graph.execute`` with objects exposing ``__cuda_array_interface__`` (a fresh
+                dict per access, as numba and CuPy do) over the same device pointers;
+* ``torch`` / ``dlpack``  with torch CUDA tensors / objects exposing only ``__dlpack__`` (torch
+                CUDA tensors behind it); only where ``torch.cuda.is_available()`` (the pointers
+                reach only the C no-ops);
+* ``checked``   the resolve-and-check path (``graph._run``: what a pack never seen before costs);
+* ``fw/ints``   the slowest framework column over ``ints`` (target <= 2).
 
-The emulated variant repeats the rows with the execute symbols on the emulated device (the
-Python emulation does the math, so it dominates and the ratios approach 1).
+    PYTHONPATH=. python benchmarks/bench_overhead.py [--number 20000] [--repeat 5] [--quick]
 
-    PYTHONPATH=. python benchmarks/bench_overhead.py [--number 20000] [--repeat 7]
+``--quick`` (CI, via tests/emulated/test_bench_overhead.py) runs every row once with tiny counts.
 """
 
 from __future__ import annotations
@@ -50,14 +56,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "emulated"))
 
 from emulated.device import EmulatedDevice  # noqa: E402  (test code: the emulated device)
+from test_miopen_engine_graphs import build  # noqa: E402  (test code: seed-row graphs)
 
 import hipdnn  # noqa: E402
 import miopen_ctypes  # noqa: E402
 from hipdnn.engines import register, registry, unregister  # noqa: E402
-from hipdnn.engines.miopen import MiopenEngine  # noqa: E402
-from hipdnn.handle import Handle  # noqa: E402
+from hipdnn.engines.miopen import MiopenEngine, Row  # noqa: E402
+from hipdnn.types import DataType  # noqa: E402
 
 EXECUTE_SYMBOLS = (
     "miopenConvolutionForwardImmediate", "miopenConvolutionBackwardDataImmediate",
@@ -65,6 +73,10 @@ EXECUTE_SYMBOLS = (
     "miopenBatchNormalizationForwardInference_V2", "miopenExecuteFusionPlan",
     "miopenExecuteFusionPlan_v2", "miopenSetOpArgsConvForward", "miopenSetOpArgsBiasForward",
     "miopenSetOpArgsActivForward", "miopenOpTensor", "miopenActivationForward",
+    "miopenBatchNormalizationForwardTraining_V2", "miopenBatchNormalizationBackward_V2",
+    "miopenBatchNormForwardTrainingActivation", "miopenBatchNormBackwardActivation",
+    "miopenSetOpArgsBatchNormForward", "miopenSetOpArgsBatchNormBackward",
+    "miopenSetOpArgsActivBackward",
 )
 
 _C_TYPES = {
@@ -108,21 +120,45 @@ def hybrid_library(device: EmulatedDevice, noop: ctypes.CDLL) -> miopen_ctypes.M
     return miopen_ctypes.MIOpenLibrary(cfuncs, device.miopen.version, "emulated + C no-ops")
 
 
-def conv_graph(handle: Handle) -> tuple[hipdnn.Graph, list[hipdnn.Tensor]]:
-    g = hipdnn.Graph("conv_fprop", io_data_type=hipdnn.DataType.FLOAT, handle=handle)
-    x = g.tensor(dim=[1, 4, 8, 8], name="x")
-    w = g.tensor(dim=[4, 4, 3, 3], name="w")
-    y = g.conv_fprop(x, w, padding=[1, 1]).set_output(True)
-    return g, [x, w, y]
+#: (label, seed row, fusion compile declined)
+ROWS = (
+    ("conv_fprop", Row.CONV_FPROP, False),
+    ("conv_dgrad", Row.CONV_DGRAD, False),
+    ("conv_wgrad", Row.CONV_WGRAD, False),
+    ("conv_bias_relu", Row.CONV_BIAS_ACT, False),
+    ("conv_bias_relu_unf", Row.CONV_BIAS_ACT, True),
+    ("bn_inference", Row.BN_INFERENCE, False),
+    ("bn_training", Row.BN_TRAINING, False),
+    ("bn_training_relu", Row.BN_TRAINING_ACT, False),
+    ("bn_backward", Row.BN_BACKWARD, False),
+    ("bn_inf_drelu_bn_bwd", Row.BN_INF_DRELU_BN_BWD, False),
+)
+FRAMEWORK = ("cai", "torch", "dlpack")
 
 
-def bn_graph(handle: Handle) -> tuple[hipdnn.Graph, list[hipdnn.Tensor]]:
-    g = hipdnn.Graph("bn_inference", io_data_type=hipdnn.DataType.FLOAT, handle=handle)
-    x = g.tensor(dim=[1, 4, 8, 8], name="x")
-    params = [g.tensor(dim=[1, 4, 1, 1], name=n) for n in ("mean", "var", "scale", "bias")]
-    y = g.batchnorm_inference(x, params[0], None, params[2], params[3], variance=params[1],
-                              epsilon=1e-5).set_output(True)
-    return g, [x, *params, y]
+class DeviceArray:
+    """Device memory described by ``__cuda_array_interface__`` (a new dict per access)."""
+
+    def __init__(self, ptr: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> None:
+        self.ptr, self.shape, self.byte_strides = ptr, shape, tuple(4 * s for s in strides)
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        return {"data": (self.ptr, False), "shape": self.shape, "typestr": "<f4",
+                "strides": self.byte_strides, "version": 3}
+
+
+class DLPackOnly:
+    """Exposes only ``__dlpack__`` / ``__dlpack_device__`` of a wrapped tensor."""
+
+    def __init__(self, t: Any) -> None:
+        self._t = t
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self._t.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self._t.__dlpack_device__()
 
 
 def _nbytes(t: hipdnn.Tensor) -> int:
@@ -146,71 +182,90 @@ def _raw(prepared: Any) -> Callable[[], None]:
     return calls
 
 
-def _execute(g: hipdnn.Graph, pack: dict[Any, int], ws: int | None,
-             fresh: bool) -> Callable[[], None]:
-    """``graph.execute(pack)``; ``fresh``: forget remembered packs first (resolve + bind)."""
-    if not fresh:
-        return lambda: g.execute(pack, ws)
-
-    def first() -> None:
-        g._forget_bindings()
-        g.execute(dict(pack), ws)
-    return first
+def _torch_cuda() -> Any:
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
 
 
-def _checked_execute(g: hipdnn.Graph, pack: dict[Any, int], ws: int | None) -> Callable[[], None]:
-    """The resolve-and-check path (what execute does for packs it does not remember)."""
-    return lambda: g._run(g._plan(0), pack, ws, None)
+def _packs(device: EmulatedDevice, tensors: list[hipdnn.Tensor],
+           torch: Any) -> dict[str, dict[Any, Any]]:
+    """The same tensors as int pointers and as each framework kind."""
+    ints: dict[Any, Any] = {}
+    packs: dict[str, dict[Any, Any]] = {"ints": ints, "cai": {}}
+    if torch is not None:
+        packs["torch"], packs["dlpack"] = {}, {}
+    for t in tensors:
+        if t.is_pass_by_value:
+            for pack in packs.values():
+                pack[t] = 1e-5
+            continue
+        assert t.dim is not None and t.stride is not None
+        shape, strides = tuple(t.dim), tuple(t.stride)
+        if torch is None:
+            ints[t] = device.alloc(_nbytes(t))
+        else:
+            tt = torch.empty_strided(shape, strides, dtype=torch.float32, device="cuda")
+            packs["torch"][t], packs["dlpack"][t] = tt, DLPackOnly(tt)
+            ints[t] = tt.data_ptr()
+        packs["cai"][t] = DeviceArray(ints[t], shape, strides)
+    return packs
 
 
-def _plan_execute(plan: Any, buffers: Any, ws: Any, handle: Handle) -> Callable[[], None]:
-    return lambda: plan.execute(buffers, ws, handle)
+def measure_row(device: EmulatedDevice, row: Row, unfused: bool, number: int,
+                repeat: int, torch: Any) -> dict[str, float]:
+    """us per call of each column for one seed row (``raw`` in us, the rest too)."""
+    if unfused:
+        device.fusion_applicable = lambda *a, **k: "declined by the benchmark"
+    try:
+        case = build(row, DataType.FLOAT, "NCHW")
+        g = case.graph
+        hipdnn.clear_plan_cache()  # a fused twin built before must not be reused
+        g.build()
+    finally:
+        if unfused:
+            from emulated._fusion import default_fusion_applicable
+            device.fusion_applicable = default_fusion_applicable
+    plan = g.plans[0]
+    assert plan.engine.name == "MIOPEN_ENGINE", plan
+    assert ("unfused" if unfused else "fused") == plan.path or row != Row.CONV_BIAS_ACT, plan
+    tensors = [*case.inputs, *case.outputs.values()]
+    packs = _packs(device, tensors, torch)
+    ws = device.alloc(plan.workspace_size) if plan.workspace_size else None
+    bound = g.bind(packs["ints"], ws)
+    prepared = getattr(bound._run, "prepared", None)
+    assert prepared is not None, f"{row}: the plan did not prebuild its calls"
+    cols: dict[str, Callable[[], None]] = {"raw": _raw(prepared), "bind()": bound}
+    for kind, pack in packs.items():
+        g.execute(pack, ws)  # remembered from here on
+        cols[kind] = (lambda p=pack: g.execute(p, ws))
+    cols["checked"] = lambda: g._run(g._plan(0), packs["cai"], ws, None)
+    best = {name: float("inf") for name in cols}
+    for _ in range(repeat):  # interleaved: every column sees the same machine load
+        for name, fn in cols.items():
+            n = max(1, number // 10) if name == "checked" else number
+            best[name] = min(best[name], timeit.timeit(fn, number=n) / n * 1e6)
+    g.close()
+    return best
 
 
-def measure(device: EmulatedDevice, lib: miopen_ctypes.MIOpenLibrary, number: int,
-            repeat: int) -> list[tuple[str, str, float]]:
-    """(graph, row, us per call) for both graphs with ``lib`` as the MIOpen library."""
+def measure(version: str, noop: ctypes.CDLL, number: int, repeat: int,
+            torch: Any) -> list[tuple[str, dict[str, float]]]:
+    device = EmulatedDevice(version)
+    lib = hybrid_library(device, noop)
     engine = MiopenEngine(miopen_loader=lambda: lib, hip_loader=lambda: device.hip)
     previous = registry().get(engine.engine_id)
     register(engine)
-    results: list[tuple[str, str, float]] = []
     try:
-        for make in (conv_graph, bn_graph):
-            handle = Handle()
-            g, tensors = make(handle)
-            g.build()
-            plan = g.plans[0]
-            assert plan.engine is engine, plan
-            pack = {t: device.alloc(_nbytes(t)) for t in tensors}
-            ws = device.alloc(plan.workspace_size) if plan.workspace_size else None
-            buffers = {t.uid: hipdnn.interop.resolve(p) for t, p in pack.items()}
-            wsbuf = None if ws is None else hipdnn.interop.resolve(ws)
-            bound = g.bind(pack, ws)
-            prepared = getattr(bound._run, "prepared", None)  # the plan's prebuilt (cfunc, cargs)
-            assert prepared is not None, f"{g.name}: the plan did not prebuild its calls"
-            g.execute(pack, ws)  # remember the int-pointer pack
-            rows: dict[str, Callable[[], None]] = {
-                "raw ctypes": _raw(prepared),
-                "bound()": bound,
-                "graph.execute(ints)": _execute(g, pack, ws, fresh=False),
-                "checked execute": _checked_execute(g, pack, ws),
-                "plan.execute": _plan_execute(plan, buffers, wsbuf, handle),
-                "first execute": _execute(g, pack, ws, fresh=True),
-            }
-            best = {name: float("inf") for name in rows}
-            for _ in range(repeat):  # interleaved: every row sees the same machine load
-                for name, fn in rows.items():
-                    n = max(1, number // 20) if name == "first execute" else number
-                    best[name] = min(best[name], timeit.timeit(fn, number=n) / n * 1e6)
-            results += [(g.name, name, best[name]) for name in rows]
-            g.close()
-            handle.close()
+        return [(label, measure_row(device, row, unfused, number, repeat, torch))
+                for label, row, unfused in ROWS]
     finally:
         if previous is not None:
             register(previous)
         else:
             unregister(engine)
-    return results
 
 
 def floor_call(noop: ctypes.CDLL, number: int, repeat: int) -> float:
@@ -220,32 +275,48 @@ def floor_call(noop: ctypes.CDLL, number: int, repeat: int) -> float:
     return min(timeit.repeat(f, number=number, repeat=repeat)) / number * 1e6
 
 
-def report(title: str, results: list[tuple[str, str, float]]) -> None:
-    print(title)
-    print(f"  {'graph':14} {'path':22} {'us/call':>9} {'x raw':>7}")
-    raw = {g: us for g, row, us in results if row == "raw ctypes"}
-    for graph, row, us in results:
-        print(f"  {graph:14} {row:22} {us:9.3f} {us / raw[graph]:7.2f}")
+def report(version: str, results: list[tuple[str, dict[str, float]]]) -> list[str]:
+    """Print one version's table; returns the targets missed."""
+    kinds = [k for k in FRAMEWORK if k in results[0][1]]
+    print(f"MIOpen {version} (emulated build, execute symbols = C no-ops); raw in us, the rest "
+          "as x raw; fw/ints = slowest framework column / ints")
+    head = "".join(f"{k:>8}" for k in ("raw", "bind()", "ints", *kinds, "checked", "fw/ints"))
+    print(f"  {'row':20}{head}")
+    missed = []
+    for label, us in results:
+        raw = us["raw"]
+        fw = max(us[k] for k in kinds)
+        cells = [f"{raw:8.2f}"] + [f"{us[k] / raw:8.2f}" for k in ("bind()", "ints", *kinds,
+                                                                  "checked")]
+        print(f"  {label:20}{''.join(cells)}{fw / us['ints']:8.2f}")
+        for name, limit in (("bind()", 1.5), ("ints", 2.0), *((k, 3.0) for k in kinds)):
+            if us[name] / raw > limit:
+                missed.append(f"{version} {label}: {name} {us[name] / raw:.2f}x raw > {limit}")
+        if fw / us["ints"] > 2.0:
+            missed.append(f"{version} {label}: framework {fw / us['ints']:.2f}x ints > 2")
+    return missed
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--number", type=int, default=20000, help="calls per timing")
-    parser.add_argument("--repeat", type=int, default=7, help="interleaved rounds (best kept)")
-    parser.add_argument("--version", default="3.5", choices=("3.4", "3.5"))
-    args = parser.parse_args()
-    print(f"python {sys.version.split()[0]}, load average {os.getloadavg()}, "
-          f"{os.cpu_count()} cpus, emulated MIOpen {args.version}")
+    parser.add_argument("--repeat", type=int, default=5, help="interleaved rounds (best kept)")
+    parser.add_argument("--version", choices=("3.4", "3.5"), action="append",
+                        help="MIOpen symbol set(s); default both")
+    parser.add_argument("--quick", action="store_true", help="tiny counts (CI: it runs)")
+    args = parser.parse_args(argv)
+    number, repeat = (20, 1) if args.quick else (args.number, args.repeat)
+    torch = _torch_cuda()
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, load average "
+          f"{os.getloadavg()}, torch CUDA tensors: {'yes' if torch is not None else 'no'}")
+    missed: list[str] = []
     with tempfile.TemporaryDirectory(prefix="hipdnn-bench-") as tmp:
         noop = build_noop_library(tmp)
-        print(f"ctypes floor (no-argument C call): {floor_call(noop, args.number, args.repeat):.3f} us")
-        device = EmulatedDevice(args.version)
-        report("MIOPEN_ENGINE, execute symbols = C no-ops (build on the emulated device):",
-               measure(device, hybrid_library(device, noop), args.number, args.repeat))
-        small = max(1, args.number // 20)
-        report(f"MIOPEN_ENGINE, everything emulated (Python math; {small} calls per timing):",
-               measure(device, device.miopen, small, args.repeat))
+        print(f"ctypes floor (no-argument C call): {floor_call(noop, number, repeat):.3f} us")
+        for version in args.version or ["3.4", "3.5"]:
+            missed += report(version, measure(version, noop, number, repeat, torch))
     print(f"load average after: {os.getloadavg()}")
+    print("targets missed: " + ("; ".join(missed) if missed else "none"))
     return 0
 
 

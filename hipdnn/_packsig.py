@@ -29,7 +29,7 @@ import numpy as np
 
 from hipdnn import _dlpack
 
-__all__ = ["Reader", "reader_for", "signature"]
+__all__ = ["READERS", "Reader", "reader_for", "signature"]
 
 Reader = Callable[[Any], Hashable]
 
@@ -71,10 +71,12 @@ def _torch(t: Any) -> Hashable:
 
 
 def _interface(iface: Any) -> tuple[Any, ...]:
-    strides = iface.get("strides")
-    descr = iface.get("descr")
-    return (iface["data"], tuple(iface["shape"]), None if strides is None else tuple(strides),
-            iface["typestr"], None if not descr else tuple(tuple(e) for e in descr),
+    # lists (a shape given as a list, numpy's descr) are made hashable; anything else that is
+    # not hashable makes the caller's hash fail, and the pack takes the checked path
+    shape, strides, descr = iface["shape"], iface.get("strides"), iface.get("descr")
+    return (iface["data"], shape if type(shape) is tuple else tuple(shape),
+            strides if strides is None or type(strides) is tuple else tuple(strides),
+            iface["typestr"], descr if descr is None else tuple(tuple(e) for e in descr),
             iface.get("mask") is None, iface.get("stream"))
 
 
@@ -117,15 +119,16 @@ def _classify(tp: type) -> Reader | None:
     return _interface_object
 
 
-_READERS: dict[type, Reader | None] = {}
+#: Exact type -> reader (None: no reader), filled by :func:`reader_for`.
+READERS: dict[type, Reader | None] = {}
 
 
 def reader_for(tp: type) -> Reader | None:
     """The signature reader for exact type ``tp`` (None: always take the checked path)."""
     try:
-        return _READERS[tp]
+        return READERS[tp]
     except KeyError:
-        reader = _READERS[tp] = _classify(tp)
+        reader = READERS[tp] = _classify(tp)
         return reader
 
 

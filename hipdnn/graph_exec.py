@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from hipdnn._packsig import reader_for, signature
+from hipdnn._packsig import READERS, reader_for, signature
 from hipdnn.errors import PlanClosedError, VariantPackError, WorkspaceError
 from hipdnn.logs import logger
 from hipdnn.progress import Progress
@@ -71,7 +71,7 @@ def _pack_key(variant_pack: Any, workspace: Any, handle: Any) -> tuple[Any, ...]
         if type(v) is int:
             parts.append(v)
             continue
-        reader = reader_for(type(v))
+        reader = READERS.get(type(v)) or reader_for(type(v))
         if reader is None:
             return None
         parts.append(reader(v))

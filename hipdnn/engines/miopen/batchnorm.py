@@ -126,19 +126,33 @@ class BnTrainingRunner(Runner):
             self.act = _act(self.lib, res, self.m)
             self.arena.reserve("bn_y", tensor_nbytes(self.m.t["x"]))
 
-    def _running(self, ctx: Ctx) -> tuple[int | None, int | None, float]:
+    def _running(self, ctx: Ctx, *, copy_prev: bool) -> tuple[int | None, int | None, float] | None:
+        """Running-stat pointers and factor; the previous stats are copied to the next ones
+        first when they differ (``copy_prev``), else None is returned for such a pack."""
         p = ctx.ptr
         if not self.running:
             return None, None, 0.0
         for prev, nxt in (("prev_running_mean", "next_running_mean"),
                           ("prev_running_variance", "next_running_variance")):
             if p[prev] != p[nxt]:
+                if not copy_prev:
+                    return None
                 copy(self.hip, p[nxt], p[prev], self.param_bytes)
         return p["next_running_mean"], p["next_running_variance"], ctx.scalars["momentum"]
 
+    def calls(self, ctx: Ctx) -> list[Call] | None:
+        running = self._running(ctx, copy_prev=False)  # copies between calls: not prebuilt
+        return None if running is None else self._calls(ctx, *running)
+
     def run_with_host_work(self, ctx: Ctx) -> None:
-        lib, p, q = self.lib, ctx.ptr, self.p.raw
-        run_mean, run_var, factor = self._running(ctx)
+        """Running statistics in other buffers: copy them to the next ones, then the calls."""
+        running = self._running(ctx, copy_prev=True)
+        assert running is not None
+        replay(self.lib, self._calls(ctx, *running))
+
+    def _calls(self, ctx: Ctx, run_mean: int | None, run_var: int | None,
+               factor: float) -> list[Call]:
+        p, q = ctx.ptr, self.p.raw
         eps = ctx.scalars["epsilon"]
         mean, inv = p.get("mean"), p.get("inv_variance")
         if self.path == Path.FUSED:
@@ -147,28 +161,30 @@ class BnTrainingRunner(Runner):
             if run_mean is None:
                 run_mean, run_var = ar.at(ctx, "run_mean"), ar.at(ctx, "run_var")
             args = self.fusion.args.raw
-            lib.miopenSetOpArgsBatchNormForward(
-                args, self.bn_op, ONE, ZERO, p["scale"], p["bias"],
-                mean or ar.at(ctx, "mean"), inv or ar.at(ctx, "inv_variance"),
-                run_mean, run_var, factor, eps)
-            lib.miopenSetOpArgsActivForward(args, self.act_op, ONE, ZERO, a.alpha, a.beta, a.gamma)
-            self.fusion.execute(ctx.handle, self.x, p["x"], self.y, p["y"], ctx.ws)
-            return
+            return [
+                ("miopenSetOpArgsBatchNormForward",
+                 (args, self.bn_op, ONE, ZERO, p["scale"], p["bias"],
+                  mean or ar.at(ctx, "mean"), inv or ar.at(ctx, "inv_variance"),
+                  run_mean, run_var, factor, eps)),
+                ("miopenSetOpArgsActivForward",
+                 (args, self.act_op, ONE, ZERO, a.alpha, a.beta, a.gamma)),
+                self.fusion.execute_call(ctx.handle, self.x, p["x"], self.y, p["y"], ctx.ws)]
         common = (ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p["x"])
         if self.path == Path.BN_ACTIVATION:
             assert self.act is not None
-            lib.miopenBatchNormForwardTrainingActivation(
-                *common, self.y.raw, p["y"], q, q, q, q, p["scale"], p["bias"], factor,
-                run_mean, run_var, eps, mean, inv, self.act.raw)
-            return
-        y = self.arena.at(ctx, "bn_y") if self.path == Path.UNFUSED else p["y"]
-        lib.miopenBatchNormalizationForwardTraining_V2(
-            *common, self.x.raw if self.path == Path.UNFUSED else self.y.raw, y,
-            q, q, q, q, p["scale"], p["bias"], factor, run_mean, run_var, eps, mean, inv)
-        if self.path == Path.UNFUSED:
+            return [("miopenBatchNormForwardTrainingActivation",
+                     (*common, self.y.raw, p["y"], q, q, q, q, p["scale"], p["bias"], factor,
+                      run_mean, run_var, eps, mean, inv, self.act.raw))]
+        unfused = self.path == Path.UNFUSED
+        y = self.arena.at(ctx, "bn_y") if unfused else p["y"]
+        out: list[Call] = [("miopenBatchNormalizationForwardTraining_V2",
+                            (*common, self.x.raw if unfused else self.y.raw, y, q, q, q, q,
+                             p["scale"], p["bias"], factor, run_mean, run_var, eps, mean, inv))]
+        if unfused:
             assert self.act is not None
-            lib.miopenActivationForward(ctx.handle, self.act.raw, ONE, self.x.raw, y, ZERO,
-                                        self.y.raw, p["y"])
+            out.append(("miopenActivationForward",
+                        (ctx.handle, self.act.raw, ONE, self.x.raw, y, ZERO, self.y.raw, p["y"])))
+        return out
 
 
 class BnBackwardRunner(Runner):
@@ -207,35 +223,40 @@ class BnBackwardRunner(Runner):
                 self.arena.reserve("drelu", nbytes)
         self.workspace_size = self.arena.size
 
-    def _backward_v2(self, ctx: Ctx, dy: int) -> None:
+    def _backward_v2(self, ctx: Ctx, dy: int) -> Call:
         p, q = ctx.ptr, self.p.raw
-        self.lib.miopenBatchNormalizationBackward_V2(
-            ctx.handle, _SPATIAL, ONE, ZERO, ONE, ZERO, self.x.raw, p["x"], self.dy.raw, dy,
-            self.dx.raw, p["dx"], q, q, q, q, p["scale"], p["dscale"], p["dbias"],
-            DEFAULT_EPSILON, p["mean"], p["inv_variance"])
+        return ("miopenBatchNormalizationBackward_V2",
+                (ctx.handle, _SPATIAL, ONE, ZERO, ONE, ZERO, self.x.raw, p["x"], self.dy.raw, dy,
+                 self.dx.raw, p["dx"], q, q, q, q, p["scale"], p["dscale"], p["dbias"],
+                 DEFAULT_EPSILON, p["mean"], p["inv_variance"]))
 
-    def run_with_host_work(self, ctx: Ctx) -> None:
-        lib, p, q = self.lib, ctx.ptr, self.p.raw
+    def calls(self, ctx: Ctx) -> list[Call] | None:
+        p, q = ctx.ptr, self.p.raw
         if self.path == Path.V2:
-            self._backward_v2(ctx, p["dy"])
-        elif self.path == Path.BN_ACTIVATION:
+            return [self._backward_v2(ctx, p["dy"])]
+        if self.path == Path.BN_ACTIVATION:
             assert self.act is not None
-            lib.miopenBatchNormBackwardActivation(
-                ctx.handle, _SPATIAL, ONE, ZERO, ONE, ZERO, self.x.raw, p["x"], self.dy.raw,
-                p["dy"], self.dx.raw, p["dx"], q, q, q, q, p["scale"], p["bias"], p["dscale"],
-                p["dbias"], DEFAULT_EPSILON, p["mean"], p["inv_variance"], self.act.raw)
-        elif self.path == Path.FUSED:
+            return [("miopenBatchNormBackwardActivation",
+                     (ctx.handle, _SPATIAL, ONE, ZERO, ONE, ZERO, self.x.raw, p["x"], self.dy.raw,
+                      p["dy"], self.dx.raw, p["dx"], q, q, q, q, p["scale"], p["bias"],
+                      p["dscale"], p["dbias"], DEFAULT_EPSILON, p["mean"], p["inv_variance"],
+                      self.act.raw))]
+        if self.path == Path.FUSED:
             assert self.fusion is not None and self.fusion.args is not None and self.m.activation
             a, args = self.m.activation, self.fusion.args.raw
-            lib.miopenSetOpArgsBatchNormBackward(args, self.bn_op, ONE, ZERO, p["x"], p["scale"],
-                                                 p["bias"], p["dscale"], p["dbias"], p["mean"],
-                                                 p["inv_variance"])
             # y must be a valid buffer of x's shape; the ReLU derivative uses the recomputed BN output
-            lib.miopenSetOpArgsActivBackward(args, self.act_op, ONE, ZERO, p["x"], None,
-                                             a.alpha, a.beta, a.gamma)
-            self.fusion.execute(ctx.handle, self.dy, p["dy"], self.dx, p["dx"], ctx.ws)
-        else:
-            self._unfused(ctx)
+            return [("miopenSetOpArgsBatchNormBackward",
+                     (args, self.bn_op, ONE, ZERO, p["x"], p["scale"], p["bias"], p["dscale"],
+                      p["dbias"], p["mean"], p["inv_variance"])),
+                    ("miopenSetOpArgsActivBackward",
+                     (args, self.act_op, ONE, ZERO, p["x"], None, a.alpha, a.beta, a.gamma)),
+                    self.fusion.execute_call(ctx.handle, self.dy, p["dy"], self.dx, p["dx"],
+                                             ctx.ws)]
+        return None  # unfused: the variance is derived on the host between calls
+
+    def run_with_host_work(self, ctx: Ctx) -> None:
+        """Unfused: recompute (variance derived on the host), activation backward, backward."""
+        self._unfused(ctx)
 
     def _unfused(self, ctx: Ctx) -> None:
         lib, p, q, ar = self.lib, ctx.ptr, self.p.raw, self.arena
@@ -249,4 +270,4 @@ class BnBackwardRunner(Runner):
         lib.miopenActivationBackward(ctx.handle, self.act.raw, ONE, self.x.raw, bn_y,
                                      self.dy.raw, p["dy"], self.x.raw, bn_y, ZERO,
                                      self.x.raw, drelu)
-        self._backward_v2(ctx, drelu)
+        replay(lib, [self._backward_v2(ctx, drelu)])
