@@ -9,9 +9,14 @@
 
 Importing loads no C library; MIOpen is loaded when a MIOpen plan is first built.
 cudnn-frontend spellings (``pygraph``, ``data_type``, ``heur_mode``, ...) are aliases.
+AMD's ``hipdnn_frontend`` API is :mod:`hipdnn.frontend` (``import hipdnn.frontend as hipdnn``);
+its names that mean nothing else here (the attribute objects, ``Error``, ``DeviceBuffer``, ...)
+are also ``hipdnn.<name>``, imported on first use.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from hipdnn.aliases import (
     backend_version,
@@ -73,11 +78,62 @@ from hipdnn.types import (
     PointwiseMode,
 )
 
+if TYPE_CHECKING:
+    from hipdnn import frontend
+    from hipdnn.frontend import (
+        AutotuneStrategy,
+        BatchnormAttributes,
+        BatchnormBackwardAttributes,
+        BatchnormInferenceAttributes,
+        BatchnormInferenceAttributesVarianceExt,
+        ConvDgradAttributes,
+        ConvFpropAttributes,
+        ConvolutionDgradAttributes,
+        ConvolutionFpropAttributes,
+        ConvolutionWgradAttributes,
+        ConvWgradAttributes,
+        DeviceBuffer,
+        EngineInfo,
+        Error,
+        ErrorCode,
+        ExecutionTiming,
+        PointwiseAttributes,
+        PrimingFailurePolicy,
+        TimingQuality,
+        TuneMode,
+        get_dtype_size,
+    )
+
 __version__ = "0.1.0"
+
+#: hipdnn_frontend names that are also ``hipdnn.<name>``: none of them means anything else in
+#: the native or the cudnn-frontend API. Graph, Tensor, Handle, the handle functions, KnobSetting
+#: and the autotune structs differ in convention or could collide, so they stay in
+#: hipdnn.frontend only.
+FRONTEND_EXPORTS = frozenset({
+    "AutotuneStrategy", "BatchnormAttributes", "BatchnormBackwardAttributes",
+    "BatchnormInferenceAttributes", "BatchnormInferenceAttributesVarianceExt",
+    "ConvDgradAttributes", "ConvFpropAttributes", "ConvWgradAttributes",
+    "ConvolutionDgradAttributes", "ConvolutionFpropAttributes", "ConvolutionWgradAttributes",
+    "DeviceBuffer", "EngineInfo", "Error", "ErrorCode", "ExecutionTiming", "PointwiseAttributes",
+    "PrimingFailurePolicy", "TimingQuality", "TuneMode", "get_dtype_size",
+})
+
+
+def __getattr__(name: str) -> Any:
+    """``hipdnn.frontend`` and its :data:`FRONTEND_EXPORTS`, imported on first use (keeps
+    ``import hipdnn`` light)."""
+    if name == "frontend" or name in FRONTEND_EXPORTS:
+        import importlib
+
+        module = importlib.import_module("hipdnn.frontend")
+        return module if name == "frontend" else getattr(module, name)
+    raise AttributeError(f"module 'hipdnn' has no attribute {name!r}")
+
 
 configure_from_env()
 
-__all__ = [
+__all__ = [  # noqa: RUF022  (native names, then the hipdnn_frontend re-exports)
     "BENCHMARKING_KNOB",
     "WORKSPACE_SIZE_LIMIT_KNOB",
     "BoundExecution",
@@ -134,4 +190,27 @@ __all__ = [
     "pygraph",
     "set_stream",
     "tensor",
+    # hipdnn_frontend (hipdnn.frontend), imported on first use
+    "AutotuneStrategy",
+    "BatchnormAttributes",
+    "BatchnormBackwardAttributes",
+    "BatchnormInferenceAttributes",
+    "BatchnormInferenceAttributesVarianceExt",
+    "ConvDgradAttributes",
+    "ConvFpropAttributes",
+    "ConvWgradAttributes",
+    "ConvolutionDgradAttributes",
+    "ConvolutionFpropAttributes",
+    "ConvolutionWgradAttributes",
+    "DeviceBuffer",
+    "EngineInfo",
+    "Error",
+    "ErrorCode",
+    "ExecutionTiming",
+    "PointwiseAttributes",
+    "PrimingFailurePolicy",
+    "TimingQuality",
+    "TuneMode",
+    "frontend",
+    "get_dtype_size",
 ]

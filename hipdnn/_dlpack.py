@@ -24,6 +24,7 @@ __all__ = [
     "DLPackExport",
     "DLPackVersion",
     "DLTensor",
+    "consume",
     "export",
 ]
 
@@ -151,7 +152,12 @@ def _call_dlpack(obj: Any) -> Any:
 
 def export(obj: Any) -> DLPackExport:
     """Consume ``obj.__dlpack__()`` and describe the tensor it exports."""
-    capsule = _call_dlpack(obj)
+    return consume(_call_dlpack(obj))
+
+
+def consume(capsule: Any) -> DLPackExport:
+    """Take ownership of a ``dltensor`` / ``dltensor_versioned`` capsule and describe it
+    (DLPackError when ``capsule`` is not an unconsumed DLPack capsule)."""
     versioned = bool(_capsule_is_valid(capsule, b"dltensor_versioned"))
     name = b"dltensor_versioned" if versioned else b"dltensor"
     if not versioned and not _capsule_is_valid(capsule, name):

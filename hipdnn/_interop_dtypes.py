@@ -35,6 +35,8 @@ _NUMPY_BY_NAME: dict[str, Any] = {
     "FP8_E4M3": ml_dtypes.float8_e4m3fn,
     "FP8_E5M2": ml_dtypes.float8_e5m2,
     "FP8_E8M0": getattr(ml_dtypes, "float8_e8m0fnu", None),  # ml_dtypes >= 0.5
+    "FP8_E4M3_FNUZ": ml_dtypes.float8_e4m3fnuz,
+    "FP8_E5M2_FNUZ": ml_dtypes.float8_e5m2fnuz,
 }
 _TORCH_BY_NAME: dict[str, str] = {
     "FLOAT": "float32",
@@ -49,6 +51,8 @@ _TORCH_BY_NAME: dict[str, str] = {
     "FP8_E4M3": "float8_e4m3fn",
     "FP8_E5M2": "float8_e5m2",
     "FP8_E8M0": "float8_e8m0fnu",
+    "FP8_E4M3_FNUZ": "float8_e4m3fnuz",
+    "FP8_E5M2_FNUZ": "float8_e5m2fnuz",
 }
 # Only the DataType members the graph layer defines take part in the mappings.
 _TO_NUMPY: dict[DataType, np.dtype[Any]] = {
@@ -62,11 +66,13 @@ _FROM_TORCH: dict[str, DataType] = {
 }
 
 # (code, bits, lanes) -> DataType; kDLInt=0, kDLUInt=1, kDLFloat=2, kDLBfloat=4, kDLBool=6,
-# kDLFloat8_e4m3fn=10, kDLFloat8_e5m2=12, kDLFloat8_e8m0fnu=14 (as torch exports them).
+# kDLFloat8_e4m3fn=10, kDLFloat8_e4m3fnuz=11, kDLFloat8_e5m2=12, kDLFloat8_e5m2fnuz=13,
+# kDLFloat8_e8m0fnu=14 (as torch exports them).
 _DLPACK_BY_NAME = {
     "FLOAT": (2, 32), "HALF": (2, 16), "BFLOAT16": (4, 16), "DOUBLE": (2, 64),
     "UINT8": (1, 8), "INT32": (0, 32), "INT8": (0, 8), "INT64": (0, 64), "BOOLEAN": (6, 8),
-    "FP8_E4M3": (10, 8), "FP8_E5M2": (12, 8), "FP8_E8M0": (14, 8),
+    "FP8_E4M3": (10, 8), "FP8_E5M2": (12, 8), "FP8_E8M0": (14, 8), "FP8_E4M3_FNUZ": (11, 8),
+    "FP8_E5M2_FNUZ": (13, 8),
 }
 _DLPACK_DTYPES: dict[tuple[int, int, int], DataType] = {
     (*_DLPACK_BY_NAME[dt.name], 1): dt for dt in DataType if dt.name in _DLPACK_BY_NAME

@@ -149,6 +149,9 @@ class DataType(enum.IntEnum):
     FP6_E3M2 = 13
     INT4 = 14
     INT64 = 15
+    BOOLEAN = 16
+    FP8_E4M3_FNUZ = 17
+    FP8_E5M2_FNUZ = 18
 
     @property
     def itemsize(self) -> int:
@@ -164,11 +167,13 @@ class DataType(enum.IntEnum):
 _ITEMSIZE = {
     DataType.FLOAT: 4, DataType.HALF: 2, DataType.BFLOAT16: 2, DataType.DOUBLE: 8,
     DataType.UINT8: 1, DataType.INT32: 4, DataType.INT8: 1, DataType.FP8_E4M3: 1,
-    DataType.FP8_E5M2: 1, DataType.FP8_E8M0: 1, DataType.INT64: 8,
+    DataType.FP8_E5M2: 1, DataType.FP8_E8M0: 1, DataType.INT64: 8, DataType.BOOLEAN: 1,
+    DataType.FP8_E4M3_FNUZ: 1, DataType.FP8_E5M2_FNUZ: 1,
 }
 _FLOATING = frozenset({
     DataType.FLOAT, DataType.HALF, DataType.BFLOAT16, DataType.DOUBLE, DataType.FP8_E4M3,
     DataType.FP8_E5M2, DataType.FP8_E8M0, DataType.FP4_E2M1, DataType.FP6_E2M3, DataType.FP6_E3M2,
+    DataType.FP8_E4M3_FNUZ, DataType.FP8_E5M2_FNUZ,
 })
 
 # Spellings of numpy / torch / ml_dtypes dtypes (by name, so nothing is imported here).
@@ -179,6 +184,8 @@ _DTYPE_NAMES = {
     "float64": DataType.DOUBLE, "double": DataType.DOUBLE, "fp64": DataType.DOUBLE,
     "uint8": DataType.UINT8, "int32": DataType.INT32, "int8": DataType.INT8,
     "int64": DataType.INT64, "float8_e4m3fn": DataType.FP8_E4M3, "float8_e5m2": DataType.FP8_E5M2,
+    "bool": DataType.BOOLEAN, "float8_e4m3fnuz": DataType.FP8_E4M3_FNUZ,
+    "float8_e5m2fnuz": DataType.FP8_E5M2_FNUZ, "float8_e8m0fnu": DataType.FP8_E8M0,
     "not_set": DataType.NOT_SET,
 }
 

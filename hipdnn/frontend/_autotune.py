@@ -1,0 +1,400 @@
+"""hipdnn_frontend's engine discovery, plan specs and autotuning, over the native graph.
+
+Two ways to get candidates, as upstream: compiled plans (``build_plans(BuildPlanPolicy.ALL)``,
+then ``autotune(handle, pack, workspace)``) or plan specs (``add_engine*()`` after
+``build_operation_graph``, then ``autotune(..., workspace_size=get_estimated_max_workspace_size())``,
+which builds them). Each candidate is run ``warmup_iterations`` times, then timed per
+``strategy``; the fastest becomes the plan ``execute`` runs. Times are host wall clock around
+synchronised runs. EXHAUSTIVE mode sets ``global.benchmarking`` = 1 on specs of engines that
+have it (MIOPEN_ENGINE: MIOpen's Find search, results kept in its user database).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import time
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hipdnn.engines import registry
+from hipdnn.engines.base import BENCHMARKING_KNOB, WORKSPACE_SIZE_LIMIT_KNOB, ExecutionPlan, Knob
+from hipdnn.engines.knobs import KnobSetting as NativeKnobSetting
+from hipdnn.errors import HipdnnError
+from hipdnn.frontend._enums import AutotuneStrategy, PrimingFailurePolicy, TuneMode
+from hipdnn.frontend._errors import Error, ErrorCode, error_from
+from hipdnn.frontend._handle import native_handle
+from hipdnn.graph import Graph as NativeGraph
+from hipdnn.types import BuildPlanPolicy, HeurMode
+
+__all__ = [
+    "AutotuneConfig",
+    "AutotuneResult",
+    "AutotuneStorageConfig",
+    "EngineConfigInfo",
+    "EngineSweepSpec",
+    "EngineVariant",
+    "GraphAutotune",
+    "KnobSetting",
+    "KnobSweepAxis",
+    "known_settings",
+]
+
+_NEED_OP_GRAPH = "build_operation_graph(handle) has not succeeded on this graph"
+
+
+class KnobSetting(NativeKnobSetting):
+    """``KnobSetting(knob_id, value)``: the native KnobSetting with upstream's ``knob_id``."""
+
+    @property
+    def knob_id(self) -> str:
+        """The knob's id (the native field ``id``)."""
+        return self.id
+
+
+@dataclass
+class EngineConfigInfo:
+    """An engine that can run the graph: id, name, knobs, exhaustive support, workspace
+    estimate (the largest workspace its plans may use, when the engine says)."""
+
+    engine_id: int = -1
+    engine_name: str = ""
+    knobs: list[Knob] = field(default_factory=list)
+    supports_exhaustive: bool = False
+    estimated_workspace_size: int = 0
+
+
+@dataclass
+class EngineVariant:
+    """One plan spec: an engine and explicit knob values ``{knob_id: value}``."""
+
+    engine_id: int = -1
+    knob_settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class KnobSweepAxis:
+    """One knob and the values a sweep tries."""
+
+    knob_id: str = ""
+    values: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class EngineSweepSpec:
+    """An engine, knob axes (their Cartesian product is swept) and fixed knob values."""
+
+    engine_id: int = -1
+    axes: list[KnobSweepAxis] = field(default_factory=list)
+    fixed_settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class AutotuneConfig:
+    """How autotune times candidates (upstream's fields and defaults)."""
+
+    mode: TuneMode = TuneMode.STANDARD
+    strategy: AutotuneStrategy = AutotuneStrategy.RUN_UNTIL_STABLE
+    warmup_iterations: int = 1
+    timed_iterations: int = 10
+    max_iterations: int = 100
+    window_size: int = 3
+    stability_threshold: float = 0.05
+    engine_id_filter: list[int] = field(default_factory=list)
+    priming_failure_policy: PrimingFailurePolicy = PrimingFailurePolicy.ABORT_ON_PRIMING_FAILURE
+
+    def check(self) -> None:
+        """RuntimeError naming the first invalid field (upstream's C++ field names)."""
+        bad = [("warmupIterations", self.warmup_iterations < 0, ">= 0"),
+               ("timedIterations", self.strategy == AutotuneStrategy.FIXED_AVERAGE
+                and self.timed_iterations < 1, ">= 1 with FIXED_AVERAGE"),
+               ("maxIterations", self.max_iterations < 1, ">= 1"),
+               ("windowSize", self.window_size < 2, ">= 2"),
+               ("stabilityThreshold", not self.stability_threshold > 0, "> 0")]
+        for name, wrong, rule in bad:
+            if wrong:
+                raise RuntimeError(f"Autotune failed: invalid AutotuneConfig: {name} must be "
+                                   f"{rule}")
+
+
+@dataclass(frozen=True)
+class AutotuneResult:
+    """One candidate's outcome (read-only)."""
+
+    engine_id: int = -1
+    engine_name: str = ""
+    knob_settings: list[KnobSetting] = field(default_factory=list)
+    min_time_ms: float = 0.0
+    iterations_run: int = 0
+    converged: bool = False
+    rank: int = -1
+    succeeded: bool = False
+    error_message: str = ""
+    compiled_plan_index: int = -1
+    mode_used: TuneMode = TuneMode.STANDARD
+    strategy_used: AutotuneStrategy = AutotuneStrategy.RUN_UNTIL_STABLE
+    supports_exhaustive: bool = False
+    ran_exhaustive: bool = False
+    exhaustive_not_run_reason: str = ""
+
+
+@dataclass
+class AutotuneStorageConfig:
+    """Where autotune writes its results as JSON (nothing is written when ``file_path`` is
+    empty); ``delete_all_existing_file_content`` replaces the file instead of adding to it."""
+
+    file_path: Path = field(default_factory=lambda: Path(""))
+    delete_all_existing_file_content: bool = False
+
+
+def _settings(values: Mapping[str, Any] | Iterable[Any] | None) -> list[tuple[str, Any]]:
+    if values is None:
+        return []
+    if isinstance(values, Mapping):
+        return [(str(k), v) for k, v in values.items()]
+    out = []
+    for s in values:
+        if not isinstance(s, NativeKnobSetting):
+            raise TypeError(f"knob settings are KnobSetting(knob_id, value) objects, got "
+                            f"{type(s).__name__}")
+        out.append((s.id, s.value))
+    return out
+
+
+def known_settings(native: NativeGraph, engine_id: int,
+                   values: Mapping[str, Any] | Iterable[Any] | None) -> dict[str, Any]:
+    """``values`` without knobs the engine does not offer (each dropped with a warning, as
+    upstream); values are checked when the plan is selected."""
+    offered = {k.id for k in native.get_knobs_for_engine(int(engine_id))}
+    kept = {}
+    for kid, value in _settings(values):
+        if kid in offered:
+            kept[kid] = value
+        else:
+            warnings.warn(f"engine {engine_id} has no knob {kid!r} for this graph (knobs: "
+                          f"{sorted(offered)}); ignored", stacklevel=3)
+    return kept
+
+
+class GraphAutotune:
+    """Engine configs, plan specs and autotune (mixin of :class:`hipdnn.frontend.Graph`)."""
+
+    _native: NativeGraph
+    _op_graph: bool
+    _order: list[ExecutionPlan]
+    _specs: list[tuple[int, dict[str, Any]]]
+
+    if TYPE_CHECKING:
+        def _apply_filters(self) -> None: ...
+        def _pack(self, variant_pack: Mapping[Any, Any]) -> dict[int, Any]: ...
+        def _workspace(self, workspace: Any) -> Any: ...
+
+    def _require_op_graph(self, what: str) -> None:
+        if not self._op_graph:
+            raise RuntimeError(f"Failed to {what}: {_NEED_OP_GRAPH}")
+
+    # -- discovery --------------------------------------------------------------------------
+    def get_engine_configs(self, modes: Sequence[HeurMode] | None = None) -> list[EngineConfigInfo]:
+        """Every engine that can run the graph, with its knobs (RuntimeError before
+        build_operation_graph)."""
+        self._require_op_graph("get engine configs")
+        out = []
+        for engine_id in self._native.get_ranked_engine_ids():
+            knobs = self._native.get_knobs_for_engine(engine_id)
+            by_id = {k.id: k for k in knobs}
+            limit = by_id.get(WORKSPACE_SIZE_LIMIT_KNOB)
+            out.append(EngineConfigInfo(
+                engine_id, registry()[engine_id].name, knobs,
+                BENCHMARKING_KNOB in by_id,
+                int(limit.default) if limit is not None and isinstance(limit.default, int) else 0))
+        return out
+
+    def get_knobs_for_engine(self, engine_id: int) -> list[Knob]:
+        """The knobs ``engine_id`` offers for this graph (RuntimeError before
+        build_operation_graph or for an engine that cannot run it)."""
+        self._require_op_graph("get knobs for engine")
+        try:
+            return self._native.get_knobs_for_engine(int(engine_id))
+        except HipdnnError as exc:
+            raise RuntimeError(f"Failed to get knobs for engine: {exc}") from None
+
+    def get_knob_lookup_for_engine(self, engine_id: int) -> dict[str, Knob]:
+        """The same knobs keyed by knob id."""
+        self._require_op_graph("get knob lookup for engine")
+        return {k.id: k for k in self.get_knobs_for_engine(engine_id)}
+
+    def _estimate(self, engine_id: int) -> int:
+        for cfg in self.get_engine_configs():
+            if cfg.engine_id == engine_id:
+                return cfg.estimated_workspace_size
+        return 0
+
+    def get_estimated_max_workspace_size(self) -> int:
+        """The largest workspace estimate over the specs added by add_engine*()."""
+        if not self._specs:
+            raise RuntimeError("Failed to get estimated max workspace size: no plan spec was "
+                               "added; call add_engine*() after build_operation_graph(handle)")
+        return max(self._estimate(e) for e, _ in self._specs)
+
+    # -- plan specs -------------------------------------------------------------------------
+    def _add(self, specs: list[tuple[int, Any]]) -> Error:
+        if not self._op_graph:
+            return Error(ErrorCode.INVALID_VALUE, f"add_engine*(): {_NEED_OP_GRAPH}")
+        try:
+            ranked = self._native.get_ranked_engine_ids()
+            resolved = []
+            for engine_id, values in specs:
+                if int(engine_id) not in ranked:
+                    return Error(ErrorCode.GRAPH_NOT_SUPPORTED,
+                                 f"engine {engine_id} cannot run this graph; engines that can: "
+                                 f"{ranked}")
+                resolved.append((int(engine_id), known_settings(self._native, engine_id,
+                                                                values)))
+        except HipdnnError as exc:
+            return error_from(exc)
+        self._specs.extend(resolved)
+        return Error()
+
+    def add_engine(self, engine_id: int, knob_settings: Sequence[Any] = ()) -> Error:
+        """Add one engine (with knob overrides) as a plan spec."""
+        return self._add([(engine_id, knob_settings)])
+
+    def add_engines(self, engine_ids: Sequence[int]) -> Error:
+        """Add engines with their default knobs."""
+        return self._add([(e, None) for e in engine_ids])
+
+    def add_engine_configs(self, configs: Sequence[EngineConfigInfo]) -> Error:
+        """Add engines from :meth:`get_engine_configs` with their default knobs."""
+        return self._add([(c.engine_id, None) for c in configs])
+
+    def add_engine_variants(self, variants: Sequence[EngineVariant]) -> Error:
+        """Add one spec per variant (engine and explicit knob values)."""
+        return self._add([(v.engine_id, v.knob_settings) for v in variants])
+
+    def add_engine_sweep(self, specs: Sequence[EngineSweepSpec]) -> Error:
+        """Add the Cartesian product of each spec's knob axes (plus its fixed values)."""
+        out: list[tuple[int, Any]] = []
+        for spec in specs:
+            axes = [a for a in spec.axes if a.values]
+            for combo in itertools.product(*(a.values for a in axes)):
+                values = dict(spec.fixed_settings)
+                values.update({a.knob_id: v for a, v in zip(axes, combo, strict=True)})
+                out.append((spec.engine_id, values))
+        return self._add(out)
+
+    def add_all_engines(self, modes: Sequence[HeurMode] | None = None) -> Error:
+        """Add every engine that can run the graph with its default knobs."""
+        if not self._op_graph:
+            return Error(ErrorCode.INVALID_VALUE, f"add_all_engines(): {_NEED_OP_GRAPH}")
+        return self._add([(e, None) for e in self._native.get_ranked_engine_ids()])
+
+    # -- autotune ---------------------------------------------------------------------------
+    def _build_specs(self, mode: TuneMode) -> None:
+        native = self._native
+        native.create_execution_plans()
+        for engine_id, values in self._specs:
+            knobs = dict(values)
+            offered = {k.id for k in native.get_knobs_for_engine(engine_id)}
+            if mode == TuneMode.EXHAUSTIVE and BENCHMARKING_KNOB in offered:
+                knobs.setdefault(BENCHMARKING_KNOB, 1)
+            native.create_execution_plan_ext(engine_id, knobs)
+        self._apply_filters()
+        native.build_plans(BuildPlanPolicy.ALL)
+        self._order = list(native.plans)
+
+    def _time(self, plan: ExecutionPlan, index: int, pack: dict[int, Any], workspace: Any,
+              handle: Any, cfg: AutotuneConfig) -> tuple[float, int, bool]:
+        native = self._native
+
+        def run() -> float:
+            start = time.perf_counter()
+            native.execute_plan_at_index(pack, workspace, native.plans.index(plan), handle=handle)
+            handle.synchronize()
+            return (time.perf_counter() - start) * 1e3
+
+        for _ in range(cfg.warmup_iterations):
+            run()
+        if cfg.strategy == AutotuneStrategy.FIXED_AVERAGE:
+            times = [run() for _ in range(cfg.timed_iterations)]
+            return min(times), len(times), True
+        times = []
+        while len(times) < cfg.max_iterations:
+            times.append(run())
+            window = times[-cfg.window_size:]
+            if len(window) == cfg.window_size and min(window) > 0 and \
+                    (max(window) - min(window)) / min(window) <= cfg.stability_threshold:
+                return min(times), len(times), True
+        return min(times), len(times), False
+
+    def autotune(self, handle: Any, variant_pack: Mapping[Any, Any], workspace: Any = 0,
+                 workspace_size: int | None = None, config: AutotuneConfig | None = None,
+                 storage_config: AutotuneStorageConfig | None = None) -> list[AutotuneResult]:
+        """Time the candidates and make the fastest the active plan; one result per candidate,
+        fastest first (failures last). RuntimeError when autotuning cannot start."""
+        cfg = config if config is not None else AutotuneConfig()
+        cfg.check()
+        h = native_handle(handle)
+        try:
+            if workspace_size is not None:
+                if not self._specs:
+                    raise RuntimeError("Autotune failed: no plan spec; call add_engine*() after "
+                                       "build_operation_graph(handle)")
+                self._build_specs(cfg.mode)
+            elif not self._order:
+                raise RuntimeError("Autotune failed: no compiled plan; call "
+                                   "build_plans(BuildPlanPolicy.ALL) or add_engine*() first")
+            pack, ws = self._pack(variant_pack), self._workspace(workspace)
+        except HipdnnError as exc:
+            raise RuntimeError(f"Autotune failed: {exc}") from exc
+        measured: list[tuple[float, int, dict[str, Any]]] = []
+        failed: list[dict[str, Any]] = []
+        for index, plan in enumerate(self._order):
+            if cfg.engine_id_filter and plan.engine.engine_id not in cfg.engine_id_filter:
+                continue
+            exhaustive = BENCHMARKING_KNOB in plan.knobs
+            ran = exhaustive and plan.knobs.get(BENCHMARKING_KNOB) == 1
+            base = {"engine_id": plan.engine.engine_id, "engine_name": plan.engine.name,
+                    "knob_settings": [KnobSetting(k, v) for k, v in sorted(plan.knobs.items())],
+                    "compiled_plan_index": index, "mode_used": cfg.mode,
+                    "strategy_used": cfg.strategy, "supports_exhaustive": exhaustive,
+                    "ran_exhaustive": ran,
+                    "exhaustive_not_run_reason": "" if ran or cfg.mode != TuneMode.EXHAUSTIVE
+                    else ("the engine has no exhaustive search" if not exhaustive else
+                          "the plan was compiled without global.benchmarking = 1; add it with "
+                          "add_engine*() so autotune builds it exhaustively")}
+            try:
+                best, runs, converged = self._time(plan, index, pack, ws, h, cfg)
+            except HipdnnError as exc:
+                failed.append({**base, "error_message": str(exc)})
+                continue
+            measured.append((best, index, {**base, "min_time_ms": best, "iterations_run": runs,
+                                           "converged": converged, "succeeded": True}))
+        measured.sort(key=lambda m: (m[0], m[1]))
+        results = [AutotuneResult(rank=r, **fields) for r, (_, _, fields) in enumerate(measured)]
+        results += [AutotuneResult(**fields) for fields in failed]
+        if measured:
+            winner = self._order[measured[0][1]]
+            self._native.select_plan(self._native.plans.index(winner))
+        self._store(results, storage_config)
+        return results
+
+    def _store(self, results: list[AutotuneResult], storage: AutotuneStorageConfig | None) -> None:
+        if storage is None or str(storage.file_path) in ("", "."):
+            return
+        path = Path(storage.file_path)
+        entries: list[Any] = []
+        if path.exists() and not storage.delete_all_existing_file_content:
+            try:
+                entries = list(json.loads(path.read_text()))
+            except (ValueError, TypeError):
+                entries = []
+        entries.append({"graph": self._native.name, "results": [
+            {"engine_id": r.engine_id, "engine_name": r.engine_name, "rank": r.rank,
+             "min_time_ms": r.min_time_ms if math.isfinite(r.min_time_ms) else None,
+             "knobs": {s.id: s.value for s in r.knob_settings}, "succeeded": r.succeeded}
+            for r in results]})
+        path.write_text(json.dumps(entries, indent=1))
