@@ -17,7 +17,7 @@ True
 
 from __future__ import annotations
 
-from hipdnn.engines.base import FloatConstraint, IntConstraint, Knob, StringConstraint
+from hipdnn.engines.base import FloatConstraint, IntConstraint, StringConstraint
 from hipdnn.frontend._attributes import (
     BatchnormAttributes,
     BatchnormBackwardAttributes,
@@ -38,6 +38,7 @@ from hipdnn.frontend._autotune import (
     EngineConfigInfo,
     EngineSweepSpec,
     EngineVariant,
+    Knob,
     KnobSetting,
     KnobSweepAxis,
 )

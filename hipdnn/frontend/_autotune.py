@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hipdnn.engines import registry
-from hipdnn.engines.base import BENCHMARKING_KNOB, WORKSPACE_SIZE_LIMIT_KNOB, ExecutionPlan, Knob
+from hipdnn.engines.base import BENCHMARKING_KNOB, WORKSPACE_SIZE_LIMIT_KNOB, ExecutionPlan
+from hipdnn.engines.base import Knob as NativeKnob
 from hipdnn.engines.knobs import KnobSetting as NativeKnobSetting
 from hipdnn.errors import HipdnnError
 from hipdnn.frontend._enums import AutotuneStrategy, PrimingFailurePolicy, TuneMode
@@ -39,12 +39,48 @@ __all__ = [
     "EngineSweepSpec",
     "EngineVariant",
     "GraphAutotune",
+    "Knob",
     "KnobSetting",
     "KnobSweepAxis",
     "known_settings",
 ]
 
 _NEED_OP_GRAPH = "build_operation_graph(handle) has not succeeded on this graph"
+
+
+class Knob(NativeKnob):
+    """An engine knob with upstream's field names (``knob_id``, ``default_value``,
+    ``is_deprecated``) and ``validate(setting) -> Error``; made only by the library."""
+
+    @classmethod
+    def of(cls, knob: NativeKnob) -> Knob:
+        """The frontend view of a native knob (same fields)."""
+        return cls(knob.id, knob.value_type, knob.default, knob.constraint, knob.description)
+
+    @property
+    def knob_id(self) -> str:
+        """The knob's id (native ``id``)."""
+        return self.id
+
+    @property
+    def default_value(self) -> Any:
+        """The default value (native ``default``)."""
+        return self.default
+
+    @property
+    def is_deprecated(self) -> bool:
+        """Always False: no knob here is deprecated."""
+        return False
+
+    def validate(self, setting: NativeKnobSetting) -> Error:
+        """OK when ``setting`` names this knob with an allowed value."""
+        if setting.id != self.id:
+            return Error(ErrorCode.INVALID_VALUE, f"setting {setting.id!r} is not knob {self.id!r}")
+        try:
+            self.check(setting.value)
+        except HipdnnError as exc:
+            return error_from(exc)
+        return Error()
 
 
 class KnobSetting(NativeKnobSetting):
@@ -129,12 +165,15 @@ class AutotuneResult:
     engine_name: str = ""
     knob_settings: list[KnobSetting] = field(default_factory=list)
     min_time_ms: float = 0.0
+    avg_time_ms: float = 0.0
     iterations_run: int = 0
     converged: bool = False
     rank: int = -1
     succeeded: bool = False
     error_message: str = ""
     compiled_plan_index: int = -1
+    workspace_size: int = 0
+    estimated_workspace_size: int = 0
     mode_used: TuneMode = TuneMode.STANDARD
     strategy_used: AutotuneStrategy = AutotuneStrategy.RUN_UNTIL_STABLE
     supports_exhaustive: bool = False
@@ -187,9 +226,10 @@ class GraphAutotune:
     _op_graph: bool
     _order: list[ExecutionPlan]
     _specs: list[tuple[int, dict[str, Any]]]
+    _deselected: list[str | int]
+    _workspace_cap: int | None
 
     if TYPE_CHECKING:
-        def _apply_filters(self) -> None: ...
         def _pack(self, variant_pack: Mapping[Any, Any]) -> dict[int, Any]: ...
         def _workspace(self, workspace: Any) -> Any: ...
 
@@ -204,7 +244,7 @@ class GraphAutotune:
         self._require_op_graph("get engine configs")
         out = []
         for engine_id in self._native.get_ranked_engine_ids():
-            knobs = self._native.get_knobs_for_engine(engine_id)
+            knobs = [Knob.of(k) for k in self._native.get_knobs_for_engine(engine_id)]
             by_id = {k.id: k for k in knobs}
             limit = by_id.get(WORKSPACE_SIZE_LIMIT_KNOB)
             out.append(EngineConfigInfo(
@@ -218,7 +258,7 @@ class GraphAutotune:
         build_operation_graph or for an engine that cannot run it)."""
         self._require_op_graph("get knobs for engine")
         try:
-            return self._native.get_knobs_for_engine(int(engine_id))
+            return [Knob.of(k) for k in self._native.get_knobs_for_engine(int(engine_id))]
         except HipdnnError as exc:
             raise RuntimeError(f"Failed to get knobs for engine: {exc}") from None
 
@@ -236,24 +276,35 @@ class GraphAutotune:
     def get_estimated_max_workspace_size(self) -> int:
         """The largest workspace estimate over the specs added by add_engine*()."""
         if not self._specs:
-            raise RuntimeError("Failed to get estimated max workspace size: no plan spec was "
+            raise RuntimeError("Failed to get estimated max workspace size: no plan specs were "
                                "added; call add_engine*() after build_operation_graph(handle)")
         return max(self._estimate(e) for e, _ in self._specs)
 
     # -- plan specs -------------------------------------------------------------------------
-    def _add(self, specs: list[tuple[int, Any]]) -> Error:
+    def _add(self, what: str, specs: list[tuple[int, Any]]) -> Error:
+        """Add plan specs; unlike create_execution_plan_ext, a knob the engine does not offer
+        or a value outside its constraint is an error here, as upstream."""
         if not self._op_graph:
-            return Error(ErrorCode.INVALID_VALUE, f"add_engine*(): {_NEED_OP_GRAPH}")
+            return Error(ErrorCode.INVALID_VALUE, f"{what}(): {_NEED_OP_GRAPH}")
+        if not specs:
+            return Error(ErrorCode.INVALID_VALUE, f"{what}(): nothing to add (an empty list)")
         try:
             ranked = self._native.get_ranked_engine_ids()
             resolved = []
             for engine_id, values in specs:
                 if int(engine_id) not in ranked:
                     return Error(ErrorCode.GRAPH_NOT_SUPPORTED,
-                                 f"engine {engine_id} cannot run this graph; engines that can: "
-                                 f"{ranked}")
-                resolved.append((int(engine_id), known_settings(self._native, engine_id,
-                                                                values)))
+                                 f"{what}(): engine {engine_id} cannot run this graph; engines "
+                                 f"that can: {ranked}")
+                knobs = {k.id: k for k in self._native.get_knobs_for_engine(int(engine_id))}
+                checked = {}
+                for kid, value in _settings(values):
+                    if kid not in knobs:
+                        return Error(ErrorCode.INVALID_VALUE,
+                                     f"{what}(): engine {engine_id} has no knob {kid!r}; its "
+                                     f"knobs: {sorted(knobs)}")
+                    checked[kid] = knobs[kid].check(value)
+                resolved.append((int(engine_id), checked))
         except HipdnnError as exc:
             return error_from(exc)
         self._specs.extend(resolved)
@@ -261,19 +312,19 @@ class GraphAutotune:
 
     def add_engine(self, engine_id: int, knob_settings: Sequence[Any] = ()) -> Error:
         """Add one engine (with knob overrides) as a plan spec."""
-        return self._add([(engine_id, knob_settings)])
+        return self._add("add_engine", [(engine_id, knob_settings)])
 
     def add_engines(self, engine_ids: Sequence[int]) -> Error:
         """Add engines with their default knobs."""
-        return self._add([(e, None) for e in engine_ids])
+        return self._add("add_engines", [(e, None) for e in engine_ids])
 
     def add_engine_configs(self, configs: Sequence[EngineConfigInfo]) -> Error:
         """Add engines from :meth:`get_engine_configs` with their default knobs."""
-        return self._add([(c.engine_id, None) for c in configs])
+        return self._add("add_engine_configs", [(c.engine_id, None) for c in configs])
 
     def add_engine_variants(self, variants: Sequence[EngineVariant]) -> Error:
         """Add one spec per variant (engine and explicit knob values)."""
-        return self._add([(v.engine_id, v.knob_settings) for v in variants])
+        return self._add("add_engine_variants", [(v.engine_id, v.knob_settings) for v in variants])
 
     def add_engine_sweep(self, specs: Sequence[EngineSweepSpec]) -> Error:
         """Add the Cartesian product of each spec's knob axes (plus its fixed values)."""
@@ -284,30 +335,48 @@ class GraphAutotune:
                 values = dict(spec.fixed_settings)
                 values.update({a.knob_id: v for a, v in zip(axes, combo, strict=True)})
                 out.append((spec.engine_id, values))
-        return self._add(out)
+        return self._add("add_engine_sweep", out)
 
     def add_all_engines(self, modes: Sequence[HeurMode] | None = None) -> Error:
         """Add every engine that can run the graph with its default knobs."""
         if not self._op_graph:
             return Error(ErrorCode.INVALID_VALUE, f"add_all_engines(): {_NEED_OP_GRAPH}")
-        return self._add([(e, None) for e in self._native.get_ranked_engine_ids()])
+        return self._add("add_all_engines",
+                         [(e, None) for e in self._native.get_ranked_engine_ids()])
 
     # -- autotune ---------------------------------------------------------------------------
+    def _deselected_ids(self) -> set[int]:
+        from hipdnn.engines.base import fnv1a_64
+
+        return {fnv1a_64(e) if isinstance(e, str) else int(e) for e in self._deselected}
+
     def _build_specs(self, mode: TuneMode) -> None:
         native = self._native
         native.create_execution_plans()
+        barred = self._deselected_ids()
         for engine_id, values in self._specs:
+            if engine_id in barred:
+                continue
             knobs = dict(values)
             offered = {k.id for k in native.get_knobs_for_engine(engine_id)}
             if mode == TuneMode.EXHAUSTIVE and BENCHMARKING_KNOB in offered:
                 knobs.setdefault(BENCHMARKING_KNOB, 1)
             native.create_execution_plan_ext(engine_id, knobs)
-        self._apply_filters()
+        if self._workspace_cap is not None:
+            native.deselect_workspace_greater_than(self._workspace_cap)
         native.build_plans(BuildPlanPolicy.ALL)
         self._order = list(native.plans)
 
-    def _time(self, plan: ExecutionPlan, index: int, pack: dict[int, Any], workspace: Any,
-              handle: Any, cfg: AutotuneConfig) -> tuple[float, int, bool]:
+    def _check_pack(self, pack: Mapping[int, Any]) -> None:
+        needed = [t.uid for t in self._native.tensors.values() if not t.is_virtual
+                  and not (t.is_pass_by_value and t.value is not None)]
+        missing = sorted(uid for uid in needed if uid is not None and uid not in pack)
+        if missing:
+            raise RuntimeError(f"Autotune failed: the variant pack is missing required "
+                               f"non-virtual tensor UIDs {missing}")
+
+    def _time(self, plan: ExecutionPlan, pack: dict[int, Any], workspace: Any, handle: Any,
+              cfg: AutotuneConfig) -> tuple[float, float, int, bool]:
         native = self._native
 
         def run() -> float:
@@ -320,81 +389,122 @@ class GraphAutotune:
             run()
         if cfg.strategy == AutotuneStrategy.FIXED_AVERAGE:
             times = [run() for _ in range(cfg.timed_iterations)]
-            return min(times), len(times), True
+            return min(times), sum(times) / len(times), len(times), True
         times = []
-        while len(times) < cfg.max_iterations:
+        converged = False
+        while len(times) < cfg.max_iterations and not converged:
             times.append(run())
             window = times[-cfg.window_size:]
-            if len(window) == cfg.window_size and min(window) > 0 and \
-                    (max(window) - min(window)) / min(window) <= cfg.stability_threshold:
-                return min(times), len(times), True
-        return min(times), len(times), False
+            converged = len(window) == cfg.window_size and min(window) > 0 and \
+                (max(window) - min(window)) / min(window) <= cfg.stability_threshold
+        return min(times), sum(times) / len(times), len(times), converged
 
     def autotune(self, handle: Any, variant_pack: Mapping[Any, Any], workspace: Any = 0,
                  workspace_size: int | None = None, config: AutotuneConfig | None = None,
                  storage_config: AutotuneStorageConfig | None = None) -> list[AutotuneResult]:
         """Time the candidates and make the fastest the active plan; one result per candidate,
-        fastest first (failures last). RuntimeError when autotuning cannot start."""
+        fastest first (failures last). RuntimeError when autotuning cannot start or nothing
+        could be timed (the message counts what was deselected, filtered or failed)."""
         cfg = config if config is not None else AutotuneConfig()
         cfg.check()
         h = native_handle(handle)
+        deselected = 0
         try:
             if workspace_size is not None:
                 if not self._specs:
-                    raise RuntimeError("Autotune failed: no plan spec; call add_engine*() after "
+                    raise RuntimeError("Autotune failed: no plan specs; call add_engine*() after "
                                        "build_operation_graph(handle)")
-                self._build_specs(cfg.mode)
+                barred = self._deselected_ids()
+                deselected = sum(1 for e, _ in self._specs if e in barred)
+                pack = self._pack(variant_pack)
+                self._check_pack(pack)
+                if deselected < len(self._specs):
+                    self._build_specs(cfg.mode)
+                else:
+                    self._order = []
             elif not self._order:
                 raise RuntimeError("Autotune failed: no compiled plan; call "
                                    "build_plans(BuildPlanPolicy.ALL) or add_engine*() first")
-            pack, ws = self._pack(variant_pack), self._workspace(workspace)
+            else:
+                pack = self._pack(variant_pack)
+                self._check_pack(pack)
+            ws = self._workspace(workspace)
         except HipdnnError as exc:
             raise RuntimeError(f"Autotune failed: {exc}") from exc
+        budget = workspace_size
         measured: list[tuple[float, int, dict[str, Any]]] = []
         failed: list[dict[str, Any]] = []
+        filtered = over_budget = 0
         for index, plan in enumerate(self._order):
             if cfg.engine_id_filter and plan.engine.engine_id not in cfg.engine_id_filter:
+                filtered += 1
+                continue
+            if budget is not None and plan.workspace_size > budget:
+                over_budget += 1
                 continue
             exhaustive = BENCHMARKING_KNOB in plan.knobs
             ran = exhaustive and plan.knobs.get(BENCHMARKING_KNOB) == 1
+            reason = "" if ran or cfg.mode != TuneMode.EXHAUSTIVE else (
+                "the engine has no exhaustive search (no global.benchmarking knob)"
+                if not exhaustive else "the plan was compiled without global.benchmarking = 1; "
+                "add it with add_engine*() so autotune builds it exhaustively")
             base = {"engine_id": plan.engine.engine_id, "engine_name": plan.engine.name,
                     "knob_settings": [KnobSetting(k, v) for k, v in sorted(plan.knobs.items())],
-                    "compiled_plan_index": index, "mode_used": cfg.mode,
-                    "strategy_used": cfg.strategy, "supports_exhaustive": exhaustive,
-                    "ran_exhaustive": ran,
-                    "exhaustive_not_run_reason": "" if ran or cfg.mode != TuneMode.EXHAUSTIVE
-                    else ("the engine has no exhaustive search" if not exhaustive else
-                          "the plan was compiled without global.benchmarking = 1; add it with "
-                          "add_engine*() so autotune builds it exhaustively")}
+                    "compiled_plan_index": index, "workspace_size": plan.workspace_size,
+                    "estimated_workspace_size": self._estimate(plan.engine.engine_id),
+                    "mode_used": cfg.mode, "strategy_used": cfg.strategy,
+                    "supports_exhaustive": exhaustive, "ran_exhaustive": ran,
+                    "exhaustive_not_run_reason": reason}
             try:
-                best, runs, converged = self._time(plan, index, pack, ws, h, cfg)
+                best, mean, runs, converged = self._time(plan, pack, ws, h, cfg)
             except HipdnnError as exc:
                 failed.append({**base, "error_message": str(exc)})
                 continue
-            measured.append((best, index, {**base, "min_time_ms": best, "iterations_run": runs,
-                                           "converged": converged, "succeeded": True}))
+            measured.append((best, index, {**base, "min_time_ms": best, "avg_time_ms": mean,
+                                           "iterations_run": runs, "converged": converged,
+                                           "succeeded": True}))
+        if not measured:
+            self._nothing_timed(deselected, filtered, over_budget, failed)
         measured.sort(key=lambda m: (m[0], m[1]))
         results = [AutotuneResult(rank=r, **fields) for r, (_, _, fields) in enumerate(measured)]
         results += [AutotuneResult(**fields) for fields in failed]
-        if measured:
-            winner = self._order[measured[0][1]]
-            self._native.select_plan(self._native.plans.index(winner))
-        self._store(results, storage_config)
+        winner = self._order[measured[0][1]]
+        self._native.select_plan(self._native.plans.index(winner))
+        self._store(results[0], storage_config)
         return results
 
-    def _store(self, results: list[AutotuneResult], storage: AutotuneStorageConfig | None) -> None:
+    @staticmethod
+    def _nothing_timed(deselected: int, filtered: int, over_budget: int,
+                       failed: list[dict[str, Any]]) -> None:
+        parts = []
+        if deselected:
+            parts.append(f"{deselected} deselected (deselect_engines)")
+        if filtered:
+            parts.append(f"{filtered} excluded by engineIdFilter")
+        if over_budget:
+            parts.append(f"{over_budget} over the workspace budget")
+        parts += [f"{f['engine_name']} failed: {f['error_message']}" for f in failed]
+        raise RuntimeError("Autotune failed: No execution plans were benchmarkable: "
+                           + ("; ".join(parts) or "no candidate"))
+
+    def _store(self, winner: AutotuneResult, storage: AutotuneStorageConfig | None) -> None:
+        """Write the winner as an engine override (upstream's ``engine_overrides`` list):
+        replacing the file, or adding to it (an entry of the same engine is replaced)."""
         if storage is None or str(storage.file_path) in ("", "."):
             return
         path = Path(storage.file_path)
-        entries: list[Any] = []
+        overrides: list[Any] = []
         if path.exists() and not storage.delete_all_existing_file_content:
             try:
-                entries = list(json.loads(path.read_text()))
-            except (ValueError, TypeError):
-                entries = []
-        entries.append({"graph": self._native.name, "results": [
-            {"engine_id": r.engine_id, "engine_name": r.engine_name, "rank": r.rank,
-             "min_time_ms": r.min_time_ms if math.isfinite(r.min_time_ms) else None,
-             "knobs": {s.id: s.value for s in r.knob_settings}, "succeeded": r.succeeded}
-            for r in results]})
-        path.write_text(json.dumps(entries, indent=1))
+                overrides = list(json.loads(path.read_text()).get("engine_overrides", []))
+            except (ValueError, TypeError, AttributeError):
+                overrides = []
+        overrides = [o for o in overrides if o.get("engine_name") != winner.engine_name]
+        overrides.append({
+            "graph": self._native.name, "engine_id": winner.engine_id,
+            "engine_name": winner.engine_name,
+            "knobs": {s.id: s.value for s in winner.knob_settings},
+            "autotune_metadata": {"rank": winner.rank, "min_time_ms": winner.min_time_ms,
+                                  "avg_time_ms": winner.avg_time_ms,
+                                  "iterations_run": winner.iterations_run}})
+        path.write_text(json.dumps({"engine_overrides": overrides}, indent=1))

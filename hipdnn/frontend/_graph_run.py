@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hipdnn import _dlpack
 from hipdnn._hostmem import element_span
 from hipdnn.engines.base import ExecutionPlan
 from hipdnn.errors import HipdnnError, VariantPackError
@@ -31,6 +32,17 @@ __all__ = ["ExecutionTiming", "GraphRun"]
 
 _NEED_OP_GRAPH = "build_operation_graph(handle) has not succeeded on this graph"
 _NEED_PLANS = "create_execution_plans() has not succeeded on this graph"
+
+
+def _device_dlpack(value: Any) -> bool:
+    """A non-torch ``__dlpack__`` producer reporting device (not host) memory."""
+    device = getattr(value, "__dlpack_device__", None)
+    if device is None or type(value).__module__.split(".")[0] == "torch":
+        return False
+    try:
+        return int(device()[0]) in _dlpack.GPU_DEVICES
+    except Exception:
+        return False
 
 
 class ExecutionTiming:
@@ -277,6 +289,8 @@ class GraphRun:
     def _value(self, value: Any, uid: int) -> Any:
         if isinstance(value, DeviceBuffer):
             value = value.ptr()
+        elif _device_dlpack(value):
+            value = get_data_ptr(value)  # upstream takes only the pointer of device memory
         elif not isinstance(value, (int, np.integer, float, np.ndarray)) and not any(
                 hasattr(value, a) for a in ("__dlpack__", "__cuda_array_interface__",
                                             "__array_interface__")) \

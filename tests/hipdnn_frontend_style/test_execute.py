@@ -279,3 +279,47 @@ def test_variant_pack_spellings() -> None:
     np.testing.assert_array_equal(y.numpy(), ad + 0.5)
     err = g.execute(handle, {np.int64(a.get_uid()): ad, b: bbuf, out: y}, np.uint64(0))
     assert err.is_good(), err.get_message()
+
+
+class _DeviceProducer:
+    """Exports a DeviceBuffer's memory through ``__dlpack__`` as ROCm device memory
+    (kDLROCM = 10), as upstream's tests wrap device pointers: only the pointer is used."""
+
+    def __init__(self, buffer: hipdnn.DeviceBuffer, numel: int) -> None:
+        import ctypes
+
+        from hipdnn import _dlpack
+
+        self._shape = (ctypes.c_int64 * 1)(numel)
+        self._managed = _dlpack.DLManagedTensor()
+        t = self._managed.dl_tensor
+        t.data, t.ndim, t.shape = buffer.ptr(), 1, self._shape
+        t.device.device_type, t.dtype.code, t.dtype.bits, t.dtype.lanes = 10, 2, 32, 1
+        self._new = ctypes.pythonapi.PyCapsule_New
+        self._new.restype = ctypes.py_object
+        self._new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        self._addr = ctypes.addressof(self._managed)
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self._new(self._addr, b"dltensor", None)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (10, 0)
+
+
+def test_timed_execute_with_device_dlpack_producers() -> None:
+    g = float_graph("relu")
+    x = hipdnn.Tensor.create([1, 4, 2, 2], hipdnn.DataType.FLOAT)
+    y = g.pointwise(x, hipdnn.PointwiseAttributes().set_mode(hipdnn.PointwiseMode.RELU_FWD))
+    y.set_output(True)
+    handle = build_all(g, "CPU_REFERENCE_ENGINE")
+    data = np.linspace(-1, 1, 16, dtype=np.float32)
+    xb, yb = hipdnn.DeviceBuffer(64), hipdnn.DeviceBuffer(64)
+    xb.copy_from_host(data.tobytes())
+    err, timing = g.execute_timed_ext(handle, {x: _DeviceProducer(xb, 16),
+                                               y: _DeviceProducer(yb, 16)}, 0)
+    assert err.is_good(), err.get_message()
+    assert timing.elapsed_ms is not None and timing.elapsed_ms >= 0 and not timing.timed_out
+    assert timing.quality == hipdnn.TimingQuality.UNSTALLED
+    np.testing.assert_array_equal(np.frombuffer(yb.copy_to_host(), np.float32),
+                                  np.maximum(data, 0))

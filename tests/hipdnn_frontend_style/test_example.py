@@ -1,0 +1,38 @@
+"""examples/hipdnn_frontend_conv_fprop.py (a hipdnn_frontend-style script whose only change is
+the import) runs on both engines and matches PyTorch; its own main() passes."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hipdnn_frontend_conv_fprop.py"
+
+torch = pytest.importorskip("torch")
+
+
+def test_example_matches_pytorch(engine: str, capsys: pytest.CaptureFixture[str]) -> None:
+    module = runpy.run_path(str(EXAMPLE), run_name="example")
+    x, w, y = module["run_conv_fprop"](n=2, c=4, h=9, w=9, k=8, stride=2, pad=1, seed=3)
+    assert f"plan: {engine}" in capsys.readouterr().out
+    ref = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=1,
+                                     stride=2)
+    assert y.shape == tuple(ref.shape) == (2, 8, 5, 5)
+    np.testing.assert_allclose(y, ref.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_example_main_passes() -> None:
+    assert runpy.run_path(str(EXAMPLE), run_name="example")["main"]() == 0
+
+
+def test_example_differs_from_a_hipdnn_frontend_script_only_in_the_import() -> None:
+    code = [line for line in EXAMPLE.read_text().splitlines()
+            if line.startswith(("import ", "from ")) and "__future__" not in line]
+    assert code == ["import numpy as np",
+                    "import hipdnn.frontend as hipdnn  # the one change: was "
+                    "`import hipdnn_frontend as hipdnn`"]
+    body = EXAMPLE.read_text().split('"""', 2)[2]
+    assert "hipdnn.frontend" not in body.replace("import hipdnn.frontend as hipdnn", "")
