@@ -1,8 +1,9 @@
 """hipdnn_frontend's ``Graph``: upstream's methods over one native :class:`hipdnn.Graph`.
 
->>> g = Graph().set_name("relu").set_io_data_type(DataType.FLOAT)
->>> x = Tensor.create([1, 2, 2, 2], DataType.FLOAT)
->>> y = g.pointwise(x, PointwiseAttributes().set_mode(PointwiseMode.RELU_FWD))
+>>> import hipdnn.frontend as hipdnn
+>>> g = hipdnn.Graph().set_name("relu").set_io_data_type(hipdnn.DataType.FLOAT)
+>>> x = hipdnn.Tensor.create([1, 2, 2, 2], hipdnn.DataType.FLOAT)
+>>> y = g.pointwise(x, hipdnn.PointwiseAttributes().set_mode(hipdnn.PointwiseMode.RELU_FWD))
 >>> y.set_output(True) is y, g.validate().is_good(), g.native.nodes[0].op
 (True, True, 'pointwise')
 """

@@ -190,19 +190,20 @@ class GraphRun:
         return len(self._order)
 
     def get_plan_name_at_index(self, plan_index: int) -> str:
-        """Name of built plan ``plan_index`` (RuntimeError when out of bounds)."""
-        return self._raising("plan name", plan_index).name
+        """Engine name of built plan ``plan_index``, as upstream names plans (RuntimeError when
+        out of bounds; ``graph.native.plans[i].name`` has the native plan name)."""
+        return self._raising("plan name", plan_index).engine.name
 
     def get_workspace_size_plan_at_index(self, plan_index: int) -> int:
         """Workspace bytes of built plan ``plan_index`` (RuntimeError when out of bounds)."""
         return self._raising("workspace size for plan", plan_index).workspace_size
 
     def get_plan_name(self) -> str:
-        """Name of the plan ``execute`` runs (RuntimeError when none is built)."""
+        """Engine name of the plan ``execute`` runs (RuntimeError when none is built)."""
         if not self._order:
             raise RuntimeError("Failed to get plan name: plan index 0 is out of bounds: no plan "
                                "built")
-        return self._native.get_plan_name()
+        return self._native.plans[0].engine.name
 
     def get_workspace_size(self) -> int:
         """Workspace bytes of the plan ``execute`` runs (RuntimeError when none is built)."""

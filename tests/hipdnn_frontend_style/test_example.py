@@ -36,3 +36,16 @@ def test_example_differs_from_a_hipdnn_frontend_script_only_in_the_import() -> N
                     "`import hipdnn_frontend as hipdnn`"]
     body = EXAMPLE.read_text().split('"""', 2)[2]
     assert "hipdnn.frontend" not in body.replace("import hipdnn.frontend as hipdnn", "")
+
+
+def test_readme_hipdnn_frontend_block_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+
+    readme = (EXAMPLE.parents[1] / "README.md").read_text()
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+                if "import hipdnn.frontend as hipdnn" in b]
+    namespace: dict[str, object] = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    out = np.frombuffer(namespace["buffers"][namespace["out"]].copy_to_host(), np.float32)  # type: ignore[index]
+    np.testing.assert_array_equal(out, np.arange(8, dtype=np.float32) + 0.5)
+    assert capsys.readouterr().out.startswith("True [")

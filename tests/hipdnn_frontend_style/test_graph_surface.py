@@ -237,3 +237,15 @@ def test_top_level_reexports_are_the_frontend_objects() -> None:
     assert issubclass(fe.Handle, hipdnn.Handle) and hipdnn.frontend is fe
     with pytest.raises(AttributeError):
         hipdnn.NoSuchName  # noqa: B018
+
+
+@pytest.mark.parametrize("module", ["__init__", "_attributes", "_errors", "_graph", "_handle",
+                                    "_memory", "_tensor"])
+def test_docstring_examples(module: str) -> None:
+    import doctest
+    import importlib
+
+    mod = importlib.import_module("hipdnn.frontend" if module == "__init__"
+                                  else f"hipdnn.frontend.{module}")
+    result = doctest.testmod(mod)
+    assert result.attempted > 0 and result.failed == 0
