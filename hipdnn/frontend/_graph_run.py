@@ -273,13 +273,19 @@ class GraphRun:
         return self
 
     # -- execution --------------------------------------------------------------------------
-    def _host_region(self, address: int, nbytes: int, what: str) -> Any:
-        """A host Buffer for ``address`` when it lies in a live DeviceBuffer (bounds checked)."""
-        found = find_buffer(address)
-        if found is None:
-            return address
+    def _host_region(self, address: int, nbytes: int, what: str, by_value: bool) -> Any:
+        """A host Buffer for ``address`` when it lies in a live DeviceBuffer (bounds checked);
+        else a device pointer, which host-memory engines refuse instead of dereferencing."""
         from hipdnn import interop  # ml_dtypes: slow to import, so lazily
 
+        found = find_buffer(address)
+        if found is None:
+            if by_value:
+                return address
+            if address == 0:
+                raise VariantPackError(f"{what}: null pointer")
+            return interop.Buffer(ptr=address, device="gpu", device_known=True,
+                                  kind="int (a device pointer: not inside a DeviceBuffer)")
         buf, offset = found
         if offset + nbytes > buf.size():
             raise VariantPackError(f"{what} needs {nbytes} bytes at offset {offset} of a "
@@ -307,7 +313,7 @@ class GraphRun:
         lo, hi = element_span(tensor.dim, tensor.stride)
         itemsize = max(tensor.data_type.itemsize, 1)
         return self._host_region(int(value), (hi - min(lo, 0)) * itemsize,
-                                 f"tensor {tensor.name!r} (uid {uid})")
+                                 f"tensor {tensor.name!r} (uid {uid})", tensor.is_pass_by_value)
 
     def _pack(self, variant_pack: Mapping[Any, Any]) -> dict[int, Any]:
         if not isinstance(variant_pack, Mapping):

@@ -161,6 +161,11 @@ def test_missing_variant_pack_entry_and_small_buffer() -> None:
     assert err.get_code() == fe.ErrorCode.INVALID_VARIANT_PACK and "8 bytes" in err.get_message()
     with pytest.raises(ValueError, match="has no uid"):
         g.execute(handle, {fe.Tensor(): buf}, 0)
+    # an int outside any DeviceBuffer is a device pointer: the host engine refuses it (no crash)
+    full = {a.get_uid(): buf.ptr(), b.get_uid(): buf.ptr(), out.get_uid(): buf.ptr()}
+    for stray in (1, 0):
+        err = g.execute(handle, {**full, b.get_uid(): stray}, 0)
+        assert err.get_code() == fe.ErrorCode.INVALID_VARIANT_PACK, err
     destroyed = fe.create_handle()
     fe.destroy_handle(destroyed)
     with pytest.raises(RuntimeError, match="destroyed"):
