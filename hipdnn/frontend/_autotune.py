@@ -166,6 +166,7 @@ class AutotuneResult:
     knob_settings: list[KnobSetting] = field(default_factory=list)
     min_time_ms: float = 0.0
     avg_time_ms: float = 0.0
+    stddev_ms: float = 0.0
     iterations_run: int = 0
     converged: bool = False
     rank: int = -1
@@ -376,7 +377,7 @@ class GraphAutotune:
                                f"non-virtual tensor UIDs {missing}")
 
     def _time(self, plan: ExecutionPlan, pack: dict[int, Any], workspace: Any, handle: Any,
-              cfg: AutotuneConfig) -> tuple[float, float, int, bool]:
+              cfg: AutotuneConfig) -> tuple[list[float], bool]:
         native = self._native
 
         def run() -> float:
@@ -388,16 +389,15 @@ class GraphAutotune:
         for _ in range(cfg.warmup_iterations):
             run()
         if cfg.strategy == AutotuneStrategy.FIXED_AVERAGE:
-            times = [run() for _ in range(cfg.timed_iterations)]
-            return min(times), sum(times) / len(times), len(times), True
-        times = []
+            return [run() for _ in range(cfg.timed_iterations)], True
+        times: list[float] = []
         converged = False
         while len(times) < cfg.max_iterations and not converged:
             times.append(run())
             window = times[-cfg.window_size:]
             converged = len(window) == cfg.window_size and min(window) > 0 and \
                 (max(window) - min(window)) / min(window) <= cfg.stability_threshold
-        return min(times), sum(times) / len(times), len(times), converged
+        return times, converged
 
     def autotune(self, handle: Any, variant_pack: Mapping[Any, Any], workspace: Any = 0,
                  workspace_size: int | None = None, config: AutotuneConfig | None = None,
@@ -456,13 +456,15 @@ class GraphAutotune:
                     "supports_exhaustive": exhaustive, "ran_exhaustive": ran,
                     "exhaustive_not_run_reason": reason}
             try:
-                best, mean, runs, converged = self._time(plan, pack, ws, h, cfg)
+                times, converged = self._time(plan, pack, ws, h, cfg)
             except HipdnnError as exc:
                 failed.append({**base, "error_message": str(exc)})
                 continue
-            measured.append((best, index, {**base, "min_time_ms": best, "avg_time_ms": mean,
-                                           "iterations_run": runs, "converged": converged,
-                                           "succeeded": True}))
+            mean = sum(times) / len(times)
+            spread = (sum((t - mean) ** 2 for t in times) / len(times)) ** 0.5
+            measured.append((min(times), index, {
+                **base, "min_time_ms": min(times), "avg_time_ms": mean, "stddev_ms": spread,
+                "iterations_run": len(times), "converged": converged, "succeeded": True}))
         if not measured:
             self._nothing_timed(deselected, filtered, over_budget, failed)
         measured.sort(key=lambda m: (m[0], m[1]))

@@ -147,6 +147,7 @@ def test_manual_plan_index_loop_and_compiled_plan_autotune(engine: str) -> None:
     assert len(results) == count and results[0].rank == 0 and results[0].succeeded
     assert [r.rank for r in results] == list(range(count))
     assert all(r.min_time_ms > 0 and r.iterations_run == 2 for r in results)
+    assert all(r.avg_time_ms >= r.min_time_ms and r.stddev_ms >= 0 for r in results)
     assert g.get_plan_name() == g.get_plan_name_at_index(results[0].compiled_plan_index)
     assert g.execute(handle, pack, ws.ptr()).is_good() and bufs
 

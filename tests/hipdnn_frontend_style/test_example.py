@@ -1,5 +1,6 @@
-"""examples/hipdnn_frontend_conv_fprop.py (a hipdnn_frontend-style script whose only change is
-the import) runs on both engines and matches PyTorch; its own main() passes."""
+"""examples/hipdnn_frontend_conv_fprop.py and hipdnn_frontend_autotune.py (hipdnn_frontend-style
+scripts whose only change is the import) run on both engines and match PyTorch; their own
+main() passes; the README's hipdnn_frontend block runs."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hipdnn_frontend_conv_fprop.py"
+AUTOTUNE = EXAMPLE.with_name("hipdnn_frontend_autotune.py")
 
 torch = pytest.importorskip("torch")
 
@@ -24,17 +26,28 @@ def test_example_matches_pytorch(engine: str, capsys: pytest.CaptureFixture[str]
     np.testing.assert_allclose(y, ref.numpy(), rtol=1e-5, atol=1e-5)
 
 
-def test_example_main_passes() -> None:
-    assert runpy.run_path(str(EXAMPLE), run_name="example")["main"]() == 0
+def test_autotune_example_matches_pytorch(engine: str) -> None:
+    module = runpy.run_path(str(AUTOTUNE), run_name="example")
+    x, w, y, results = module["run_autotune"](n=1, c=4, h=6, w=6, k=4, seed=5)
+    assert any(r.engine_name == engine and r.succeeded for r in results)
+    assert results[0].rank == 0
+    ref = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=1)
+    np.testing.assert_allclose(y, ref.numpy(), rtol=1e-5, atol=1e-5)
 
 
-def test_example_differs_from_a_hipdnn_frontend_script_only_in_the_import() -> None:
-    code = [line for line in EXAMPLE.read_text().splitlines()
+@pytest.mark.parametrize("path", [EXAMPLE, AUTOTUNE], ids=lambda p: p.stem)
+def test_example_main_passes(path: Path) -> None:
+    assert runpy.run_path(str(path), run_name="example")["main"]() == 0
+
+
+@pytest.mark.parametrize("path", [EXAMPLE, AUTOTUNE], ids=lambda p: p.stem)
+def test_example_differs_from_a_hipdnn_frontend_script_only_in_the_import(path: Path) -> None:
+    code = [line for line in path.read_text().splitlines()
             if line.startswith(("import ", "from ")) and "__future__" not in line]
     assert code == ["import numpy as np",
                     "import hipdnn.frontend as hipdnn  # the one change: was "
                     "`import hipdnn_frontend as hipdnn`"]
-    body = EXAMPLE.read_text().split('"""', 2)[2]
+    body = path.read_text().split('"""', 2)[2]
     assert "hipdnn.frontend" not in body.replace("import hipdnn.frontend as hipdnn", "")
 
 
