@@ -76,8 +76,10 @@ def _hip() -> dict[str, Any]:
             out["devices"].append({"index": d, "name": props.name.decode("utf-8", "replace"),
                                    "gcnArchName": hip.gcn_arch_name(d)})
     except Exception as exc:
-        out["device_error"] = (f"{exc}. Fix: check that the amdgpu driver is loaded (/dev/kfd) "
-                               f"and that you are in the 'video' and 'render' groups")
+        fix = ("check that AMD's GPU driver for Windows is installed and current"
+               if sys.platform == "win32" else "check that the amdgpu driver is loaded (/dev/kfd) "
+               "and that you are in the 'video' and 'render' groups")
+        out["device_error"] = f"{exc}. Fix: {fix}"
     return out
 
 

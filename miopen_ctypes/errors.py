@@ -12,6 +12,7 @@ its class through ``STATUS_ERRORS``::
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 from .enums import miopenStatus_t
@@ -115,15 +116,22 @@ class MIOpenNoDeviceError(MIOpenUnknownError):
     """No AMD GPU available: handle creation failed with miopenStatusUnknownError (7).
 
     MIOpen reports a missing or unusable ROCm device this way (its stderr says "No device").
+    The advice is written for the platform this runs on.
     """
 
     def __init__(self, function: str, status: int, text: str | None = None) -> None:
         super().__init__(function, status, text)
+        if sys.platform == "win32":
+            check = ("that AMD's GPU driver for Windows (which installs amdhip64_N.dll in "
+                     "System32) is installed and current")
+        else:
+            check = ("that /dev/kfd and /dev/dri are accessible to this user (groups 'video' "
+                     "and 'render')")
         self.args = (
             f"no AMD GPU available: {self.args[0]}. MIOpen found no usable ROCm device. Check that "
-            "an AMD GPU supported by this ROCm release is present, that /dev/kfd and /dev/dri are "
-            "accessible to this user (groups 'video' and 'render'), and that HIP_VISIBLE_DEVICES / "
-            "ROCR_VISIBLE_DEVICES do not hide it. Without a GPU, use hipdnn's CPU_REFERENCE_ENGINE.",
+            f"an AMD GPU supported by this ROCm release is present, {check}, and that "
+            "HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES do not hide it. Without a GPU, use "
+            "hipdnn's CPU_REFERENCE_ENGINE.",
         )
 
 
@@ -215,19 +223,22 @@ class NullArgumentError(MIOpenError, ValueError):
 
 
 class LibraryNotFoundError(MIOpenError, OSError):
-    """No candidate shared library could be loaded; ``attempts`` lists (place, reason)."""
+    """No candidate shared library could be loaded; ``attempts`` lists (place, reason).
+
+    The last line of the message is the fix, written for ``windows`` (default: this platform).
+    """
 
     library = "library"
     env_var = ""
+    linux_hint = ""
+    windows_hint = ""
 
-    def __init__(self, attempts: Sequence[tuple[str, str]]) -> None:
+    def __init__(self, attempts: Sequence[tuple[str, str]], *, windows: bool | None = None) -> None:
         self.attempts = list(attempts)
+        windows = sys.platform == "win32" if windows is None else windows
         lines = [f"could not load {self.library}; tried, in order:"]
         lines += [f"  - {place}: {reason}" for place, reason in self.attempts]
-        lines.append(
-            f"Point the package at a library with {self.env_var}=/path/to/the/library, "
-            "install ROCm (or TheRock's rocm-sdk wheels), or set ROCM_PATH."
-        )
+        lines.append(self.windows_hint if windows else self.linux_hint)
         super().__init__("\n".join(lines))
 
 
@@ -236,6 +247,13 @@ class MIOpenNotFoundError(LibraryNotFoundError):
 
     library = "MIOpen (libMIOpen.so.1 / MIOpen.dll)"
     env_var = "HIPDNN_MIOPEN_LIBRARY"
+    linux_hint = ("Point the package at a library with HIPDNN_MIOPEN_LIBRARY=/path/to/libMIOpen.so.1, "
+                  "install ROCm (or TheRock's rocm-sdk wheels), or set ROCM_PATH.")
+    windows_hint = ("On Windows MIOpen.dll comes from TheRock's ROCm Python wheels (package 'rocm' "
+                    "with its libraries; import rocm_sdk) or from PyTorch ROCm for Windows (which "
+                    "installs those wheels); AMD's HIP SDK for Windows ships no MIOpen. Or point the package "
+                    "at it: set HIPDNN_MIOPEN_LIBRARY=C:\\path\\to\\MIOpen.dll (its dependencies "
+                    "must be in its folder, System32 or a folder added with os.add_dll_directory).")
 
 
 class HipNotFoundError(LibraryNotFoundError):
@@ -243,6 +261,11 @@ class HipNotFoundError(LibraryNotFoundError):
 
     library = "the HIP runtime (libamdhip64.so / amdhip64_N.dll)"
     env_var = "HIPDNN_HIP_LIBRARY"
+    linux_hint = ("Point the package at a library with HIPDNN_HIP_LIBRARY=/path/to/libamdhip64.so.7, "
+                  "install ROCm (or TheRock's rocm-sdk wheels), or set ROCM_PATH.")
+    windows_hint = ("On Windows amdhip64_7.dll / amdhip64_6.dll comes with AMD's GPU driver "
+                    "(System32), TheRock's ROCm Python wheels (rocm_sdk) or the HIP SDK ($HIP_PATH"
+                    "\\bin). Or set HIPDNN_HIP_LIBRARY=C:\\path\\to\\amdhip64_7.dll.")
 
 
 class HipError(MIOpenError):

@@ -25,7 +25,7 @@ from functools import partial
 from typing import Any
 
 from ._binding import BoundLibrary
-from ._discovery import LibrarySpec, load_first
+from ._discovery import LibrarySpec, forget_failures, load_remembered
 from ._functions import HipFunctions
 from ._proto import Prototype, declare
 from .errors import HipError, HipNotFoundError
@@ -195,15 +195,18 @@ _cache: dict[str | None, HipLibrary] = {}
 _lock = threading.Lock()
 
 
-def load_hip(path: str | os.PathLike[str] | None = None) -> HipLibrary:
+def load_hip(path: str | os.PathLike[str] | None = None, *, refresh: bool = False) -> HipLibrary:
     """Find, load and bind the HIP runtime once (same search as ``load``, ``$HIPDNN_HIP_LIBRARY``).
 
-    Raises ``HipNotFoundError`` listing every place tried.
+    On Windows the driver's ``amdhip64_7.dll`` / ``amdhip64_6.dll`` in System32 is the last place.
+    Raises ``HipNotFoundError`` listing every place tried; a failure is remembered like ``load``'s.
     """
     key = None if path is None else os.fspath(path)
     with _lock:
+        if refresh:
+            forget_failures()
         cached = _cache.get(key)
         if cached is None:
-            cdll, where = load_first(HIP_SPEC, key, HipNotFoundError)
+            cdll, where = load_remembered(HIP_SPEC, key, HipNotFoundError)
             cached = _cache[key] = HipLibrary.from_cdll(cdll, where)
         return cached

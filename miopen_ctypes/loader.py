@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._binding import BoundLibrary
-from ._discovery import LibrarySpec, load_first
+from ._discovery import DISCOVERY_ENV, LibrarySpec, forget_failures, load_remembered
 from ._functions import MIOpenFunctions
 from .capabilities import Capabilities
 from .errors import MIOpenNotFoundError, check_status
@@ -36,6 +36,7 @@ MIOPEN_SPEC = LibrarySpec(
     maps_marker="libMIOpen.so",
     rocm_sdk_name="miopen",
     probe_symbol="miopenGetVersion",
+    rocm_sdk_dependencies=("amdhip64",),  # _rocm_sdk_core\bin: amdhip64, hiprtc, amd_comgr
 )
 
 
@@ -106,49 +107,32 @@ class MIOpenLibrary(BoundLibrary, MIOpenFunctions):
         check_status(function, status, self.error_string(status))
 
 
-#: Loaded libraries (key: path or None) and remembered failures (key: ``_failure_key``).
-_cache: dict[Any, Any] = {}
+#: Loaded libraries, by the ``path`` they were asked for (None: discovered).
+_cache: dict[str | None, MIOpenLibrary] = {}
 _lock = threading.Lock()
-#: Environment variables that steer discovery: a change of any of them retries a failed search.
-DISCOVERY_ENV = ("HIPDNN_MIOPEN_LIBRARY", "ROCM_PATH", "HIP_PATH")
-#: Bumped by ``load(refresh=True)``; engines compare it to forget their own remembered failures.
-generation = 0
-
-
-def _failure_key(key: str | None) -> tuple[Any, ...]:
-    return ("not found", key, *(os.environ.get(var) for var in DISCOVERY_ENV))
 
 
 def load(path: str | os.PathLike[str] | None = None, *, refresh: bool = False) -> MIOpenLibrary:
     """Find, load and bind MIOpen once per process (per ``path``).
 
-    Order: ``path``; else ``$HIPDNN_MIOPEN_LIBRARY``; else a copy already loaded in the process,
-    TheRock wheels (``rocm_sdk``), ``$ROCM_PATH``/``$HIP_PATH``//opt/rocm, the bare soname.
-    Raises ``MIOpenNotFoundError`` listing every place tried and why it failed.
+    Order (miopen_ctypes/_discovery.py): ``path``, else ``$HIPDNN_MIOPEN_LIBRARY``; else a copy
+    already loaded in the process, TheRock wheels (``rocm_sdk``), PyTorch ROCm's ``torch/lib``,
+    ``$ROCM_PATH``/``$HIP_PATH`` (Linux also ``/opt/rocm``; Windows also the versioned
+    ``AMD\\ROCm\\<X.Y>`` folders), then the soname (Linux) or the ``PATH`` folders and System32
+    (Windows). Raises ``MIOpenNotFoundError`` listing every place tried and why it failed.
 
-    A failed search is remembered too (the same error is raised again without touching the
-    file system) until one of :data:`DISCOVERY_ENV` changes or ``refresh=True`` is passed,
-    e.g. after installing ROCm or loading MIOpen through another package in this process.
+    A failed search is remembered (the same error is raised again without touching the file
+    system) until one of :data:`DISCOVERY_ENV` changes or ``refresh=True`` is passed, e.g.
+    after installing ROCm or loading MIOpen through another package in this process.
     """
-    global generation
     key = None if path is None else os.fspath(path)
     with _lock:
         if refresh:
-            generation += 1
-            for k in [k for k in _cache if isinstance(k, tuple) and k[1] == key]:
-                del _cache[k]
+            forget_failures()
         cached = _cache.get(key)
         if cached is not None:
             return cached
-        failed_key = _failure_key(key)
-        failed = _cache.get(failed_key)
-        if failed is not None:
-            raise MIOpenNotFoundError(failed.attempts)
-        try:
-            cdll, where = load_first(MIOPEN_SPEC, key, MIOpenNotFoundError)
-        except MIOpenNotFoundError as exc:
-            _cache[failed_key] = exc
-            raise
+        cdll, where = load_remembered(MIOPEN_SPEC, key, MIOpenNotFoundError)
         library = MIOpenLibrary.from_cdll(cdll, where)
         _cache[key] = library
         return library

@@ -17,6 +17,16 @@ from miopen_ctypes._discovery import LibrarySpec, candidates, load_first
 from miopen_ctypes.errors import MIOpenNotFoundError
 
 REPO = Path(__file__).resolve().parents[2]
+WINDOWS = sys.platform == "win32"
+
+
+def stand_in_library() -> tuple[str, str]:
+    """A library that is surely there and is not MIOpen, by full path, and a symbol it exports."""
+    if WINDOWS:  # the C runtime, loaded in every python.exe
+        return os.path.join(os.environ.get("SystemRoot", "C:\\Windows"), "System32", "ucrtbase.dll"), "strlen"
+    libc = ctypes.util.find_library("c")
+    assert libc
+    return libc, "printf"
 
 BOGUS = LibrarySpec(
     env_var="HIPDNN_TEST_BOGUS_LIBRARY",
@@ -33,6 +43,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     for var in ("HIPDNN_MIOPEN_LIBRARY", "HIPDNN_TEST_BOGUS_LIBRARY", "ROCM_PATH", "HIP_PATH"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setitem(sys.modules, "rocm_sdk", None)  # "not installed"
+    _discovery.forget_failures()
     return monkeypatch
 
 
@@ -58,11 +69,11 @@ def test_not_found_lists_every_place_tried(clean_env: pytest.MonkeyPatch, tmp_pa
     joined = "\n".join(places)
     assert f"$ROCM_PATH={tmp_path / 'rocm'}" in joined
     assert f"$HIP_PATH={tmp_path / 'hip'}" in joined
-    assert "default ROCm prefix" in joined
-    assert places[-1].startswith("system dynamic loader search")
-    # ordered: ROCM_PATH before HIP_PATH before the default prefix before the loader search
-    order = [next(i for i, p in enumerate(places) if key in p) for key in
-             ("$ROCM_PATH", "$HIP_PATH", "default ROCm prefix", "system dynamic loader")]  # fmt: skip
+    last = ("System32", "AMD ROCm folder") if WINDOWS else ("system dynamic loader search", "default ROCm prefix")
+    assert places[-1].startswith(last[0])
+    # ordered: already loaded, TheRock, torch, ROCM_PATH, HIP_PATH, default/versioned prefix, last
+    order = [next(i for i, p in enumerate(places) if p.startswith(key)) for key in
+             ("already loaded", "TheRock wheel", "PyTorch ROCm", "$ROCM_PATH", "$HIP_PATH", *last[::-1])]
     assert order == sorted(order)
     message = str(info.value)
     assert "HIPDNN_MIOPEN_LIBRARY=" in message and "no such file" in message
@@ -79,9 +90,9 @@ def test_not_found_also_names_the_places_that_had_nothing(clean_env: pytest.Monk
     assert attempts["$ROCM_PATH"] == "not set" and attempts["$HIP_PATH"] == "not set"
     assert any(place.startswith("TheRock wheel") and reason.startswith("rocm_sdk does not import")
                for place, reason in info.value.attempts)
-    if sys.platform.startswith("linux"):
-        assert any(place.startswith("already loaded in this process") and "mapped" in reason
-                   for place, reason in info.value.attempts)
+    word = "loaded" if WINDOWS else "mapped"
+    assert any(place.startswith("already loaded in this process") and word in reason
+               for place, reason in info.value.attempts)
     assert "$ROCM_PATH: not set" in str(info.value)
 
 
@@ -100,13 +111,19 @@ def test_explicit_path_wins_over_env(clean_env: pytest.MonkeyPatch, tmp_path: Pa
     assert [(c.place, c.target) for c in found] == [("explicit path argument", str(tmp_path / "mine.so"))]
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="uses the C library as a stand-in")
 def test_a_library_that_is_not_miopen_is_refused(clean_env: pytest.MonkeyPatch) -> None:
-    libc = ctypes.util.find_library("c")
-    assert libc
-    clean_env.setenv("HIPDNN_MIOPEN_LIBRARY", libc)
+    other, _ = stand_in_library()
+    clean_env.setenv("HIPDNN_MIOPEN_LIBRARY", other)
     with pytest.raises(MIOpenNotFoundError, match="does not export miopenGetVersion"):
-        loader.load_first(loader.MIOPEN_SPEC, None, MIOpenNotFoundError)
+        load_first(loader.MIOPEN_SPEC, None, MIOpenNotFoundError)
+
+
+def test_a_folder_where_the_file_belongs_is_refused(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    clean_env.setenv("HIPDNN_MIOPEN_LIBRARY", str(tmp_path))
+    with pytest.raises(MIOpenNotFoundError) as info:
+        miopen_ctypes.load()
+    (place, reason), = info.value.attempts
+    assert place == f"$HIPDNN_MIOPEN_LIBRARY: {tmp_path}" and reason.startswith("is a folder")
 
 
 def test_unloadable_file_reports_the_loader_error(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -118,13 +135,15 @@ def test_unloadable_file_reports_the_loader_error(clean_env: pytest.MonkeyPatch,
     assert place == f"explicit path argument: {junk}" and reason != "no such file"
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="/proc/self/maps is Linux-only")
-def test_already_loaded_copy_is_found_first(clean_env: pytest.MonkeyPatch) -> None:
-    spec = LibrarySpec("HIPDNN_TEST_BOGUS_LIBRARY", ("libc.so.6",), ("x.dll",), "libc.so", "c", "printf")
+def test_already_loaded_copy_is_found_first_by_its_full_path(clean_env: pytest.MonkeyPatch) -> None:
+    path, symbol = stand_in_library()
+    base = os.path.basename(path)
+    spec = LibrarySpec("HIPDNN_TEST_BOGUS_LIBRARY", ("libc.so.6",), (base,), "libc.so", "c", symbol)
     found = candidates(spec)
-    assert found[0].place.startswith("already loaded in this process")
+    assert found[0].place == "already loaded in this process"
     lib, where = load_first(spec, None, MIOpenNotFoundError)
-    assert "libc.so" in os.path.basename(where) and hasattr(lib, "printf")
+    assert os.path.isabs(where) and hasattr(lib, symbol)
+    assert os.path.basename(where).lower().startswith(base.split(".")[0].lower())
 
 
 def test_rocm_sdk_wheels_are_consulted(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -150,30 +169,19 @@ def test_rocm_sdk_failure_is_reported_not_raised(clean_env: pytest.MonkeyPatch) 
     clean_env.setitem(sys.modules, "rocm_sdk", types.SimpleNamespace(find_libraries=find_libraries))
     with pytest.raises(MIOpenNotFoundError) as info:
         load_first(BOGUS, None, MIOpenNotFoundError)
-    assert any("rocm-sdk-libraries not installed" in place for place, _ in info.value.attempts)
+    assert any(place.startswith("TheRock wheel") and "rocm-sdk-libraries not installed" in reason
+               for place, reason in info.value.attempts)
 
 
-def test_windows_names_and_dirs(clean_env: pytest.MonkeyPatch) -> None:
-    clean_env.setattr(_discovery, "_IS_WINDOWS", True)
-    clean_env.setattr(_discovery, "_already_loaded", lambda spec: iter(()))
-    clean_env.setenv("HIP_PATH", "C:\\ROCm\\6.4")
-    found = candidates(loader.MIOPEN_SPEC)
-    targets = [c.target for c in found]
-    assert str(Path("C:\\ROCm\\6.4") / "bin" / "MIOpen.dll") in targets
-    assert targets[-1] == "MIOpen.dll"
-
-
-@pytest.mark.skipif(sys.platform != "linux", reason="uses the C library as a stand-in")
 def test_load_is_cached_per_path(clean_env: pytest.MonkeyPatch) -> None:
-    libc = ctypes.util.find_library("c")
-    assert libc
+    other, _ = stand_in_library()
     opened: list[str | None] = []
 
     def fake_load_first(spec: LibrarySpec, path: str | None, not_found: object) -> tuple[ctypes.CDLL, str]:
         opened.append(path)
-        return ctypes.CDLL(libc), libc
+        return ctypes.CDLL(other), other
 
-    clean_env.setattr(loader, "load_first", fake_load_first)
+    clean_env.setattr(_discovery, "load_first", fake_load_first)
     clean_env.setattr(loader, "_cache", {})
     first = miopen_ctypes.load()
     assert miopen_ctypes.load() is first and opened == [None]

@@ -16,7 +16,7 @@ from hipdnn.engines import base, engine_registry, register, registry, unregister
 from hipdnn.errors import PlanClosedError, VariantPackError
 from hipdnn.graph import Graph
 from hipdnn.graph_exec import BoundExecution
-from miopen_ctypes import loader
+from miopen_ctypes import _discovery, loader
 from miopen_ctypes.errors import MIOpenNotFoundError
 
 F = hipdnn.DataType.FLOAT
@@ -236,8 +236,10 @@ def test_registry_snapshot_follows_register_and_unregister() -> None:
 @pytest.fixture
 def no_discovery_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     for var in loader.DISCOVERY_ENV:
-        monkeypatch.delenv(var, raising=False)
+        if var != "PATH":
+            monkeypatch.delenv(var, raising=False)
     monkeypatch.setattr(loader, "_cache", {})
+    monkeypatch.setattr(_discovery, "_failures", {})
     return monkeypatch
 
 
@@ -249,7 +251,7 @@ def test_miopen_not_found_is_remembered(no_discovery_env: pytest.MonkeyPatch,
         searches.append(path)
         raise not_found([("somewhere", "no such file")])
 
-    no_discovery_env.setattr(loader, "load_first", failing)
+    no_discovery_env.setattr(_discovery, "load_first", failing)
     for _ in range(3):
         with pytest.raises(MIOpenNotFoundError, match="somewhere"):
             miopen_ctypes.load()
@@ -263,11 +265,11 @@ def test_miopen_not_found_is_remembered(no_discovery_env: pytest.MonkeyPatch,
     assert searches == [None, None, None]
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="uses the C library as a stand-in")
 def test_refresh_finds_a_library_installed_later(no_discovery_env: pytest.MonkeyPatch) -> None:
     import ctypes.util
 
-    libc = ctypes.util.find_library("c")
+    # a library that is surely there: the C library (ucrtbase.dll, loaded in every python.exe)
+    libc = "ucrtbase.dll" if sys.platform == "win32" else ctypes.util.find_library("c")
     assert libc
     installed: list[bool] = [False]
 
@@ -276,15 +278,14 @@ def test_refresh_finds_a_library_installed_later(no_discovery_env: pytest.Monkey
             raise not_found([("default ROCm prefix", "no such file")])
         return ctypes.CDLL(libc), libc
 
-    no_discovery_env.setattr(loader, "load_first", fake)
+    no_discovery_env.setattr(_discovery, "load_first", fake)
     with pytest.raises(MIOpenNotFoundError):
         miopen_ctypes.load()
     installed[0] = True
     with pytest.raises(MIOpenNotFoundError):
         miopen_ctypes.load()  # still remembered
-    generation = loader.generation
     lib = miopen_ctypes.load(refresh=True)
-    assert lib.path == libc and loader.generation == generation + 1
+    assert lib.path == libc
     assert miopen_ctypes.load() is lib
 
 
@@ -321,14 +322,14 @@ def test_engine_remembers_a_missing_library(no_discovery_env: pytest.MonkeyPatch
                                             tmp_path: Path) -> None:
     from hipdnn.engines.miopen import MiopenEngine
 
-    searches: list[int] = []
+    searches: list[object] = []
 
-    def missing() -> object:
-        searches.append(1)
-        raise MIOpenNotFoundError([("default ROCm prefix: /opt/rocm/lib/libMIOpen.so.1",
-                                    "no such file")])
+    def missing(spec: _discovery.LibrarySpec, path: str | None, not_found: type[Exception]) -> object:
+        searches.append(spec.env_var)
+        raise not_found([("default ROCm prefix: /opt/rocm/lib/libMIOpen.so.1", "no such file")])
 
-    engine = MiopenEngine(missing)
+    no_discovery_env.setattr(_discovery, "load_first", missing)
+    engine = MiopenEngine()  # the default loaders: miopen_ctypes.load / load_hip
     graphs = []
     for size in (8, 9):  # two seed-row graphs (conv fprop, FP32 NCHW)
         g = Graph(io_data_type=F, compute_data_type=F)
@@ -340,15 +341,17 @@ def test_engine_remembers_a_missing_library(no_discovery_env: pytest.MonkeyPatch
     assert len(reasons) == 1
     assert reasons.pop().startswith("MIOpen library not found: tried default ROCm prefix: "
                                     "/opt/rocm/lib/libMIOpen.so.1. Fix: ")
-    assert searches == [1]  # asked four times, searched once
+    assert len(searches) == 1  # asked four times, searched once (discovery's one memo)
     no_discovery_env.setenv("ROCM_PATH", str(tmp_path))
     assert engine.check_support(graphs[0], None) is not None
-    assert searches == [1, 1]  # a discovery variable changed: searched again
+    assert len(searches) == 2  # a discovery variable changed: searched again
     from hipdnn.engines.miopen.engine import Unavailable
 
     with pytest.raises(Unavailable):
         engine.libraries(refresh=True)
     assert len(searches) == 3
-    no_discovery_env.setattr(loader, "generation", loader.generation + 1)
+    with pytest.raises(MIOpenNotFoundError):
+        miopen_ctypes.load(refresh=True)  # searches again; the engine shares that result
+    assert len(searches) == 4
     assert engine.check_support(graphs[0], None) is not None
     assert len(searches) == 4

@@ -108,20 +108,21 @@ def _default_hip() -> HipLibrary:
     return load_hip()
 
 
-def _discovery_state() -> tuple[Any, ...]:
-    """What a library search depends on: the discovery variables and load(refresh=True) calls."""
-    import os
+def _hint(kind: str) -> str:
+    """The fix for a missing library, written for the platform this runs on."""
+    import sys
 
-    from miopen_ctypes import loader
-
-    return (loader.generation, *(os.environ.get(v) for v in (*loader.DISCOVERY_ENV,
-                                                             "HIPDNN_HIP_LIBRARY")))
-
-
-MIOPEN_HINT = ("Fix: install ROCm (or TheRock's rocm-sdk wheels), set ROCM_PATH, or point "
-               "HIPDNN_MIOPEN_LIBRARY at libMIOpen.so.1 / MIOpen.dll")
-HIP_HINT = ("Fix: install the ROCm HIP runtime, set ROCM_PATH, or point HIPDNN_HIP_LIBRARY at "
-            "libamdhip64.so / amdhip64_N.dll")
+    if sys.platform == "win32":
+        if kind == "MIOpen":
+            return ("Fix: install TheRock's ROCm Python wheels (rocm_sdk) or PyTorch ROCm for "
+                    "Windows, or point HIPDNN_MIOPEN_LIBRARY at MIOpen.dll")
+        return ("Fix: install AMD's GPU driver (amdhip64_N.dll in System32) or point "
+                "HIPDNN_HIP_LIBRARY at amdhip64_7.dll")
+    if kind == "MIOpen":
+        return ("Fix: install ROCm (or TheRock's rocm-sdk wheels), set ROCM_PATH, or point "
+                "HIPDNN_MIOPEN_LIBRARY at libMIOpen.so.1")
+    return ("Fix: install the ROCm HIP runtime, set ROCM_PATH, or point HIPDNN_HIP_LIBRARY at "
+            "libamdhip64.so.7")
 
 
 def _short(exc: BaseException) -> str:
@@ -163,7 +164,6 @@ class MiopenEngine(Engine):
         self._miopen_loader = miopen_loader or _default_miopen
         self._hip_loader = hip_loader or _default_hip
         self._libs: tuple[MIOpenLibrary, HipLibrary] | None = None
-        self._failed: tuple[Any, str] | None = None  # (discovery state, reason) of a failed load
         self._lock = threading.Lock()
         self._key = ("MIOPEN_ENGINE", next(_serials))
 
@@ -171,10 +171,10 @@ class MiopenEngine(Engine):
     def libraries(self, *, refresh: bool = False) -> tuple[MIOpenLibrary, HipLibrary]:
         """(MIOpenLibrary, HipLibrary), loaded on first use; raises :class:`Unavailable`.
 
-        A failure is remembered: asking again raises the same reason without searching the
-        file system, until a discovery variable (``HIPDNN_MIOPEN_LIBRARY``,
-        ``HIPDNN_HIP_LIBRARY``, ``ROCM_PATH``, ``HIP_PATH``) changes, ``miopen_ctypes.load(
-        refresh=True)`` is called, or ``refresh=True`` is passed here.
+        A failed search is remembered by discovery itself (miopen_ctypes/_discovery.py), so
+        asking again is cheap, until a discovery variable (``HIPDNN_MIOPEN_LIBRARY``,
+        ``HIPDNN_HIP_LIBRARY``, ``ROCM_PATH``, ``HIP_PATH``, ``PATH``) changes,
+        ``miopen_ctypes.load(refresh=True)`` is called, or ``refresh=True`` is passed here.
         """
         if self._libs is None:
             with self._lock:
@@ -183,20 +183,18 @@ class MiopenEngine(Engine):
         return self._libs
 
     def _load(self, refresh: bool) -> tuple[MIOpenLibrary, HipLibrary]:
-        failed, key = self._failed, _discovery_state()
-        if failed is not None and failed[0] == key and not refresh:
-            raise Unavailable(failed[1])
-        self._failed = None
+        if refresh:
+            from miopen_ctypes._discovery import forget_failures
+
+            forget_failures()
         try:
             lib = self._miopen_loader()
         except Exception as exc:
-            self._failed = (key, f"MIOpen library not found: {_short(exc)}. {MIOPEN_HINT}")
-            raise Unavailable(self._failed[1]) from exc
+            raise Unavailable(f"MIOpen library not found: {_short(exc)}. {_hint('MIOpen')}") from exc
         try:
             hip = self._hip_loader()
         except Exception as exc:
-            self._failed = (key, f"HIP runtime not found: {_short(exc)}. {HIP_HINT}")
-            raise Unavailable(self._failed[1]) from exc
+            raise Unavailable(f"HIP runtime not found: {_short(exc)}. {_hint('HIP')}") from exc
         return lib, hip
 
     def handle_state(self, handle: Handle | None) -> MiopenHandleState:
