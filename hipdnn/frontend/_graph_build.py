@@ -98,7 +98,8 @@ class GraphBuild:
             result = call()
         except HipdnnError as exc:
             self._deferred.append(error_from(exc))
-            result = [Tensor(name=f"{op}::OUT_{i}", is_virtual=True) for i in range(outputs)]
+            placeholders = [Tensor(name=f"{op}::OUT_{i}", is_virtual=True) for i in range(outputs)]
+            result = placeholders[0] if outputs == 1 else placeholders
         self._reset()
         if isinstance(result, NativeTensor):
             return as_frontend_tensor(result)

@@ -254,3 +254,23 @@ def test_docstring_examples(module: str) -> None:
                                   else f"hipdnn.frontend.{module}")
     result = doctest.testmod(mod)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_refused_single_output_op_returns_one_tensor() -> None:
+    g = float_graph()
+    a = fe.Tensor.create([2, 3], FLOAT)
+    y = g.pointwise(a, a, fe.PointwiseAttributes().set_mode(fe.PointwiseMode.RELU_FWD))
+    assert isinstance(y, fe.Tensor) and y.set_output(True) is y
+    err = g.validate()
+    assert err.is_bad() and "IN_1" in err.get_message()
+
+
+def test_tensor_of_another_graph_is_reported() -> None:
+    a = fe.Tensor.create([2, 3], FLOAT)
+    first, second = float_graph(), float_graph()
+    relu = fe.PointwiseAttributes().set_mode(fe.PointwiseMode.RELU_FWD)
+    first.pointwise(a, relu).set_output(True)
+    second.pointwise(a, relu).set_output(True)
+    assert first.validate().is_good()
+    err = second.validate()
+    assert err.is_bad() and "another graph" in err.get_message()
