@@ -274,3 +274,58 @@ def test_tensor_of_another_graph_is_reported() -> None:
     assert first.validate().is_good()
     err = second.validate()
     assert err.is_bad() and "another graph" in err.get_message()
+
+
+def _one_node_graphs() -> list[tuple[str, Any]]:
+    def t(*dims: int) -> fe.Tensor:
+        return fe.Tensor.create(list(dims), FLOAT)
+
+    def eps() -> fe.Tensor:
+        return fe.Tensor().set_value(1e-5)
+
+    def conv(cls: Any) -> Any:
+        return cls().set_padding([1, 1]).set_stride([1, 1]).set_dilation([1, 1])
+
+    def build(fn: Any) -> Any:
+        def make() -> fe.Graph:
+            g = float_graph().set_name("one")
+            out = fn(g)
+            for o in out if isinstance(out, tuple) else (out,):
+                if o is not None:
+                    o.set_output(True)
+            return g
+        return make
+
+    return [
+        ("PointwiseAttributes", build(lambda g: g.pointwise(
+            t(2, 3), t(2, 3), fe.PointwiseAttributes().set_mode(fe.PointwiseMode.ADD)))),
+        ("ConvolutionFwdAttributes", build(lambda g: g.conv_fprop(
+            t(1, 2, 5, 5), t(3, 2, 3, 3), conv(fe.ConvFpropAttributes)))),
+        ("ConvolutionBwdAttributes", build(lambda g: g.conv_dgrad(
+            t(1, 3, 5, 5), t(3, 2, 3, 3), conv(fe.ConvDgradAttributes)).set_dim([1, 2, 5, 5]))),
+        ("ConvolutionWrwAttributes", build(lambda g: g.conv_wgrad(
+            t(1, 3, 5, 5), t(1, 2, 5, 5), conv(fe.ConvWgradAttributes)).set_dim([3, 2, 3, 3]))),
+        ("BatchnormAttributes", build(lambda g: g.batchnorm(
+            t(2, 3, 4, 4), t(1, 3, 1, 1), t(1, 3, 1, 1),
+            fe.BatchnormAttributes().set_epsilon(eps()))[:3])),
+        ("BatchnormBackwardAttributes", build(lambda g: g.batchnorm_backward(
+            t(2, 3, 4, 4), t(2, 3, 4, 4), t(1, 3, 1, 1), fe.BatchnormBackwardAttributes()))),
+        ("BatchnormInferenceAttributes", build(lambda g: g.batchnorm_inference(
+            t(2, 3, 4, 4), t(1, 3, 1, 1), t(1, 3, 1, 1), t(1, 3, 1, 1), t(1, 3, 1, 1),
+            fe.BatchnormInferenceAttributes()))),
+        ("BatchnormInferenceAttributesVarianceExt", build(lambda g: g.batchnorm_inference_variance_ext(
+            t(2, 3, 4, 4), t(1, 3, 1, 1), t(1, 3, 1, 1), t(1, 3, 1, 1), t(1, 3, 1, 1), eps(),
+            fe.BatchnormInferenceAttributesVarianceExt()))),
+    ]
+
+
+@pytest.mark.parametrize("tag, make", _one_node_graphs(), ids=[n for n, _ in _one_node_graphs()])
+def test_every_op_round_trips_through_json_and_binary(tag: str, make: Any) -> None:
+    g = make()
+    assert g.validate().is_good()
+    text, data = g.to_json(), g.to_binary()
+    assert [n["type"] for n in json.loads(text)["nodes"]] == [tag]
+    from_text, from_data = fe.Graph(), fe.Graph()
+    assert from_text.from_json(text).is_good() and from_data.from_binary(data).is_good()
+    for restored in (from_text, from_data):
+        assert restored.to_json() == text and restored.to_binary() == data
