@@ -2,7 +2,9 @@
 
 Staging is a convenience for scripts and notebooks: a host (CPU) buffer in the variant pack is
 copied to a ``hipMalloc`` block before the MIOpen calls, and outputs are copied back after them.
-Only outputs are written back, and only when every call succeeded (never a partial result).
+Only outputs are written back, and only when every call succeeded; the copy back is itself
+staged (device to private host blocks, then host to the caller's buffers), so a failing
+``hipMemcpy`` leaves every caller buffer untouched (never a partial result).
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import ctypes
 import weakref
 from collections.abc import Mapping
 from typing import Any
+
+import numpy as np
 
 from hipdnn.engines.miopen.descriptors import Owned
 from hipdnn.errors import VariantPackError, WorkspaceError
@@ -117,13 +121,21 @@ class Staging:
         return _ptr_of(value)
 
     def commit(self) -> None:
-        """Copy staged outputs back to the host (after every MIOpen call succeeded)."""
+        """Copy staged outputs back to the host (after every MIOpen call succeeded): all of
+        them or none. Each device block is first copied to a private host block; only when
+        every ``hipMemcpy`` succeeded are the caller's buffers written (``memmove``, which
+        cannot fail)."""
         if not self._write_back:
             return
         if self.stream:
             self.hip.hipStreamSynchronize(ctypes.c_void_p(self.stream))
+        landed = []
         for host, dev, nbytes in self._write_back:
-            copy(self.hip, host, dev, nbytes, _D2H)
+            block = np.empty(nbytes, np.uint8)
+            copy(self.hip, block.ctypes.data, dev, nbytes, _D2H)
+            landed.append((host, block))
+        for host, block in landed:
+            ctypes.memmove(host, block.ctypes.data, block.nbytes)
 
     def close(self) -> None:
         """hipFree every staged block."""

@@ -4,8 +4,9 @@ The oracle for the other engines and the default where no AMD GPU is usable. For
 topological order it reads its inputs as strided host views (never assuming packing), computes in
 FP32 with :mod:`hipdnn.engines.reference.kernels`, and rounds every result to its tensor's dtype
 (virtual intermediates to the graph's intermediate dtype). All results are computed into
-temporaries first; outputs are written only when every node succeeded, so a failure never leaves
-a partial result. Workspace: 0 bytes. No knobs.
+temporaries first, then staged in each output's dtype (:func:`stage_output`); outputs are
+written only when every node and every staging succeeded, so a failure never leaves a partial
+result. Workspace: 0 bytes. No knobs.
 """
 
 from __future__ import annotations
@@ -231,6 +232,12 @@ _HANDLERS: dict[type[Node], Callable[[_Run, Any], None]] = {
 _HANDLERS_TYPES = tuple(_HANDLERS)
 
 
+def stage_output(value: np.ndarray, view: np.ndarray) -> np.ndarray:
+    """``value`` as a new array of ``view``'s dtype and shape (never a view of any buffer: an
+    output may alias an input, so the commit must not read memory it writes)."""
+    return np.array(np.broadcast_to(value, view.shape), dtype=view.dtype, copy=True)
+
+
 class ReferencePlan(ExecutionPlan):
     """A reference-engine plan: the graph's nodes, run in order on the CPU."""
 
@@ -275,9 +282,12 @@ class ReferencePlan(ExecutionPlan):
                 except (ValueError, TypeError, IndexError) as exc:
                     raise ExecutionError(f"node {node.name!r} ({type(node).__name__}) failed on "
                                          f"{self.engine.name}: {exc}") from exc
-            results = [(view, run.env[t.uid]) for t, view in outputs if t.uid is not None]
-        for view, value in results:
-            view[...] = value
+            # stage every output in its own memory and dtype first (this may fail: nothing is
+            # written yet), then commit with same-dtype copies, which cannot fail
+            staged = [(view, stage_output(run.env[t.uid], view))
+                      for t, view in outputs if t.uid is not None]
+        for view, value in staged:
+            np.copyto(view, value, casting="no")
 
 
 class ReferenceEngine(Engine):
