@@ -16,6 +16,7 @@ are also ``hipdnn.<name>``, imported on first use.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from hipdnn.aliases import (
@@ -124,8 +125,6 @@ def __getattr__(name: str) -> Any:
     """``hipdnn.frontend`` and its :data:`FRONTEND_EXPORTS`, imported on first use (keeps
     ``import hipdnn`` light)."""
     if name == "frontend" or name in FRONTEND_EXPORTS:
-        import importlib
-
         module = importlib.import_module("hipdnn.frontend")
         return module if name == "frontend" else getattr(module, name)
     raise AttributeError(f"module 'hipdnn' has no attribute {name!r}")

@@ -16,6 +16,7 @@ non-zero if any check fails.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Sequence
@@ -24,7 +25,8 @@ from typing import Any
 import numpy as np
 
 import hipdnn
-from hipdnn.engines import registry
+from hipdnn import diagnostics
+from hipdnn.engines import load_errors, registry
 from hipdnn.shapes import packed_strides
 
 __all__ = ["main"]
@@ -227,7 +229,6 @@ def run_demo(engine: str) -> int:
 
 def list_engines() -> int:
     """Print the registered engines and any built-in engine that failed to import."""
-    from hipdnn.engines import load_errors
 
     for eng in registry().values():
         print(f"{eng.name:<24} id {eng.engine_id:>20}  rank {eng.rank}")
@@ -253,12 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "engines":
         return list_engines()
     if args.command == "info":
-        from hipdnn import diagnostics
-
         report = diagnostics.collect()
         if args.json:
-            import json
-
             print(json.dumps(report, indent=2, default=str))
         else:
             print(diagnostics.format_report(report))

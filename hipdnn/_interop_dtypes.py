@@ -1,14 +1,17 @@
 """Element-type mappings between hipdnn's :class:`DataType` and numpy, torch and DLPack.
 
 torch is never imported to map *from* a torch dtype (dtypes are matched by name); only
-:func:`dtype_to_torch` imports it. Only the DataType members the graph layer defines take part.
+:func:`dtype_to_torch` imports it. ``ml_dtypes`` (bfloat16 and the FP8 types in numpy; about a
+second to import) is imported the first time one of its types is asked for or met, so
+``import hipdnn`` does not pay for it. Only the DataType members the graph layer defines take part.
 """
 
 from __future__ import annotations
 
+import functools
+import threading
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from hipdnn.errors import VariantPackError
@@ -25,18 +28,21 @@ __all__ = [
 _NUMPY_BY_NAME: dict[str, Any] = {
     "FLOAT": np.float32,
     "HALF": np.float16,
-    "BFLOAT16": ml_dtypes.bfloat16,
     "DOUBLE": np.float64,
     "UINT8": np.uint8,
     "INT32": np.int32,
     "INT8": np.int8,
     "INT64": np.int64,
     "BOOLEAN": np.bool_,
-    "FP8_E4M3": ml_dtypes.float8_e4m3fn,
-    "FP8_E5M2": ml_dtypes.float8_e5m2,
-    "FP8_E8M0": getattr(ml_dtypes, "float8_e8m0fnu", None),  # ml_dtypes >= 0.5
-    "FP8_E4M3_FNUZ": ml_dtypes.float8_e4m3fnuz,
-    "FP8_E5M2_FNUZ": ml_dtypes.float8_e5m2fnuz,
+}
+#: DataType name -> the ml_dtypes attribute holding its numpy scalar type (imported lazily).
+_ML_DTYPES_BY_NAME: dict[str, str] = {
+    "BFLOAT16": "bfloat16",
+    "FP8_E4M3": "float8_e4m3fn",
+    "FP8_E5M2": "float8_e5m2",
+    "FP8_E8M0": "float8_e8m0fnu",  # ml_dtypes >= 0.5
+    "FP8_E4M3_FNUZ": "float8_e4m3fnuz",
+    "FP8_E5M2_FNUZ": "float8_e5m2fnuz",
 }
 _TORCH_BY_NAME: dict[str, str] = {
     "FLOAT": "float32",
@@ -56,14 +62,28 @@ _TORCH_BY_NAME: dict[str, str] = {
 }
 # Only the DataType members the graph layer defines take part in the mappings.
 _TO_NUMPY: dict[DataType, np.dtype[Any]] = {
-    dt: np.dtype(_NUMPY_BY_NAME[dt.name])
-    for dt in DataType
-    if _NUMPY_BY_NAME.get(dt.name) is not None
+    dt: np.dtype(_NUMPY_BY_NAME[dt.name]) for dt in DataType if dt.name in _NUMPY_BY_NAME
 }
 _FROM_NUMPY: dict[np.dtype[Any], DataType] = {v: k for k, v in _TO_NUMPY.items()}
+_ml_lock = threading.Lock()
 _FROM_TORCH: dict[str, DataType] = {
-    f"torch.{_TORCH_BY_NAME[dt.name]}": dt for dt in _TO_NUMPY if dt.name in _TORCH_BY_NAME
+    f"torch.{_TORCH_BY_NAME[dt.name]}": dt
+    for dt in DataType if dt.name in _TORCH_BY_NAME
+    and (dt.name in _NUMPY_BY_NAME or dt.name in _ML_DTYPES_BY_NAME)
 }
+
+
+@functools.cache
+def _with_ml_dtypes() -> None:
+    """Add the ml_dtypes types to the numpy mappings (once; the first caller imports ml_dtypes)."""
+    import ml_dtypes  # noqa: PLC0415 (about a second to import: only when its types are needed)
+
+    with _ml_lock:
+        for dt in DataType:
+            scalar = getattr(ml_dtypes, _ML_DTYPES_BY_NAME.get(dt.name, ""), None)
+            if scalar is not None and dt not in _TO_NUMPY:
+                _TO_NUMPY[dt] = np.dtype(scalar)
+                _FROM_NUMPY[np.dtype(scalar)] = dt
 
 # (code, bits, lanes) -> DataType; kDLInt=0, kDLUInt=1, kDLFloat=2, kDLBfloat=4, kDLBool=6,
 # kDLFloat8_e4m3fn=10, kDLFloat8_e4m3fnuz=11, kDLFloat8_e5m2=12, kDLFloat8_e5m2fnuz=13,
@@ -82,7 +102,11 @@ _DLPACK_DTYPES: dict[tuple[int, int, int], DataType] = {
 def dtype_to_numpy(data_type: DataType) -> np.dtype[Any]:
     """numpy dtype for a :class:`DataType` (``BFLOAT16`` -> ``ml_dtypes.bfloat16``)."""
     try:
-        return _TO_NUMPY[DataType(data_type)]
+        found = _TO_NUMPY.get(DataType(data_type))
+        if found is None:
+            _with_ml_dtypes()
+            found = _TO_NUMPY[DataType(data_type)]
+        return found
     except (KeyError, ValueError):
         valid = ", ".join(dt.name for dt in _TO_NUMPY)
         raise VariantPackError(
@@ -93,7 +117,11 @@ def dtype_to_numpy(data_type: DataType) -> np.dtype[Any]:
 def numpy_to_dtype(dtype: Any) -> DataType:
     """:class:`DataType` for a numpy dtype (or anything ``np.dtype`` accepts)."""
     np_dtype = np.dtype(dtype)
-    found = _FROM_NUMPY.get(np_dtype.newbyteorder("=") if np_dtype.isnative else np_dtype)
+    key = np_dtype.newbyteorder("=") if np_dtype.isnative else np_dtype
+    found = _FROM_NUMPY.get(key)
+    if found is None:
+        _with_ml_dtypes()  # a bfloat16/FP8 array (or an unsupported dtype: the message lists all)
+        found = _FROM_NUMPY.get(key)
     if found is None:
         valid = ", ".join(str(d) for d in _FROM_NUMPY)
         raise VariantPackError(f"numpy dtype {np_dtype} is not supported; valid: {valid}")
@@ -111,7 +139,7 @@ def torch_to_dtype(torch_dtype: Any) -> DataType:
 
 def dtype_to_torch(data_type: DataType) -> Any:
     """``torch.dtype`` for a :class:`DataType` (imports torch on first use)."""
-    import torch
+    import torch  # noqa: PLC0415 (optional dependency, imported when used)
 
     name = _TORCH_BY_NAME.get(DataType(data_type).name)
     if name is None or not hasattr(torch, name):

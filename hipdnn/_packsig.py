@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from hipdnn import _dlpack
+from hipdnn.interop import Buffer
 
 __all__ = ["READERS", "Reader", "reader_for", "signature"]
 
@@ -104,7 +105,6 @@ def _is_torch_type(tp: type) -> bool:
 
 def _classify(tp: type) -> Reader | None:
     """The reader for values of exact type ``tp``, in :func:`hipdnn.interop.resolve`'s order."""
-    from hipdnn.interop import Buffer
 
     if issubclass(tp, (bool, np.bool_, int, np.integer, np.floating, Buffer)):
         return None  # exact int is handled inline by the caller; the rest is rare

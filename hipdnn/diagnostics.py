@@ -15,6 +15,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+import hipdnn
+from hipdnn.engines.engine_registry import load_errors, registry
+from hipdnn.graph import Graph
+from hipdnn.types import DataType
+from miopen_ctypes import loader
+from miopen_ctypes.errors import LibraryNotFoundError
+from miopen_ctypes.hip import load_hip
+
 __all__ = ["ENV_VARS", "collect", "format_report"]
 
 #: Environment variables hipdnn, its MIOpen discovery or MIOpen itself read.
@@ -35,9 +45,6 @@ def _version(dist: str) -> str | None:
 
 
 def _miopen() -> dict[str, Any]:
-    from miopen_ctypes import loader
-    from miopen_ctypes.errors import LibraryNotFoundError
-
     try:
         lib = loader.load()
     except LibraryNotFoundError as exc:
@@ -55,9 +62,6 @@ def _miopen() -> dict[str, Any]:
 
 
 def _hip() -> dict[str, Any]:
-    from miopen_ctypes.errors import LibraryNotFoundError
-    from miopen_ctypes.hip import load_hip
-
     try:
         hip = load_hip()
     except LibraryNotFoundError as exc:
@@ -84,12 +88,6 @@ def _hip() -> dict[str, Any]:
 
 
 def _engines() -> list[dict[str, Any]]:
-    import numpy as np
-
-    from hipdnn.engines.engine_registry import load_errors, registry
-    from hipdnn.graph import Graph
-    from hipdnn.types import DataType
-
     f32 = DataType.FLOAT
     g = Graph(name="info_probe", io_data_type=f32, compute_data_type=f32)
     x = g.tensor_like(np.zeros((1, 4, 8, 8), np.float32))
@@ -119,7 +117,6 @@ def _db_paths() -> dict[str, str]:
 
 def collect() -> dict[str, Any]:
     """Everything ``python -m hipdnn info`` reports, as plain JSON-able data."""
-    import hipdnn
 
     return {
         "hipdnn": hipdnn.__version__,

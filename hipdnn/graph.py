@@ -18,11 +18,12 @@ import warnings
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from hipdnn import serialize
+from hipdnn import interop, serialize
 from hipdnn.errors import ValidationError
 from hipdnn.graph_highlevel import HighLevel, accepting_framework_tensors
 from hipdnn.graph_ops import GraphOps
 from hipdnn.graph_plans import GraphPlans
+from hipdnn.handle import default_handle
 from hipdnn.nodes_base import Node, check_tensor
 from hipdnn.shapes import packed_strides
 from hipdnn.tensor import Tensor
@@ -126,8 +127,6 @@ class Graph(HighLevel, GraphOps, GraphPlans):
     def handle(self) -> Handle:
         """The graph's handle (the thread's default handle unless one was given)."""
         if self._handle is None:
-            from hipdnn.handle import default_handle
-
             self._handle = default_handle()
         return self._handle
 
@@ -174,7 +173,6 @@ class Graph(HighLevel, GraphOps, GraphPlans):
         if isinstance(obj, Tensor):
             return self.tensor(obj.dim, obj.stride, obj.data_type, obj.is_virtual,
                                obj.is_pass_by_value, name or obj.name, value=obj.value)
-        from hipdnn import interop
 
         buf = interop.resolve(obj, default_device="cpu")
         if buf.shape is None or buf.dtype is None:

@@ -18,11 +18,14 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from hipdnn import interop
 from hipdnn._packsig import READERS, reader_for, signature
-from hipdnn.errors import PlanClosedError, VariantPackError, WorkspaceError
+from hipdnn.errors import PlanClosedError, ValidationError, VariantPackError, WorkspaceError
 from hipdnn.logs import logger
+from hipdnn.nodes_norm import SCALAR_RANGES
 from hipdnn.progress import Progress
 from hipdnn.tensor import Tensor
+from hipdnn.types import check_float
 
 if TYPE_CHECKING:
     from hipdnn.engines.base import ExecutionPlan
@@ -151,7 +154,6 @@ class GraphExec:
         self._baked = {uid: t.value for uid, t in self.tensors.items()
                        if t.is_pass_by_value and t.value is not None}
         self._byvalue = frozenset(uid for uid, t in self.tensors.items() if t.is_pass_by_value)
-        from hipdnn.nodes_norm import SCALAR_RANGES
 
         self._ranged = {t.uid: (node.name, port) for node in self.nodes
                         for port, t in node.inputs.items()
@@ -160,9 +162,6 @@ class GraphExec:
 
     def _check_scalars(self, buffers: dict[int, Buffer]) -> None:
         """Scalars given at execute time (epsilon, momentum) must be in their node's range."""
-        from hipdnn.errors import ValidationError
-        from hipdnn.nodes_norm import SCALAR_RANGES
-        from hipdnn.types import check_float
 
         for uid, (node, port) in self._ranged.items():
             buf = buffers.get(uid)
@@ -199,8 +198,6 @@ class GraphExec:
                                f"{type(key).__name__} {key!r}")
 
     def _resolve_pack(self, variant_pack: Mapping[Any, Any]) -> dict[int, Buffer]:
-        from hipdnn import interop
-
         if not isinstance(variant_pack, Mapping):
             raise VariantPackError(f"the variant pack must be a dict {{tensor or uid: value}}, "
                                    f"got {type(variant_pack).__name__}")
@@ -238,8 +235,6 @@ class GraphExec:
         return buffers
 
     def _resolve_workspace(self, workspace: Any, size: int) -> Buffer | None:
-        from hipdnn import interop
-
         if size == 0:
             return None
         if workspace is None:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hipdnn._interop_dtypes import dtype_to_numpy, dtype_to_torch
 from hipdnn.errors import GraphStateError, ValidationError, VariantPackError
 from hipdnn.tensor import Tensor
 from hipdnn.types import HeurMode
@@ -192,12 +193,10 @@ class HighLevel:
     def _allocate(self, dim: Sequence[int], stride: Sequence[int], dtype: np.dtype[Any],
                   data_type: Any) -> Any:
         if self._hl_torch:
-            import torch
+            import torch  # noqa: PLC0415 (optional dependency, imported when used)
 
-            from hipdnn._interop_dtypes import dtype_to_torch
             tdt = torch.uint8 if data_type is None else dtype_to_torch(data_type)
             return torch.empty_strided(tuple(dim), tuple(stride), dtype=tdt)
-        from hipdnn._interop_dtypes import dtype_to_numpy
         npdt = dtype if data_type is None else dtype_to_numpy(data_type)
         size = 1 + sum((d - 1) * s for d, s in zip(dim, stride, strict=True)) if all(dim) else 0
         base = np.empty(size, dtype=npdt)

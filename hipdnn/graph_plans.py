@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hipdnn import serialize
+from hipdnn.engines import load_errors
 from hipdnn.engines.base import Engine, ExecutionPlan, Knob, KnobValue
 from hipdnn.engines.engine_registry import registry
 from hipdnn.errors import (
@@ -151,8 +152,6 @@ class GraphPlans(GraphExec):
         return ok
 
     def _not_supported(self, what: str = "is not supported by any engine") -> GraphNotSupportedError:
-        from hipdnn.engines import load_errors
-
         reasons = dict(self._reasons)
         for mod, err in load_errors.items():
             reasons.setdefault(mod, f"could not be imported: {err}")

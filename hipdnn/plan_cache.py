@@ -18,6 +18,7 @@ from typing import Any
 
 from hipdnn.engines.base import ExecutionPlan
 from hipdnn.engines.engine_registry import subscribe
+from hipdnn.validation import clear_validation_memo
 
 __all__ = ["PlanCache", "clear_plan_cache", "plan_cache"]
 
@@ -150,7 +151,6 @@ subscribe(plan_cache.purge_engine)
 
 def clear_plan_cache() -> None:
     """Clear the process-wide plan cache, and the memo of validated graph structures."""
-    from hipdnn.validation import clear_validation_memo
 
     plan_cache.clear()
     clear_validation_memo()

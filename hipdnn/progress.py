@@ -82,7 +82,7 @@ class Progress:
             return
         line = f"{text} ({elapsed:.1f} s)"
         if self.mode == "notebook":
-            from IPython.display import display
+            from IPython.display import display  # noqa: PLC0415 (optional dependency, imported when used)
 
             if self._display is None:
                 self._display = display({"text/plain": line}, raw=True, display_id=True)

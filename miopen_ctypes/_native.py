@@ -10,6 +10,7 @@ platform; tests/windows/ runs the real one under Windows (or Wine).
 
 from __future__ import annotations
 
+import _ctypes
 import ctypes
 import importlib
 import importlib.util
@@ -79,7 +80,6 @@ class System:
 
     def release(self, lib: ctypes.CDLL) -> None:
         """Drop the reference ``open`` took (the library unloads unless someone else holds it)."""
-        import _ctypes
 
         handle = getattr(lib, "_handle", None)
         if not handle:

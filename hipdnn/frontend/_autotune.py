@@ -21,7 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hipdnn.engines import registry
-from hipdnn.engines.base import BENCHMARKING_KNOB, WORKSPACE_SIZE_LIMIT_KNOB, ExecutionPlan
+from hipdnn.engines.base import (
+    BENCHMARKING_KNOB,
+    WORKSPACE_SIZE_LIMIT_KNOB,
+    ExecutionPlan,
+    fnv1a_64,
+)
 from hipdnn.engines.base import Knob as NativeKnob
 from hipdnn.engines.knobs import KnobSetting as NativeKnobSetting
 from hipdnn.errors import HipdnnError
@@ -347,8 +352,6 @@ class GraphAutotune:
 
     # -- autotune ---------------------------------------------------------------------------
     def _deselected_ids(self) -> set[int]:
-        from hipdnn.engines.base import fnv1a_64
-
         return {fnv1a_64(e) if isinstance(e, str) else int(e) for e in self._deselected}
 
     def _build_specs(self, mode: TuneMode) -> None:

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hipdnn import _dlpack
+from hipdnn import _dlpack, interop
 from hipdnn._hostmem import element_span
-from hipdnn.engines.base import ExecutionPlan
+from hipdnn.engines.base import ExecutionPlan, fnv1a_64
 from hipdnn.errors import HipdnnError, VariantPackError
+from hipdnn.frontend._autotune import known_settings
 from hipdnn.frontend._enums import BehaviorNote, TimingQuality
 from hipdnn.frontend._errors import Error, ErrorCode, attempt, error_from
 from hipdnn.frontend._handle import native_handle
@@ -134,7 +135,6 @@ class GraphRun:
         warning, as upstream); no fallback to another engine."""
         if not self._op_graph:
             return Error(ErrorCode.INVALID_VALUE, _NEED_OP_GRAPH)
-        from hipdnn.frontend._autotune import known_settings
 
         self._order, self._plans_created = [], False
 
@@ -243,7 +243,6 @@ class GraphRun:
         if engine_id not in self.get_ranked_engine_ids():
             raise RuntimeError(f"Failed to get behavior notes for engine: {engine_id} cannot "
                                f"run this graph")
-        from hipdnn.engines.base import fnv1a_64
 
         if engine_id == fnv1a_64("MIOPEN_ENGINE"):
             return [BehaviorNote.RUNTIME_COMPILATION, BehaviorNote.EXTERNAL_LIBRARY_DEPENDENCY]
@@ -252,7 +251,6 @@ class GraphRun:
     def set_preferred_engine_id_ext(self, engine: int | str | None = None) -> Any:
         """Prefer an engine (by id or name) when plans are created; None clears it. If the
         engine cannot run the graph the others are used (a preference, not a selection)."""
-        from hipdnn.engines.base import fnv1a_64
 
         self._preferred = fnv1a_64(engine) if isinstance(engine, str) else (
             None if engine is None else int(engine))
@@ -276,7 +274,6 @@ class GraphRun:
     def _host_region(self, address: int, nbytes: int, what: str, by_value: bool) -> Any:
         """A host Buffer for ``address`` when it lies in a live DeviceBuffer (bounds checked);
         else a device pointer, which host-memory engines refuse instead of dereferencing."""
-        from hipdnn import interop  # ml_dtypes: slow to import, so lazily
 
         found = find_buffer(address)
         if found is None:
@@ -348,8 +345,6 @@ class GraphRun:
                 return None
             found = find_buffer(int(workspace))
             if found is not None:
-                from hipdnn import interop
-
                 buf, offset = found
                 size = buf.size() - offset
                 return interop.Buffer(ptr=int(workspace), device="cpu", shape=(size,),

@@ -23,10 +23,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hipdnn import __version__
 from hipdnn.engines import register, registry, unregister
 from hipdnn.engines.base import Engine
 from hipdnn.frontend._enums import PluginLoadingMode
 from hipdnn.handle import Handle as NativeHandle
+from miopen_ctypes.hip import load_hip
 
 __all__ = [
     "EngineInfo",
@@ -89,7 +91,6 @@ class Handle(NativeHandle):
         if engine is None:
             raise IndexError(f"Engine ID is not loaded: {engine_id}; loaded: "
                              f"{ {e.name: eid for eid, e in registry().items()} }")
-        from hipdnn import __version__
 
         return EngineInfo(engine.engine_id, engine.name, type(engine).__module__, __version__,
                           "HIPDNN_PLUGIN_TYPE_ENGINE")
@@ -161,7 +162,6 @@ def set_engine_plugin_paths(paths: Sequence[str],
 def hip_get_device_count() -> int:
     """Number of HIP devices; 0 when no HIP runtime loads (the CPU reference engine still
     runs every graph it supports)."""
-    from miopen_ctypes.hip import load_hip
 
     try:
         hip = load_hip()

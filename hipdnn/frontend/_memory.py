@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from hipdnn import _dlpack
+from hipdnn._interop_dtypes import dlpack_to_dtype, numpy_to_dtype
 from hipdnn.errors import VariantPackError
 from hipdnn.types import DataType
 
@@ -97,7 +98,6 @@ def find_buffer(address: int) -> tuple[DeviceBuffer, int] | None:
 
 def get_dtype_size(dtype: Any) -> int:
     """Bytes per element of a numpy dtype hipDNN supports (RuntimeError otherwise)."""
-    from hipdnn._interop_dtypes import numpy_to_dtype  # ml_dtypes: slow to import, so lazily
 
     try:
         numpy_to_dtype(dtype)
@@ -151,7 +151,6 @@ def tensor_metadata(obj: Any) -> tuple[list[int], list[int], DataType, bool]:
     if not hasattr(obj, "__dlpack__"):
         raise TypeError(f"tensor_like() takes a Tensor or an object with __dlpack__, got "
                         f"{type(obj).__name__}")
-    from hipdnn._interop_dtypes import dlpack_to_dtype
 
     info = _consume(obj, copy=None)
     try:

@@ -11,10 +11,12 @@ declines every graph with the reason, and the graph falls back to the next engin
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import miopen_ctypes
 from hipdnn.engines.base import (
     BENCHMARKING_KNOB,
     WORKSPACE_SIZE_LIMIT_KNOB,
@@ -33,8 +35,12 @@ from hipdnn.engines.miopen.patterns import Declined, Match, Row, match
 from hipdnn.engines.miopen.plan import MiopenPlan
 from hipdnn.engines.miopen.runtime import Runner
 from hipdnn.errors import EngineError, HipdnnError
+from hipdnn.handle import default_handle
 from hipdnn.types import DataType, KnobValueType
-from miopen_ctypes.hip import HipLibrary
+from miopen_ctypes._discovery import forget_failures
+from miopen_ctypes.enums import miopenStatus_t
+from miopen_ctypes.errors import HipError, MIOpenStatusError
+from miopen_ctypes.hip import HipLibrary, load_hip
 from miopen_ctypes.loader import MIOpenLibrary
 
 if TYPE_CHECKING:
@@ -97,20 +103,15 @@ def check_library_rules(m: Match, lib: MIOpenLibrary) -> None:
 
 
 def _default_miopen() -> MIOpenLibrary:
-    import miopen_ctypes
-
     return miopen_ctypes.load()
 
 
 def _default_hip() -> HipLibrary:
-    from miopen_ctypes.hip import load_hip
-
     return load_hip()
 
 
 def _hint(kind: str) -> str:
     """The fix for a missing library, written for the platform this runs on."""
-    import sys
 
     if sys.platform == "win32":
         if kind == "MIOpen":
@@ -136,8 +137,6 @@ def _short(exc: BaseException) -> str:
 
 def _status_text(exc: BaseException) -> str:
     """``miopenStatusUnknownError (7): No device`` for a status error, else the message."""
-    from miopen_ctypes.enums import miopenStatus_t
-    from miopen_ctypes.errors import HipError, MIOpenStatusError
 
     status, text = getattr(exc, "status", None), getattr(exc, "text", None)
     if isinstance(exc, HipError):
@@ -184,8 +183,6 @@ class MiopenEngine(Engine):
 
     def _load(self, refresh: bool) -> tuple[MIOpenLibrary, HipLibrary]:
         if refresh:
-            from miopen_ctypes._discovery import forget_failures
-
             forget_failures()
         try:
             lib = self._miopen_loader()
@@ -199,7 +196,6 @@ class MiopenEngine(Engine):
 
     def handle_state(self, handle: Handle | None) -> MiopenHandleState:
         """The MIOpen handle of ``handle`` (the default handle when None), created on first use."""
-        from hipdnn.handle import default_handle
 
         lib, hip = self.libraries()
         h = handle if handle is not None else default_handle()

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from hipdnn.errors import EngineError, ExecutionError
+from miopen_ctypes.errors import MIOpenError
 
 __all__ = [
     "MiopenBuildError",
@@ -67,7 +68,6 @@ def translating(operation: str, *, building: bool = False) -> Iterator[None]:
     >>> with translating("conv_fprop 'c1'"):   # doctest: +SKIP
     ...     lib.miopenConvolutionForwardImmediate(...)
     """
-    from miopen_ctypes.errors import MIOpenError
 
     try:
         yield

@@ -14,6 +14,7 @@ from miopen_ctypes.enums import (
     miopenFusionDirection_t,
     miopenStatus_t,
 )
+from miopen_ctypes.errors import MIOpenStatusError
 from miopen_ctypes.loader import MIOpenLibrary
 
 __all__ = ["FUSION_DECLINED_STATUSES", "ONE", "ZERO", "FusionPlan"]
@@ -86,7 +87,6 @@ class FusionPlan:
     def compile(self, handle: Any, *, with_conv: bool = False) -> bool:
         """miopenCompileFusionPlan; False (plan freed) when MIOpen has no fused kernel for it
         (``declined`` then holds the compile's error)."""
-        from miopen_ctypes.errors import MIOpenStatusError
 
         lib = self.lib
         try:

@@ -18,6 +18,7 @@ import numpy as np
 
 from hipdnn.engines.miopen.descriptors import Owned
 from hipdnn.errors import VariantPackError, WorkspaceError
+from hipdnn.types import DataType
 from miopen_ctypes import types as mt
 from miopen_ctypes.hip import HipLibrary
 from miopen_ctypes.hip_types import hipMemcpyKind
@@ -40,7 +41,6 @@ _D2D = hipMemcpyKind.hipMemcpyDeviceToDevice
 
 def tensor_nbytes(tensor: Any) -> int:
     """Bytes a (positive-stride) graph tensor spans."""
-    from hipdnn.types import DataType
 
     span = 1 + sum((int(d) - 1) * int(s) for d, s in zip(tensor.dim, tensor.stride, strict=False))
     return span * DataType(tensor.data_type).itemsize

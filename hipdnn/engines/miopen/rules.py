@@ -15,6 +15,7 @@ from typing import Any
 from hipdnn.nodes import PointwiseNode
 from hipdnn.shapes import LAYOUTS, layout_of
 from hipdnn.types import DataType, PointwiseMode
+from miopen_ctypes.enums import miopenActivationMode_t as M
 
 __all__ = [
     "DATA_TYPES",
@@ -170,7 +171,6 @@ def activation_of(node: Any, graph: Any) -> Activation:
         upper = None
     if upper is not None and lower is not None and upper < lower:
         raise Declined(f"node {node.name!r}: relu_upper_clip {upper} < relu_lower_clip {lower}")
-    from miopen_ctypes.enums import miopenActivationMode_t as M
 
     if upper is None:
         if lower in (None, 0.0):

@@ -19,7 +19,7 @@ import numpy as np
 from hipdnn.engines.base import Engine, ExecutionPlan, Knob, KnobValue
 from hipdnn.engines.reference import kernels as K
 from hipdnn.engines.reference._pointwise import POINTWISE_OPS, pointwise
-from hipdnn.errors import ExecutionError, HipdnnError, VariantPackError
+from hipdnn.errors import ExecutionError, GraphNotSupportedError, HipdnnError, VariantPackError
 from hipdnn.interop import dtype_to_numpy, host_view
 from hipdnn.nodes import (
     BatchnormBackwardNode,
@@ -313,8 +313,6 @@ class ReferenceEngine(Engine):
         """A plan that runs ``graph``'s nodes in order; declines unsupported graphs."""
         reason = self.check_support(graph, handle)
         if reason is not None:
-            from hipdnn.errors import GraphNotSupportedError
-
             raise GraphNotSupportedError(f"{self.name} cannot run this graph",
                                          {self.name: reason})
         return ReferencePlan(self, graph, knobs)
