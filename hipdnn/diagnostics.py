@@ -108,7 +108,10 @@ def _engines() -> list[dict[str, Any]]:
 
 
 def _db_paths() -> dict[str, str]:
-    home = Path.home()
+    try:
+        home = Path.home()
+    except (RuntimeError, KeyError):  # e.g. Windows with neither USERPROFILE nor HOMEPATH set
+        home = Path("~")
     return {"user_db (MIOPEN_USER_DB_PATH)": os.environ.get(
                 "MIOPEN_USER_DB_PATH", str(home / ".config" / "miopen")),
             "kernel cache (MIOPEN_CUSTOM_CACHE_DIR)": os.environ.get(

@@ -1,7 +1,8 @@
 """Root test configuration: optional lanes skip locally with a reason and fail when CI requires them.
 
-CI sets ``HIPDNN_REQUIRE_LIVE=1``, ``HIPDNN_REQUIRE_CONFORMANCE=1``, ``HIPDNN_REQUIRE_TORCH=1`` and
-``HIPDNN_REQUIRE_AMDKERNELS=1`` and ``HIPDNN_REQUIRE_STUBGPU=1``.
+CI sets ``HIPDNN_REQUIRE_LIVE=1``, ``HIPDNN_REQUIRE_CONFORMANCE=1``, ``HIPDNN_REQUIRE_TORCH=1``,
+``HIPDNN_REQUIRE_AMDKERNELS=1``, ``HIPDNN_REQUIRE_STUBGPU=1`` and ``HIPDNN_REQUIRE_WINDOWS=1``
+(tests/windows, run under Wine by tools/windows_lane.py).
 A test needing something optional calls the ``require_or_skip`` fixture::
 
     def test_against_torch(require_or_skip):
@@ -10,7 +11,7 @@ A test needing something optional calls the ``require_or_skip`` fixture::
             require_or_skip("HIPDNN_REQUIRE_LIVE", "no real libMIOpen loadable")
 
 Safety net: when a requirement variable is 1, any skip of a test marked ``live`` /
-``conformance`` / ``amdkernels`` / ``stubgpu`` (or under those test directories), and any skip whose reason is a missing
+``conformance`` / ``amdkernels`` / ``stubgpu`` / ``windows`` (or under those test directories), and any skip whose reason is a missing
 ``torch``, is reported as a failure, so a lane cannot silently go empty in CI.
 """
 
@@ -32,6 +33,7 @@ REQUIRE_ENV: dict[str, str] = {
     "torch": "HIPDNN_REQUIRE_TORCH",
     "amdkernels": "HIPDNN_REQUIRE_AMDKERNELS",
     "stubgpu": "HIPDNN_REQUIRE_STUBGPU",
+    "windows": "HIPDNN_REQUIRE_WINDOWS",
 }
 _TESTS = Path(__file__).resolve().parent
 
@@ -57,7 +59,7 @@ def require_or_skip_fixture() -> Callable[[str, str], NoReturn]:
 
 
 def _lane_of(path: Path, markers: set[str]) -> str | None:
-    for lane in ("live", "conformance", "amdkernels", "stubgpu"):
+    for lane in ("live", "conformance", "amdkernels", "stubgpu", "windows"):
         if lane in markers:
             return lane
         try:

@@ -12,6 +12,11 @@ Lanes:
   GPU of ``tools/stub_hip`` (a gfx90a or gfx942 ``libamdhip64`` + a rocblas whose calls succeed,
   compiled with the machine's C compiler) first on the library path: the REAL libMIOpen decides
   (solutions, fusion compiles, Find 2.0, kernel builds); launches are recorded, nothing computed.
+- ``windows``: tools/windows_lane.py: the built wheel on a Windows CPython 3.11 under Debian's
+  ``wine64`` (cached under ``<cache>/../windows``): the demo, the examples, and ``tests/unit``,
+  ``tests/oracle``, ``tests/emulated`` and the Windows discovery tests ``tests/windows`` (stand-in
+  DLLs built with ``x86_64-w64-mingw32-gcc``). Skipped with the reason when Wine or MinGW is
+  missing; required when ``HIPDNN_REQUIRE_WINDOWS=1``.
 - ``live-<version>``: ``pytest tests/live`` under the sysroot's dynamic loader
   (``<root>/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 --library-path <sysroot libs>:<libpython
   dir> <real python> ...``) with ``HIPDNN_MIOPEN_LIBRARY`` pointing at that sysroot's libMIOpen.
@@ -45,9 +50,10 @@ __all__ = ["LaneResult", "live_command", "main"]
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import miopen_sysroot  # noqa: E402  (sibling tool, not part of the package)
+import windows_lane  # noqa: E402
 
 REQUIRE_VARS = ("HIPDNN_REQUIRE_LIVE", "HIPDNN_REQUIRE_CONFORMANCE", "HIPDNN_REQUIRE_TORCH",
-                "HIPDNN_REQUIRE_AMDKERNELS", "HIPDNN_REQUIRE_STUBGPU")
+                "HIPDNN_REQUIRE_AMDKERNELS", "HIPDNN_REQUIRE_STUBGPU", "HIPDNN_REQUIRE_WINDOWS")
 AMDKERNELS_VERSION = "7.2.4"  # MIOpen 3.5.1: compiles its HIP kernels in-process (hiprtc + comgr)
 # MIOpen settings of the amdkernels lane: no GEMM (rocBLAS is a stub), and no Winograd RxS
 # f2x3 (Debian's build lacks its assembly source, so a fusion plan choosing it fails with status 7).
@@ -214,7 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the lanes; return 0 only if every lane that ran passed (and none was required but skipped)."""
     ap = argparse.ArgumentParser(description="hipdnn-ctypes test runner (README's test command)")
     ap.add_argument("--build-sysroots", action="store_true", help="fetch/build the real MIOpen sysroots first")
-    ap.add_argument("--lane", choices=["all", "main", "live", "amdkernels", "stubgpu"], default="all")
+    ap.add_argument("--lane", choices=["all", "main", "live", "amdkernels", "stubgpu", "windows"],
+                    default="all")
     ap.add_argument("--versions", nargs="*", default=list(miopen_sysroot.SYSROOTS))
     ap.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = ap.parse_args(argv)
@@ -229,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results.append(LaneResult("sysroots", 1, "", problem))
     if args.lane in ("all", "main"):
         cmd = [sys.executable, "-m", "pytest", "tests", "--ignore=tests/live", "--ignore=tests/amdkernels",
-               "--ignore=tests/stubgpu", *args.pytest_args]
+               "--ignore=tests/stubgpu", "--ignore=tests/windows", *args.pytest_args]
         results.append(_run_lane("main", cmd, dict(os.environ)))
     if args.lane in ("all", "live"):
         live_required = os.environ.get("HIPDNN_REQUIRE_LIVE", "").strip() == "1"
@@ -249,6 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         results.append(_amdkernels_lane(sysroots.get(AMDKERNELS_VERSION), problem, args.pytest_args))
     if args.lane in ("all", "stubgpu"):
         results += _stubgpu_lanes(sysroots, args.versions, problem, args.pytest_args)
+    if args.lane in ("all", "windows"):
+        results.append(_windows_lane(args.pytest_args))
     print("\n===== summary", flush=True)
     failed = False
     for r in results:
@@ -257,6 +266,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         state = "SKIPPED" if r.status is None else ("FAILED" if bad else "ok")
         print(f"{r.name:22} {state:8} {r.summary}  {r.note}".rstrip(), flush=True)
     return 1 if failed else 0
+
+
+def _windows_lane(pytest_args: Sequence[str]) -> LaneResult:
+    required = os.environ.get("HIPDNN_REQUIRE_WINDOWS", "").strip() == "1"
+    if not sys.platform.startswith("linux"):
+        return LaneResult("windows", 1 if required else None, "", "the windows lane runs Wine on Linux")
+    try:
+        windows_lane.prerequisites(install=False)
+    except windows_lane.LaneUnavailable as exc:
+        return LaneResult("windows", 1 if required else None, "", str(exc))
+    cmd = [sys.executable, str(REPO / "tools" / "windows_lane.py"), *(["--", *pytest_args] if pytest_args else [])]
+    return _run_lane("windows", cmd, dict(os.environ))
 
 
 def _amdkernels_lane(sysroot: miopen_sysroot.Sysroot | None, problem: str,

@@ -4,6 +4,7 @@ lists every place tried with the fix hint, every engine with its reason, the env
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,8 +12,12 @@ from pathlib import Path
 import hipdnn
 
 ROOT = Path(__file__).resolve().parents[2]
+WINDOWS = sys.platform == "win32"
+# a minimal environment; on Windows without a home folder (no USERPROFILE): info must still work
 ENV = {"PATH": "/usr/bin:/bin", "HIPDNN_MIOPEN_LIBRARY": "/nonexistent/libMIOpen.so.1",
-       "HIPDNN_HIP_LIBRARY": "/nonexistent/libamdhip64.so", "MIOPEN_FIND_MODE": "NORMAL"}
+       "HIPDNN_HIP_LIBRARY": "/nonexistent/libamdhip64.so", "MIOPEN_FIND_MODE": "NORMAL",
+       **({"SYSTEMROOT": os.environ["SYSTEMROOT"]} if WINDOWS else {})}
+HINT = "HIPDNN_MIOPEN_LIBRARY=C:\\" if WINDOWS else "HIPDNN_MIOPEN_LIBRARY=/path/to"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -26,7 +31,7 @@ def test_info_without_rocm_exits_0_and_says_why() -> None:
     out = res.stdout
     assert out.startswith(f"hipdnn {hipdnn.__version__}\n")
     assert "MIOpen: not found; tried:\n  - $HIPDNN_MIOPEN_LIBRARY" in out
-    assert "/nonexistent/libMIOpen.so.1" in out and "HIPDNN_MIOPEN_LIBRARY=/path/to" in out
+    assert "/nonexistent/libMIOpen.so.1" in out and HINT in out
     assert "HIP runtime: not found; tried:" in out
     assert "MIOPEN_ENGINE (rank 0): cannot run: MIOpen library not found" in out
     assert "CPU_REFERENCE_ENGINE (rank 1000): can run" in out
