@@ -30,7 +30,7 @@ import numpy as np
 from hipdnn import _dlpack
 from hipdnn.interop import Buffer
 
-__all__ = ["READERS", "Reader", "reader_for", "signature"]
+__all__ = ["MAX_READERS", "READERS", "Reader", "reader_for", "signature"]
 
 Reader = Callable[[Any], Hashable]
 
@@ -121,6 +121,9 @@ def _classify(tp: type) -> Reader | None:
 
 #: Exact type -> reader (None: no reader), filled by :func:`reader_for`.
 READERS: dict[type, Reader | None] = {}
+#: At most this many types are remembered (a program making classes on the fly must not grow
+#: it, nor keep its classes alive): when full it starts again, which costs one classification.
+MAX_READERS = 256
 
 
 def reader_for(tp: type) -> Reader | None:
@@ -128,6 +131,8 @@ def reader_for(tp: type) -> Reader | None:
     try:
         return READERS[tp]
     except KeyError:
+        if len(READERS) >= MAX_READERS:
+            READERS.clear()
         reader = READERS[tp] = _classify(tp)
         return reader
 

@@ -22,10 +22,18 @@ if TYPE_CHECKING:
     from types import TracebackType
 
 __all__ = ["Handle", "create_handle", "default_handle", "destroy_handle", "get_stream",
-           "set_stream"]
+           "on_close", "set_stream"]
 
 T = TypeVar("T")
 _serials = itertools.count(1)
+#: Called with a Handle's serial when it closes, before its engine states (hipdnn/plan_cache.py
+#: drops the plans and answers cached for it, so their MIOpen objects go before the handle).
+_close_listeners: list[Callable[[int], None]] = []
+
+
+def on_close(listener: Callable[[int], None]) -> None:
+    """Call ``listener(handle.serial)`` whenever a Handle closes (once per Handle)."""
+    _close_listeners.append(listener)
 
 
 class Handle:
@@ -81,10 +89,13 @@ class Handle:
         return self._closed
 
     def close(self) -> None:
-        """Close every engine state (idempotent)."""
+        """Forget what was cached for this handle (:func:`on_close` listeners), then close every
+        engine state (idempotent)."""
         if self._closed:
             return
         self._closed = True
+        for listener in list(_close_listeners):
+            listener(self.serial)
         with self._lock:
             states, self._states = list(self._states.values()), {}
         for st in states:

@@ -1,0 +1,54 @@
+"""Lifetime loop, short form of benchmarks/bench_leak.py (the 10,000-cycle numbers come from the
+benchmark): build / execute / close on a fresh Handle with a distinct graph structure each cycle,
+on CPU_REFERENCE_ENGINE and on MIOPEN_ENGINE over the emulated MIOpen 3.5. Afterwards nothing the
+cycles created is cached or alive (plans, engine answers, MIOpen objects, device allocations), and
+RSS is flat once the bounded validation memo is full (made small here so it fills quickly).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from hipdnn import validation
+
+ROOT = Path(__file__).resolve().parents[2]
+MB = 2**20
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_leak", ROOT / "benchmarks" / "bench_leak.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_leak"] = module  # dataclasses look their module up
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop("bench_leak", None)
+    return module
+
+
+@pytest.mark.parametrize("engine,cycles", [("reference", 300), ("miopen", 150)])
+def test_build_execute_close_cycles_leave_nothing_behind(monkeypatch: pytest.MonkeyPatch,
+                                                         engine: str, cycles: int) -> None:
+    monkeypatch.setattr(validation, "_MEMO_SIZE", 32)
+    bench = _bench()
+    samples = bench.run(engine, cycles, samples=6)
+    first, third, last = samples[0], samples[2], samples[-1]
+    assert last.cycle == cycles
+    assert last.plans <= first.plans and last.answers <= first.answers
+    assert last.miopen_objects == first.miopen_objects
+    assert last.device_allocations == first.device_allocations
+    if bench.rss_bytes():  # Linux: RSS flat over the last two thirds
+        assert last.rss - third.rss < 2 * MB, [round(s.rss / MB, 1) for s in samples]
+
+
+def test_the_benchmark_prints_the_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _bench().main(["--cycles", "20"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("everything the cycles created was released") == 2
+    assert "RSS" in out and "MIOpen objs" in out
