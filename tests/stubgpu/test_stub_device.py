@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
+import struct
 import subprocess
 import sys
 import textwrap
@@ -184,7 +186,8 @@ print(launch(fn, 64, 1, 1, 64, 1, 1, 0, None, None, extra, None, None, 0))
 def test_launch_hook_contract(stub: Stub, tmp_path: Path) -> None:
     """A hook library named by HIPDNN_STUBGPU_HOOK sees every launch (grid in workgroups, the
     whole code object, the argument buffer, lookup of a device pointer) and can fail it."""
-    cc = os.environ.get("CC") or "cc"
+    # the host's cc, or clang-21 inside tools/miopen_toolchain.py's root (MIOpen 3.4 processes)
+    cc = os.environ.get("CC") or next((c for c in ("cc", "gcc", "clang-21") if shutil.which(c)), "cc")
     out = tmp_path / "seen.txt"
     src = tmp_path / "hook.c"
     src.write_text(_HOOK_C.replace("getenv_path()", f'"{out}"'))
@@ -208,3 +211,43 @@ def test_launch_hook_contract(stub: Stub, tmp_path: Path) -> None:
     assert dims == ["4", "4", "1", "256", "1", "1"]  # ceil(1000 / 256) workgroups
     assert (karg, inside, alloc) == ("16", "1", "4096")
     assert second.startswith("refused_kernel ")
+
+
+def _offload_bundle(entries: list[tuple[str, bytes]]) -> bytes:
+    """A clang offload bundle (the layout clang-offload-bundler writes, uncompressed)."""
+    head = b"__CLANG_OFFLOAD_BUNDLE__" + struct.pack("<Q", len(entries))
+    table_size = sum(24 + len(t) for t, _ in entries)
+    offset, table, blobs = len(head) + table_size, b"", b""
+    for triple, blob in entries:
+        table += struct.pack("<QQQ", offset, len(blob), len(triple)) + triple.encode()
+        blobs += blob
+        offset += len(blob)
+    return head + table + blobs
+
+
+def test_offload_bundles_load_this_architectures_entry(stub: Stub, tmp_path: Path) -> None:
+    """MIOpen 3.4 loads its HIP kernels as clang offload bundles: the stub takes the entry for
+    its own architecture (target features ignored) and refuses a bundle without one."""
+    cc = os.environ.get("CC") or next((c for c in ("cc", "gcc", "clang-21") if shutil.which(c)), "cc")
+    kern = tmp_path / "kern.c"
+    kern.write_text("void my_kernel(void) {}\n")
+    obj = tmp_path / "kern.o"
+    subprocess.run([cc, "-c", "-o", str(obj), str(kern)], check=True)
+    elf = obj.read_bytes()
+    soname = "libamdhip64.so.6" if stub.version == "6.4.3" else "libamdhip64.so.7"
+    hip = ctypes.CDLL(soname)
+    other = "gfx1100" if stub.arch != "gfx1100" else "gfx90a"
+    good = _offload_bundle([("host-x86_64-unknown-linux-gnu-", b""),
+                            (f"hipv4-amdgcn-amd-amdhsa--{other}", b"\0" * 64),
+                            (f"hipv4-amdgcn-amd-amdhsa--{stub.arch}:sramecc+:xnack-", elf)])
+    mod, fn = ctypes.c_void_p(), ctypes.c_void_p()
+    assert hip.hipModuleLoadData(ctypes.byref(mod), good) == 0
+    assert hip.hipModuleGetFunction(ctypes.byref(fn), mod, b"my_kernel") == 0
+    path = tmp_path / "kern.hipfb"
+    path.write_bytes(good)
+    assert hip.hipModuleLoad(ctypes.byref(mod), str(path).encode()) == 0
+    foreign = _offload_bundle([(f"hipv4-amdgcn-amd-amdhsa--{other}", elf)])
+    assert hip.hipModuleLoadData(ctypes.byref(mod), foreign) != 0
+    truncated = good[:60]
+    path.write_bytes(truncated)
+    assert hip.hipModuleLoad(ctypes.byref(mod), str(path).encode()) != 0

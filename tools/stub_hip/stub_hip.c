@@ -506,11 +506,55 @@ static hipError_t load_image(const char *api, hipModule_t *out, const unsigned c
   return hipSuccess;
 }
 
+/* A clang offload bundle ("__CLANG_OFFLOAD_BUNDLE__", what MIOpen 3.4's clang++-21 -x hip
+   writes): the entry for this device's architecture ("hipv4-amdgcn-amd-amdhsa--gfx90a", target
+   features ignored), else NULL. `avail` bounds the reads (SIZE_MAX when unknown: LoadData). */
+#define BUNDLE_MAGIC "__CLANG_OFFLOAD_BUNDLE__"
+static const unsigned char *bundle_entry(const unsigned char *b, size_t avail, size_t *out_n) {
+  size_t magic = sizeof BUNDLE_MAGIC - 1, pos = magic + 8;
+  if (avail < pos || memcmp(b, BUNDLE_MAGIC, magic) != 0) return NULL;
+  uint64_t count;
+  memcpy(&count, b + magic, 8);
+  char want[64];
+  snprintf(want, sizeof want, "%s", arch()->arch);
+  for (uint64_t i = 0; i < count && i < 64; ++i) {
+    uint64_t off, size, tlen;
+    if (avail < pos + 24) return NULL;
+    memcpy(&off, b + pos, 8);
+    memcpy(&size, b + pos + 8, 8);
+    memcpy(&tlen, b + pos + 16, 8);
+    pos += 24;
+    if (tlen > 256 || avail < pos + tlen) return NULL;
+    char triple[257];
+    memcpy(triple, b + pos, tlen);
+    triple[tlen] = 0;
+    pos += tlen;
+    const char *dash = strstr(triple, "--");
+    if (!strstr(triple, "amdgcn") || !dash) continue;
+    size_t wl = strlen(want);
+    if (strncmp(dash + 2, want, wl) != 0 || (dash[2 + wl] != 0 && dash[2 + wl] != ':')) continue;
+    if (off > avail || size > avail - off || size < 64) return NULL;
+    *out_n = size;
+    return b + off;
+  }
+  return NULL;
+}
+
+/* The ELF code object in `image` (itself, or this device's entry of an offload bundle). */
+static const unsigned char *code_object(const unsigned char *image, size_t avail, size_t *n) {
+  const unsigned char *elf = bundle_entry(image, avail, n);
+  if (elf) return elf_size(elf) ? elf : NULL;
+  *n = elf_size(image);
+  return *n ? image : NULL;
+}
+
 EXPORT hipError_t hipModuleLoadData(hipModule_t *m, const void *image) {
   if (!m || !image) return failed("hipModuleLoadData", hipErrorInvalidValue, "NULL argument");
-  size_t n = elf_size(image);
-  if (!n) return failed("hipModuleLoadData", hipErrorInvalidImage, "not an ELF64 code object");
-  return load_image("hipModuleLoadData", m, image, n, NULL);
+  size_t n;
+  const unsigned char *elf = code_object(image, SIZE_MAX, &n);
+  if (!elf) return failed("hipModuleLoadData", hipErrorInvalidImage,
+                          "not an ELF64 code object nor an offload bundle for this architecture");
+  return load_image("hipModuleLoadData", m, elf, n, NULL);
 }
 
 EXPORT hipError_t hipModuleLoad(hipModule_t *m, const char *path) {
@@ -523,8 +567,12 @@ EXPORT hipError_t hipModuleLoad(hipModule_t *m, const char *path) {
   unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
   size_t got = fread(buf, 1, (size_t)(n > 0 ? n : 0), f);
   fclose(f);
-  hipError_t r = got >= 64 && elf_size(buf) ? load_image("hipModuleLoad", m, buf, got, path)
-                                            : failed("hipModuleLoad", hipErrorInvalidImage, "not an ELF64 code object");
+  size_t len = 0;
+  const unsigned char *elf = got >= 64 ? code_object(buf, got, &len) : NULL;
+  hipError_t r = elf && len <= got - (size_t)(elf - buf)
+                     ? load_image("hipModuleLoad", m, elf, len, path)
+                     : failed("hipModuleLoad", hipErrorInvalidImage,
+                              "not an ELF64 code object nor an offload bundle for this architecture");
   free(buf);
   return r;
 }
