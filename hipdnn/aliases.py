@@ -16,9 +16,11 @@ from hipdnn.types import (
     ConvolutionMode,
     DataType,
     HeurMode,
+    KnobType,
     KnobValueType,
     NormFwdPhase,
     PointwiseMode,
+    ReductionMode,
 )
 
 __all__ = [
@@ -34,10 +36,12 @@ __all__ = [
     "heur_mode",
     "knob",
     "knob_setting",
+    "knob_type",
     "knob_value_type",
     "norm_forward_phase",
     "pointwise_mode",
     "pygraph",
+    "reduction_mode",
     "set_stream",
     "tensor",
 ]
@@ -53,6 +57,8 @@ norm_forward_phase = NormFwdPhase
 knob = Knob
 knob_setting = KnobSetting
 knob_value_type = KnobValueType
+knob_type = KnobType
+reduction_mode = ReductionMode
 cudnnGraphNotSupportedError = GraphNotSupportedError
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hipdnn import interop
@@ -88,6 +88,19 @@ def _detached(buf: Buffer) -> Buffer:
     if buf.owner is None and buf.array is None:
         return buf
     return dataclasses.replace(buf, owner=None, array=None)
+
+
+def _check_restrided(plans: Sequence[ExecutionPlan], t: Tensor, buf: Buffer) -> None:
+    """Refuse a buffer in another layout than ``t`` for plans that pass buffers by pointer."""
+    for plan in plans:
+        if not plan.reads_buffer_strides:
+            raise VariantPackError(
+                f"execute: variant pack: tensor {t.name!r} (uid {t.uid}): the {buf.kind} has "
+                f"strides {buf.strides} for shape {buf.shape}, but plan {plan.name!r} passes "
+                f"buffers by pointer in the graph tensor's layout (stride {t.stride} for dim "
+                f"{t.dim}); pass a tensor with those strides (for torch, "
+                f".contiguous(memory_format=torch.channels_last) is NHWC), or set the graph "
+                f"tensor's stride to the buffer's", tensor=t.name)
 
 
 class BoundExecution:
@@ -197,7 +210,10 @@ class GraphExec:
         raise VariantPackError(f"variant pack keys must be graph tensors or int uids, got "
                                f"{type(key).__name__} {key!r}")
 
-    def _resolve_pack(self, variant_pack: Mapping[Any, Any]) -> dict[int, Buffer]:
+    def _resolve_pack(self, variant_pack: Mapping[Any, Any],
+                      plans: Sequence[ExecutionPlan] = ()) -> dict[int, Buffer]:
+        """{uid: Buffer} for ``variant_pack``, checked against the graph's tensors (and, for a
+        buffer holding a tensor in another layout, against each of ``plans``)."""
         if not isinstance(variant_pack, Mapping):
             raise VariantPackError(f"the variant pack must be a dict {{tensor or uid: value}}, "
                                    f"got {type(variant_pack).__name__}")
@@ -216,7 +232,8 @@ class GraphExec:
             except VariantPackError as exc:
                 raise VariantPackError(f"variant pack: tensor {t.name!r} (uid {t.uid}): {exc}",
                                        tensor=t.name) from exc
-            interop.check_against(buf, t, "execute: variant pack")
+            if interop.check_against(buf, t, "execute: variant pack"):
+                _check_restrided(plans, t, buf)
             if buf.readonly and t._producer is not None:
                 raise VariantPackError(f"variant pack: output tensor {t.name!r} (uid {t.uid}) "
                                        f"is backed by read-only memory", tensor=t.name)
@@ -259,7 +276,7 @@ class GraphExec:
                  workspace: Any) -> tuple[dict[int, Buffer], Buffer | None]:
         """The open ``plan``'s variant pack and workspace, resolved and checked."""
         plan.check_open()
-        buffers = self._resolve_pack(variant_pack)
+        buffers = self._resolve_pack(variant_pack, (plan,))
         return buffers, self._resolve_workspace(workspace, plan.workspace_size)
 
     def _run(self, plan: ExecutionPlan, variant_pack: Mapping[Any, Any], workspace: Any,
@@ -369,7 +386,7 @@ class GraphExec:
             for i in range(len(self._plans), n_candidates):
                 bar.step(f"building candidate {i}")
                 self.build_plan_at_index(i)
-            buffers = self._resolve_pack(variant_pack)
+            buffers = self._resolve_pack(variant_pack, self._plans)
             timings: list[tuple[float, int]] = []
             bar.total = len(self._plans)
             for i, plan in enumerate(self._plans):

@@ -18,7 +18,9 @@ from hipdnn.nodes import (
     ConvDgradNode,
     ConvFpropNode,
     ConvWgradNode,
+    GenstatsNode,
     PointwiseNode,
+    ReductionNode,
 )
 from hipdnn.nodes_norm import SCALAR_RANGES
 from hipdnn.tensor import Tensor
@@ -26,6 +28,7 @@ from hipdnn.types import (
     ConvolutionMode,
     DataType,
     PointwiseMode,
+    ReductionMode,
     check_float,
     to_enum,
     to_int,
@@ -132,8 +135,9 @@ class GraphOps:
                           compute_data_type, name)
 
     # -- batchnorm -------------------------------------------------------------------------------
-    def batchnorm(self, input: Tensor, scale: Tensor, bias: Tensor, epsilon: Any = None, *,
-                  momentum: Any = None, in_running_mean: Tensor | None = None,
+    def batchnorm(self, input: Tensor, scale: Tensor, bias: Tensor,
+                  epsilon: Tensor | float | None = None, *,
+                  momentum: Tensor | float | None = None, in_running_mean: Tensor | None = None,
                   in_running_var: Tensor | None = None, peer_stats: Sequence[Tensor] | None = None,
                   compute_data_type: Any = DataType.NOT_SET,
                   name: str = "") -> list[Tensor | None]:
@@ -170,7 +174,8 @@ class GraphOps:
 
     def batchnorm_inference(self, input: Tensor, mean: Tensor, inv_variance: Tensor | None = None,
                             scale: Tensor | None = None, bias: Tensor | None = None, *,
-                            variance: Tensor | None = None, epsilon: Any = None,
+                            variance: Tensor | None = None,
+                            epsilon: Tensor | float | None = None,
                             compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
         """Batchnorm inference with ``inv_variance`` (= 1/sqrt(var+eps)); or, given
         ``variance=`` and ``epsilon=``, the variance form (batchnorm_inference_variance_ext)."""
@@ -192,7 +197,8 @@ class GraphOps:
         return y
 
     def batchnorm_inference_variance_ext(self, input: Tensor, mean: Tensor, variance: Tensor,
-                                         scale: Tensor, bias: Tensor, epsilon: Any, *,
+                                         scale: Tensor, bias: Tensor,
+                                         epsilon: Tensor | float, *,
                                          compute_data_type: Any = DataType.NOT_SET,
                                          name: str = "") -> Tensor:
         """Batchnorm inference from the running variance and epsilon (the seed's BN inference)."""
@@ -218,6 +224,27 @@ class GraphOps:
                                              SCALE=scale, MEAN=mean, INV_VARIANCE=inv_variance,
                                              **outs))
         return [outs["DX"], outs["DSCALE"], outs["DBIAS"]]
+
+    # -- statistics ------------------------------------------------------------------------------
+    def genstats(self, input: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+                 name: str = "") -> list[Tensor]:
+        """Per-channel SUM and SQ_SUM of ``input`` (N, C, ...), each (1, C, 1, ...);
+        cudnn-frontend's ``genstats``. CPU_REFERENCE_ENGINE only (no MIOpen seed row)."""
+        name = self._node_name(name, "genstats")
+        outs = {p: self._output(name, p) for p in GenstatsNode.OUTPUTS}
+        self._add_node(GenstatsNode(name, compute_data_type, X=input, **outs))
+        return [outs["SUM"], outs["SQ_SUM"]]
+
+    def reduction(self, input: Tensor, mode: ReductionMode | int | str, *,
+                  compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """Reduce ``input`` with ``mode`` (:class:`~hipdnn.types.ReductionMode`) over the axes
+        where the output's dim is 1: the output starts with ``input``'s dims, so shrink them
+        with ``Y.set_dim([...])``. CPU_REFERENCE_ENGINE only (no MIOpen seed row)."""
+        rmode = to_enum(ReductionMode, mode, "reduction mode", node=name or None)
+        name = self._node_name(name, "reduction")
+        y = self._output(name, "Y")
+        self._add_node(ReductionNode(name, compute_data_type, mode=rmode, X=input, Y=y))
+        return y
 
     # -- pointwise -------------------------------------------------------------------------------
     def pointwise(self, mode: PointwiseMode | int | str, in0: Tensor, in1: Tensor | None = None,

@@ -46,6 +46,7 @@ __all__ = [
     "dtype_to_torch",
     "host_view",
     "numpy_to_dtype",
+    "own_strides",
     "resolve",
     "torch_to_dtype",
 ]
@@ -129,16 +130,21 @@ class Buffer:
 def host_view(buffer: Buffer, tensor: Any) -> np.ndarray[Any, Any]:
     """Writable numpy view of ``buffer``'s host memory with ``tensor``'s dim/stride/dtype.
 
-    Engines write outputs through it, so the writes land in the caller's array. Works for
-    raw int pointers too (assumed host memory); the span is computed from dim/stride.
-    A pass-by-value scalar gives a new array filled with the value.
+    Engines write outputs through it, so the writes land in the caller's array. An array of
+    the tensor's shape in another layout is viewed through its own strides (see
+    :func:`check_against`); raw int pointers (assumed host memory) and buffers of another shape
+    are laid out from the pointer with the tensor's strides, bounds-checked where the buffer's
+    extent is known. A pass-by-value scalar gives a new array filled with the value.
 
     >>> import numpy as np
     >>> class T: dim = (2, 2); stride = (1, 2); data_type = DataType.FLOAT; name = "x"; uid = 1
     >>> a = np.zeros((2, 2), np.float32)
-    >>> host_view(resolve(a), T())[0, 1] = 5.0   # column-major view: lands at a[1, 0]
-    >>> float(a[1, 0])
+    >>> host_view(resolve(a), T())[0, 1] = 5.0   # the array's own (row-major) layout
+    >>> float(a[0, 1])
     5.0
+    >>> host_view(resolve(a.ctypes.data), T())[0, 1] = 7.0   # a pointer: column-major
+    >>> float(a[1, 0])
+    7.0
     """
     try:
         np_dtype = dtype_to_numpy(tensor.data_type)
@@ -147,6 +153,9 @@ def host_view(buffer: Buffer, tensor: Any) -> np.ndarray[Any, Any]:
     dim, stride = _geometry(tensor)
     if buffer.scalar is not None:
         return np.full(dim, buffer.scalar, np_dtype)
+    own = own_strides(buffer, dim)
+    if own is not None:  # the same logical tensor in the buffer's layout: follow the buffer
+        stride = own
     label = _label(tensor)
     if not buffer.is_host and buffer.device_known:
         raise VariantPackError(
@@ -366,16 +375,52 @@ def _label(tensor: Any) -> str:
     return f"tensor '{getattr(tensor, 'name', '?')}' (uid {getattr(tensor, 'uid', '?')})"
 
 
-def check_against(buffer: Buffer, tensor: Any, where: str) -> None:
-    """Raise :class:`VariantPackError` if ``buffer`` contradicts the graph's ``tensor``.
+def _non_unit(shape: Sequence[int]) -> tuple[int, ...]:
+    return tuple(int(d) for d in shape if d != 1)
 
-    Only what the object reveals is checked: dtype, shape (equal up to size-1 axes, so a
-    ``(C,)`` array may back a ``(1, C, 1, 1)`` tensor) and, when known, strides (the same
-    element-to-offset map over the axes of size > 1). Zero-size and non-finite data are fine.
+
+def own_strides(buffer: Buffer, dim: Sequence[int]) -> tuple[int, ...] | None:
+    """``buffer``'s own strides laid over the logical ``dim`` (0 on size-1 axes) when the buffer
+    reveals a shape equal to ``dim`` up to size-1 axes, else None.
+
+    >>> import numpy as np
+    >>> own_strides(resolve(np.zeros((3, 2), np.float32).T), (1, 2, 3))
+    (0, 1, 2)
+    """
+    if buffer.shape is None or buffer.strides is None:
+        return None
+    if _non_unit(buffer.shape) != _non_unit(dim):
+        return None
+    mine = iter(int(s) for d, s in zip(buffer.shape, buffer.strides, strict=True) if d != 1)
+    return tuple(next(mine) if d != 1 else 0 for d in dim)
+
+
+def _one_block(buffer: Buffer) -> bool:
+    """True when the buffer's elements fill one gap-free block starting at its data pointer."""
+    span, numel, itemsize = buffer.span, buffer.numel, buffer.itemsize
+    return (span is not None and numel is not None and itemsize is not None and span[0] == 0
+            and span[1] == numel * itemsize)
+
+
+def check_against(buffer: Buffer, tensor: Any, where: str) -> bool:
+    """Raise :class:`VariantPackError` if ``buffer`` cannot back the graph's ``tensor``.
+
+    Only what the object reveals is checked. The dtype must match. Then, as cuDNN takes any
+    buffer by pointer, three cases are accepted:
+
+    - the same shape (up to size-1 axes, so a ``(C,)`` array may back a ``(1, C, 1, 1)``
+      tensor) and the same strides: the usual case;
+    - the same shape in another layout (e.g. a packed NCHW tensor for a channels-last graph
+      tensor): returns True, meaning the engine must read and write it through the buffer's own
+      strides (CPU_REFERENCE_ENGINE does; MIOPEN_ENGINE refuses it, see ``graph_exec``);
+    - another shape, when the buffer is one gap-free block at least as large as the tensor's
+      span: the tensor is laid out from the data pointer by its own strides, as cuDNN does.
+
+    Anything else raises, saying what would fit. Zero-size and non-finite data are fine.
     ``where`` prefixes the message (e.g. ``"execute: variant pack"``).
     """
     if buffer.scalar is None and buffer.dtype is None and buffer.shape is None:
-        return  # a raw pointer reveals nothing to check
+        return False  # a raw pointer reveals nothing to check
     label = f"{where}: {_label(tensor)}"
     dim, stride = _geometry(tensor)
     if buffer.scalar is not None:
@@ -385,7 +430,7 @@ def check_against(buffer: Buffer, tensor: Any, where: str) -> None:
                 f"take a scalar (dim {dim})",
                 tensor=tensor.name,
             )
-        return
+        return False
     if buffer.dtype is not None and buffer.dtype != tensor.data_type:
         raise VariantPackError(
             f"{label}: data type mismatch: graph expects {DataType(tensor.data_type).name}, "
@@ -393,22 +438,21 @@ def check_against(buffer: Buffer, tensor: Any, where: str) -> None:
             tensor=tensor.name,
         )
     if buffer.shape is None:
-        return
-    if tuple(d for d in buffer.shape if d != 1) != tuple(d for d in dim if d != 1):
+        return False
+    if _non_unit(buffer.shape) != _non_unit(dim):
+        lo, hi = element_span(dim, stride)
+        need = hi * DataType(tensor.data_type).itemsize
+        if lo >= 0 and _one_block(buffer) and (buffer.nbytes or 0) >= need:
+            return False  # cuDNN's by-pointer reading: the tensor's layout from the pointer
         raise VariantPackError(
-            f"{label}: shape mismatch: graph expects dim {dim}, got shape {buffer.shape} "
-            f"from a {buffer.kind}",
+            f"{label}: shape mismatch: graph expects dim {dim} (stride {stride}: {need} bytes "
+            f"from the data pointer), got shape {buffer.shape} with strides {buffer.strides} "
+            f"from a {buffer.kind}; pass a tensor of that shape, or one gap-free block of at "
+            f"least {need} bytes of the same dtype",
             tensor=tensor.name,
         )
     if buffer.strides is None or 0 in dim:
-        return
-    got = [(d, s) for d, s in zip(buffer.shape, buffer.strides, strict=True) if d != 1]
-    want = [(d, s) for d, s in zip(dim, stride, strict=True) if d != 1]
-    if got != want:
-        raise VariantPackError(
-            f"{label}: stride mismatch: graph expects stride {stride} for dim {dim}, got "
-            f"strides {buffer.strides} for shape {buffer.shape} from a {buffer.kind} "
-            "(the layout must match; e.g. pass the graph tensor NHWC strides for a "
-            "channels_last tensor)",
-            tensor=tensor.name,
-        )
+        return False
+    own = own_strides(buffer, dim)
+    return own is not None and any(d != 1 and a != b
+                                   for d, a, b in zip(dim, own, stride, strict=True))

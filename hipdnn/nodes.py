@@ -26,12 +26,16 @@ __all__ = [
     "ConvDgradNode",
     "ConvFpropNode",
     "ConvWgradNode",
+    "GenstatsNode",
     "Node",
     "PointwiseNode",
+    "ReductionNode",
 ]
 
 
 _INTS = frozenset({int})
+#: conv_fprop data types: floating point, or INT8 X and W (computed in INT32, as in cuDNN).
+_FPROP_TYPES = FLOAT_TYPES | {DataType.INT8}
 
 
 def _ints(values: Any, what: str, node: Node) -> tuple[int, ...]:
@@ -149,8 +153,12 @@ class ConvFpropNode(_ConvNode):
             set_output_shape(self, "Y", dims, x, strict=False)
 
     def validate(self) -> None:
-        x = check_dims(self, "X", FLOAT_TYPES)
-        w = check_dims(self, "W", FLOAT_TYPES)
+        x = check_dims(self, "X", _FPROP_TYPES)
+        w = check_dims(self, "W", _FPROP_TYPES)
+        if (x.data_type == DataType.INT8) != (w.data_type == DataType.INT8):
+            raise ValidationError(f"INT8 convolution needs INT8 X and W; got X {x.data_type.name}"
+                                  f" and W {w.data_type.name}", node=self.name, port="W",
+                                  tensor=w.name)
         check_rank(self, "X", x, (4, 5))
         check_rank(self, "W", w, (len(x.dim),))
         pre, post, stride, dil = self._check_geometry(len(x.dim))
@@ -319,10 +327,12 @@ from hipdnn.nodes_norm import (  # noqa: E402  (split for size; re-exported here
     BatchnormNode,
     PointwiseNode,
 )
+from hipdnn.nodes_stats import GenstatsNode, ReductionNode  # noqa: E402
 
 #: JSON ``type`` -> node class.
 NODE_TYPES: Mapping[str, type[Node]] = {
     cls.op: cls for cls in (
         ConvFpropNode, ConvDgradNode, ConvWgradNode, BatchnormNode, BatchnormInferenceNode,
-        BatchnormInferenceVarianceNode, BatchnormBackwardNode, PointwiseNode)
+        BatchnormInferenceVarianceNode, BatchnormBackwardNode, PointwiseNode, GenstatsNode,
+        ReductionNode)
 }

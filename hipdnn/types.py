@@ -20,9 +20,11 @@ __all__ = [
     "ConvolutionMode",
     "DataType",
     "HeurMode",
+    "KnobType",
     "KnobValueType",
     "NormFwdPhase",
     "PointwiseMode",
+    "ReductionMode",
     "check_float",
     "to_data_type",
     "to_enum",
@@ -338,3 +340,57 @@ class NormFwdPhase(enum.IntEnum):
     NOT_SET = 0
     INFERENCE = 1
     TRAINING = 2
+
+
+class ReductionMode(enum.IntEnum):
+    """How ``reduction`` combines the reduced elements (cudnn-frontend's ``reduction_mode``,
+    same order): ADD sum, MUL product, MIN/MAX, AMAX max of absolute values, AVG mean, NORM1
+    sum of absolute values, NORM2 square root of the sum of squares, MUL_NO_ZEROS product of
+    the non-zero elements."""
+
+    NOT_SET = 0
+    ADD = 1
+    MUL = 2
+    MIN = 3
+    MAX = 4
+    AMAX = 5
+    AVG = 6
+    NORM1 = 7
+    NORM2 = 8
+    MUL_NO_ZEROS = 9
+
+
+class KnobType(enum.IntEnum):
+    """cudnn-frontend's ``knob_type`` names (its order). No engine here offers these knobs: ours
+    are named (``global.benchmarking``, ``global.workspace_size_limit``), so a script that
+    looks for ``KERNEL_CFG`` finds none, and setting one is a KnobError naming the real knobs."""
+
+    NOT_SET = 0
+    SWIZZLE = 1
+    TILE_SIZE = 2
+    EDGE = 3
+    MULTIPLY = 4
+    SPLIT_K_BUF = 5
+    TILEK = 6
+    STAGES = 7
+    REDUCTION_MODE = 8
+    SPLIT_K_SLC = 9
+    IDX_MODE = 10
+    SPECFILT = 11
+    KERNEL_CFG = 12
+    WORKSPACE = 13
+    TILE_CGA_M = 14
+    TILE_CGA_N = 15
+    BLOCK_SIZE = 16
+    OCCUPANCY = 17
+    ARRAY_SIZE_PER_THREAD = 18
+    SPLIT_COLS = 19
+    TILE_ROWS = 20
+    TILE_COLS = 21
+    LOAD_SIZE = 22
+    CTA_COUNT = 23
+    STREAM_K = 24
+    SPLIT_P_SLC = 25
+    TILE_M = 26
+    TILE_N = 27
+    WARP_SPEC_CFG = 28

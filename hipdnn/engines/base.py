@@ -81,6 +81,11 @@ class ExecutionPlan(ABC):
     name: str
     workspace_size: int = 0
     _closed: bool = False
+    #: True when the plan reads and writes each host buffer through the buffer's own strides,
+    #: so a buffer holding the tensor in another layout is fine (see
+    #: :func:`hipdnn.interop.check_against`); False: buffers are passed by pointer and must
+    #: have the graph tensor's layout.
+    reads_buffer_strides: bool = False
 
     def __init__(self, engine: Engine, knobs: Mapping[str, KnobValue] | None = None,
                  name: str | None = None, workspace_size: int = 0) -> None:

@@ -208,7 +208,7 @@ def test_variant_pack_errors_name_the_tensor(fakes: Engines) -> None:
     with pytest.raises(VariantPackError, match="'alien' belongs to another graph"):
         g.execute({other: xa})
     with pytest.raises(VariantPackError, match=r"'x'.*shape mismatch"):
-        g.execute({x: np.zeros((2, 3, 4, 5), np.float32), y: ya})
+        g.execute({x: np.zeros((2, 3, 4, 3), np.float32), y: ya})  # too small, even by pointer
     with pytest.raises(VariantPackError, match=r"'x'.*data type mismatch"):
         g.execute({x: xa.astype(np.float16), y: ya})
     with pytest.raises(VariantPackError, match="keys must be graph tensors or int uids"):

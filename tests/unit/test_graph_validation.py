@@ -92,11 +92,17 @@ def test_stride_dim_length_mismatch_set_after_creation() -> None:
 
 def test_disallowed_dtype_lists_allowed() -> None:
     def build(g: Graph) -> None:
+        g.conv_fprop(g.tensor(dim=[2, 3, 8, 8], data_type=DataType.INT32, name="x"),
+                     g.tensor(dim=[4, 3, 3, 3]), name="conv").set_output(True)
+    e = _raises(build, r"data type INT32 is not allowed here; allowed: BFLOAT16, DOUBLE, FLOAT, "
+                       r"HALF, INT8")
+    assert (e.node, e.port) == ("conv", "X")
+
+    def mixed(g: Graph) -> None:
         g.conv_fprop(g.tensor(dim=[2, 3, 8, 8], data_type=DataType.INT8, name="x"),
                      g.tensor(dim=[4, 3, 3, 3]), name="conv").set_output(True)
-    e = _raises(build, r"data type INT8 is not allowed here; allowed: BFLOAT16, DOUBLE, FLOAT, "
-                       r"HALF")
-    assert (e.node, e.port) == ("conv", "X")
+    e = _raises(mixed, r"INT8 convolution needs INT8 X and W; got X INT8 and W HALF")
+    assert (e.node, e.port) == ("conv", "W")
 
 
 def test_dtype_not_set_anywhere() -> None:

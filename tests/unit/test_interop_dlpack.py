@@ -233,9 +233,9 @@ def test_cuda_array_interface_with_byte_strides() -> None:
     buf = interop.resolve(obj)
     assert (buf.ptr, buf.device, buf.array, buf.stream) == (0xDEAD0000, "gpu", None, 1)
     assert buf.shape == NCHW and buf.strides == nhwc and buf.dtype == DataType.HALF
-    interop.check_against(buf, tensor("NHWC", DataType.HALF), "execute")
-    with pytest.raises(VariantPackError, match="stride mismatch"):
-        interop.check_against(buf, tensor(None, DataType.HALF), "execute")
+    assert interop.check_against(buf, tensor("NHWC", DataType.HALF), "execute") is False
+    # another layout of the same tensor: only plans that read buffer strides take it
+    assert interop.check_against(buf, tensor(None, DataType.HALF), "execute") is True
 
 
 def test_cuda_array_interface_packed_and_bf16_descr() -> None:

@@ -341,9 +341,32 @@ def _match_bn_backward(graph: Any, nodes: Sequence[Any]) -> Match:
 
 
 # ------------------------------------------------------------------------------------- entry
+#: Element types the seed never has (masks, integer data): declined before pattern matching.
+_NON_SEED_TYPES = frozenset({DataType.BOOLEAN, DataType.UINT8, DataType.INT8, DataType.INT32,
+                             DataType.INT64})
+
+
+def _outside_seed(nodes: Sequence[Any]) -> None:
+    """Raise :class:`Declined` naming the first node no seed row can contain: genstats and
+    reduction, and BOOLEAN/integer tensors (masks, INT8 convolution with INT32 compute)."""
+    for n in nodes:
+        label = f"node {n.name!r} ({type(n).__name__})"
+        if isinstance(n, (nd.GenstatsNode, nd.ReductionNode)):
+            raise Declined(f"{label}: no seed row computes {n.op}; CPU_REFERENCE_ENGINE runs it")
+        for port, t in (*n.inputs.items(), *n.outputs.items()):
+            if t is None or t.is_pass_by_value or t.data_type not in _NON_SEED_TYPES:
+                continue
+            what = ("INT8 convolution (INT32 compute) is not a seed row"
+                    if type(n) in _CONV_PORTS else "seed rows use FLOAT, HALF and BFLOAT16 "
+                    "tensors only")
+            raise Declined(f"{label}: port {port} tensor {t.name!r} is {t.data_type.name}; "
+                           f"{what}; CPU_REFERENCE_ENGINE runs it")
+
+
 def match(graph: Any) -> Match:
     """The seed row ``graph`` is, or raise :class:`Declined` naming the failing rule."""
     nodes = list(graph.nodes)
+    _outside_seed(nodes)
     if len(nodes) == 1:
         n = nodes[0]
         if type(n) in _CONV_PORTS:
@@ -378,4 +401,6 @@ def match(graph: Any) -> Match:
 def _describe(node: Any) -> str:
     mode = getattr(node, "mode", None)
     kind = type(node).__name__
+    if isinstance(mode, enum.Enum):
+        return f"{kind}({mode.name})"
     return f"{kind}({PointwiseMode(mode).name})" if mode is not None else kind

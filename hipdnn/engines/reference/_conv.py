@@ -44,14 +44,14 @@ def _gemm_order_channels_last(x: np.ndarray, kk: int, cg: int) -> bool:
     return _channels_last(x)
 
 
-def _to_cl(a: np.ndarray) -> np.ndarray:
-    """Logical (N, C, *S) -> contiguous float32 (N, *S, C); no copy when already so."""
-    return np.ascontiguousarray(np.moveaxis(a, 1, -1), dtype=_F32)
+def _to_cl(a: np.ndarray, acc: type = _F32) -> np.ndarray:
+    """Logical (N, C, *S) -> contiguous ``acc`` (N, *S, C); no copy when already so."""
+    return np.ascontiguousarray(np.moveaxis(a, 1, -1), dtype=acc)
 
 
-def _to_cf(a: np.ndarray) -> np.ndarray:
-    """Logical (N, C, *S) -> contiguous float32 (N, C, *S); no copy when already so."""
-    return np.ascontiguousarray(a, dtype=_F32)
+def _to_cf(a: np.ndarray, acc: type = _F32) -> np.ndarray:
+    """Logical (N, C, *S) -> contiguous ``acc`` (N, C, *S); no copy when already so."""
+    return np.ascontiguousarray(a, dtype=acc)
 
 
 def _pad(a: np.ndarray, sp_axis0: int, pre: Sequence[int], post: Sequence[int]) -> np.ndarray:
@@ -113,6 +113,7 @@ def _im2col(
     post: Sequence[int],
     stride: Sequence[int],
     dilation: Sequence[int],
+    acc: type = _F32,
 ) -> np.ndarray:
     """Contiguous columns: (N*P, prod(K)*C) channels-last or (N, C*prod(K), P) channels-first."""
     n, c = x.shape[0], x.shape[1]
@@ -120,12 +121,12 @@ def _im2col(
     kk = prod(ksize)
     trivial = kk == 1 and not any(pre) and not any(post) and all(s == 1 for s in stride)
     if channels_last:
-        xc = _to_cl(x)
+        xc = _to_cl(x, acc)
         if trivial and tuple(xc.shape[1:-1]) == tuple(out_sp):
             return xc.reshape(n * p, c)
         view = _windows(_pad(xc, 1, pre, post), True, ksize, out_sp, stride, dilation)
         return parallel_copy(view).reshape(n * p, kk * c)
-    xc = _to_cf(x)
+    xc = _to_cf(x, acc)
     if trivial and tuple(xc.shape[2:]) == tuple(out_sp):
         return xc.reshape(n, c, p)
     view = _windows(_pad(xc, 2, pre, post), False, ksize, out_sp, stride, dilation)
@@ -165,8 +166,11 @@ def conv_fprop(
     stride: Sequence[int],
     dilation: Sequence[int],
     groups: int = 1,
+    acc: type = _F32,
 ) -> np.ndarray:
     """Forward cross-correlation: y[n,k,o] = sum_{c,r} x[n, g*Cg+c, o*stride + r*dilation - pre] * w[k,c,r].
+
+    ``acc`` is the accumulation type (float64 gives exact sums of integer products).
 
     >>> conv_fprop(np.ones((1, 1, 3, 3)), np.ones((1, 1, 2, 2)), [0, 0], [0, 0], [1, 1], [1, 1]).tolist()
     [[[[4.0, 4.0], [4.0, 4.0]]]]
@@ -178,9 +182,9 @@ def conv_fprop(
     ksize = w.shape[2:]
     kk, cg, kg, g = prod(ksize), w.shape[1], k // groups, groups
     p = prod(out_sp)
-    wf = w.astype(_F32, copy=False)
+    wf: np.ndarray = w.astype(acc, copy=False)
     cl = _gemm_order_channels_last(x, kk, cg)
-    cols = _im2col(x, cl, ksize, out_sp, pre_padding, post_padding, stride, dilation)
+    cols = _im2col(x, cl, ksize, out_sp, pre_padding, post_padding, stride, dilation, acc)
     if cl:
         # rows: output pixels; columns ordered (K offsets, G, Cg)
         w_cl = np.moveaxis(wf.reshape(g, kg, cg, kk), 1, -1)  # (G, Cg, KK, Kg)

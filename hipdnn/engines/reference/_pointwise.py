@@ -73,7 +73,16 @@ POINTWISE_OPS: dict[PointwiseMode, Callable[..., np.ndarray]] = {
 }
 
 
+def _wide(a: np.ndarray) -> bool:
+    """True for values FP32 cannot hold exactly: float64 (integer tensors' values) and 32/64-bit
+    integers."""
+    return a.dtype == np.float64 or (a.dtype.kind in "iu" and a.dtype.itemsize >= 4)
+
+
 def pointwise(node: Any, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    """Apply ``node.mode`` to ``inputs`` (IN_0, IN_1, ...) in FP32; returns an FP32 array."""
-    args = [np.asarray(a).astype(_F32, copy=False) for a in inputs]
-    return np.asarray(POINTWISE_OPS[node.mode](node, *args), dtype=_F32)
+    """Apply ``node.mode`` to ``inputs`` (IN_0, IN_1, ...) in FP32 (float64 when an input holds
+    32/64-bit integers, so INT32 values pass exactly); returns an array of that type."""
+    arrays = [np.asarray(a) for a in inputs]
+    acc = np.float64 if any(_wide(a) for a in arrays) else _F32
+    args = [a.astype(acc, copy=False) for a in arrays]
+    return np.asarray(POINTWISE_OPS[node.mode](node, *args), dtype=acc)

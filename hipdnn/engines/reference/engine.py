@@ -2,11 +2,12 @@
 
 The oracle for the other engines and the default where no AMD GPU is usable. For each node in
 topological order it reads its inputs as strided host views (never assuming packing), computes in
-FP32 with :mod:`hipdnn.engines.reference.kernels`, and rounds every result to its tensor's dtype
-(virtual intermediates to the graph's intermediate dtype). All results are computed into
-temporaries first, then staged in each output's dtype (:func:`stage_output`); outputs are
-written only when every node and every staging succeeded, so a failure never leaves a partial
-result. Workspace: 0 bytes. No knobs.
+FP32 with :mod:`hipdnn.engines.reference.kernels` (float64, exact, for integer data: INT8
+convolution, INT32 values), and rounds every result to its tensor's dtype (virtual intermediates
+to the graph's intermediate dtype; BOOLEAN is 1/0, integers round to nearest and saturate). All
+results are computed into temporaries first, then staged in each output's dtype
+(:func:`stage_output`); outputs are written only when every node and every staging succeeded, so
+a failure never leaves a partial result. Workspace: 0 bytes. No knobs.
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ from hipdnn.nodes import (
     ConvDgradNode,
     ConvFpropNode,
     ConvWgradNode,
+    GenstatsNode,
     Node,
     PointwiseNode,
+    ReductionNode,
 )
 from hipdnn.types import ConvolutionMode, DataType
 
@@ -39,10 +42,16 @@ if TYPE_CHECKING:
     from hipdnn.handle import Handle
     from hipdnn.tensor import Tensor
 
-__all__ = ["SUPPORTED_DTYPES", "ReferenceEngine", "ReferencePlan"]
+__all__ = ["FLOAT_DTYPES", "INTEGER_DTYPES", "SUPPORTED_DTYPES", "ReferenceEngine", "ReferencePlan"]
 
-#: Tensor element types the reference engine reads and writes (it computes in FP32).
-SUPPORTED_DTYPES = frozenset({DataType.FLOAT, DataType.HALF, DataType.BFLOAT16})
+#: Floating-point tensor types every op reads and writes (computing in FP32).
+FLOAT_DTYPES = frozenset({DataType.FLOAT, DataType.HALF, DataType.BFLOAT16})
+#: Integer and boolean types (masks, INT8 convolution data, INT32 results): pointwise, genstats
+#: and reduction take them anywhere; convolution takes INT8 X and W (INT32 compute).
+INTEGER_DTYPES = frozenset({DataType.BOOLEAN, DataType.UINT8, DataType.INT8, DataType.INT32,
+                            DataType.INT64})
+#: Every tensor element type the reference engine reads and writes.
+SUPPORTED_DTYPES = FLOAT_DTYPES | INTEGER_DTYPES
 #: MIOpen's BATCHNORM_DEFAULT_EPSILON, used when a backward node has no saved statistics.
 BN_DEFAULT_EPSILON = 1e-5
 
@@ -51,7 +60,15 @@ Env = dict[int, np.ndarray]
 
 
 def _round(a: np.ndarray, dtype: DataType) -> np.ndarray:
-    """FP32 array holding ``a`` rounded to ``dtype``."""
+    """``a`` rounded to ``dtype``: FP32 for float types and BOOLEAN (1.0/0.0, non-zero is
+    true); float64 (exact for 32-bit integers) for integer types, rounded to nearest and
+    saturated to the type's range with NaN as 0, as cuDNN converts to integers."""
+    if dtype in INTEGER_DTYPES:
+        if dtype == DataType.BOOLEAN:
+            return (np.asarray(a) != 0).astype(_F32)
+        info = np.iinfo(dtype_to_numpy(dtype))
+        wide = np.nan_to_num(np.asarray(a, dtype=np.float64), nan=0.0)
+        return np.clip(np.rint(wide), float(info.min), float(info.max))
     a = np.asarray(a, dtype=_F32)
     if dtype in (DataType.HALF, DataType.BFLOAT16):
         return a.astype(dtype_to_numpy(dtype)).astype(_F32)
@@ -63,12 +80,20 @@ def _node_reason(node: Node) -> str | None:
     label = f"node {node.name!r} ({type(node).__name__})"
     if not isinstance(node, _HANDLERS_TYPES):
         return f"{label}: operation not implemented by the reference engine"
+    allowed = _allowed_dtypes(node)
     for port, t in (*node.inputs.items(), *node.outputs.items()):
         if t is None:
             continue
-        if t.data_type not in SUPPORTED_DTYPES and not t.is_pass_by_value:
+        if t.data_type not in allowed and not t.is_pass_by_value:
+            names = ", ".join(d.name for d in sorted(allowed))
             return (f"{label}: port {port} tensor {t.name!r} has data type {t.data_type.name}; "
-                    f"supported: FLOAT, HALF, BFLOAT16")
+                    f"supported here: {names}")
+    if isinstance(node, ConvFpropNode) and _is_int8_conv(node):
+        if node.compute_data_type != DataType.INT32:
+            return (f"{label}: INT8 convolution computes in INT32; compute_data_type is "
+                    f"{node.compute_data_type.name} (set compute_data_type=INT32)")
+    if isinstance(node, (ConvDgradNode, ConvWgradNode)) and _is_int8_conv(node):
+        return f"{label}: INT8 data is supported by conv_fprop only (as in cuDNN)"
     if isinstance(node, (ConvFpropNode, ConvDgradNode, ConvWgradNode)):
         if node.convolution_mode != ConvolutionMode.CROSS_CORRELATION:
             return (f"{label}: convolution_mode {node.convolution_mode.name} is not supported; "
@@ -79,6 +104,26 @@ def _node_reason(node: Node) -> str | None:
         known = ", ".join(sorted(m.name for m in POINTWISE_OPS))
         return f"{label}: pointwise mode {node.mode.name} is not supported; supported: {known}"
     return None
+
+
+_INT8_CONV_IO = frozenset({DataType.INT8})
+_INT8_CONV_OUT = frozenset({DataType.INT32, DataType.INT8, DataType.FLOAT, DataType.HALF,
+                            DataType.BFLOAT16})
+
+
+def _is_int8_conv(node: Node) -> bool:
+    return any(t is not None and t.data_type in _INT8_CONV_IO for t in node.inputs.values())
+
+
+def _allowed_dtypes(node: Node) -> frozenset[DataType]:
+    """Element types each port of ``node`` may have on this engine."""
+    if isinstance(node, (PointwiseNode, GenstatsNode, ReductionNode)):
+        return SUPPORTED_DTYPES
+    if isinstance(node, ConvFpropNode) and _is_int8_conv(node):
+        return _INT8_CONV_IO | _INT8_CONV_OUT
+    if isinstance(node, (ConvDgradNode, ConvWgradNode)) and _is_int8_conv(node):
+        return FLOAT_DTYPES | _INT8_CONV_IO
+    return FLOAT_DTYPES
 
 
 class _Run:
@@ -135,7 +180,7 @@ class _Run:
         dtype = t.data_type
         if dtype == DataType.NOT_SET:
             dtype = getattr(self.graph, "intermediate_data_type", DataType.FLOAT)
-        res = np.asarray(result, dtype=_F32)
+        res = np.asarray(result)
         dim = tuple(t.dim)
         if res.shape != dim:  # (C,) statistics into (1, C, 1, 1); broadcast pointwise results
             res = res.reshape(dim) if res.size == int(np.prod(dim)) else np.broadcast_to(res, dim)
@@ -149,8 +194,11 @@ def _conv_args(node: ConvFpropNode | ConvDgradNode | ConvWgradNode) -> tuple[Any
 
 
 def _conv_fprop(r: _Run, n: ConvFpropNode) -> None:
-    r.put(n, "Y", K.conv_fprop(r.value(n.inputs["X"], "X", n), r.value(n.inputs["W"], "W", n),
-                               *_conv_args(n)))
+    x, w = r.value(n.inputs["X"], "X", n), r.value(n.inputs["W"], "W", n)
+    # INT8 x INT8 accumulates exactly in float64 (every sum of int8 products below 2**53)
+    acc = np.float64 if _is_int8_conv(n) else _F32
+    pre, post, stride, dilation, groups = _conv_args(n)
+    r.put(n, "Y", K.conv_fprop(x, w, pre, post, stride, dilation, groups, acc=acc))
 
 
 def _conv_dgrad(r: _Run, n: ConvDgradNode) -> None:
@@ -219,6 +267,16 @@ def _pointwise(r: _Run, n: PointwiseNode) -> None:
     r.put(n, "OUT_0", pointwise(n, args))
 
 
+def _genstats(r: _Run, n: GenstatsNode) -> None:
+    total, squares = K.genstats(r.value(n.inputs["X"], "X", n))
+    r.put(n, "SUM", total)
+    r.put(n, "SQ_SUM", squares)
+
+
+def _reduction(r: _Run, n: ReductionNode) -> None:
+    r.put(n, "Y", K.reduce(r.value(n.inputs["X"], "X", n), n.mode, n.reduced_axes()))
+
+
 _HANDLERS: dict[type[Node], Callable[[_Run, Any], None]] = {
     ConvFpropNode: _conv_fprop,
     ConvDgradNode: _conv_dgrad,
@@ -228,6 +286,8 @@ _HANDLERS: dict[type[Node], Callable[[_Run, Any], None]] = {
     BatchnormInferenceVarianceNode: _bn_inference_var,
     BatchnormBackwardNode: _bn_backward,
     PointwiseNode: _pointwise,
+    GenstatsNode: _genstats,
+    ReductionNode: _reduction,
 }
 _HANDLERS_TYPES = tuple(_HANDLERS)
 
@@ -240,6 +300,8 @@ def stage_output(value: np.ndarray, view: np.ndarray) -> np.ndarray:
 
 class ReferencePlan(ExecutionPlan):
     """A reference-engine plan: the graph's nodes, run in order on the CPU."""
+
+    reads_buffer_strides = True  # every buffer is read and written as a strided numpy view
 
     def __init__(self, engine: ReferenceEngine, graph: Graph,
                  knobs: Mapping[str, KnobValue] | None = None) -> None:

@@ -23,6 +23,7 @@ import numpy as np
 
 from hipdnn.engines.reference import _bn
 from hipdnn.engines.reference._conv import conv_dgrad, conv_fprop, conv_wgrad
+from hipdnn.engines.reference._stats import genstats, reduce
 
 __all__ = [
     "bn_backward",
@@ -33,6 +34,8 @@ __all__ = [
     "conv_dgrad",
     "conv_fprop",
     "conv_wgrad",
+    "genstats",
+    "reduce",
     "relu_backward",
     "relu_forward",
 ]
