@@ -198,7 +198,7 @@ def _conv_fprop(r: _Run, n: ConvFpropNode) -> None:
     # INT8 x INT8 accumulates exactly in float64 (every sum of int8 products below 2**53)
     acc = np.float64 if _is_int8_conv(n) else _F32
     pre, post, stride, dilation, groups = _conv_args(n)
-    r.put(n, "Y", K.conv_fprop(x, w, pre, post, stride, dilation, groups, acc=acc))
+    r.put(n, "Y", K.conv_fprop(x, w, pre, post, stride, dilation, groups, acc))
 
 
 def _conv_dgrad(r: _Run, n: ConvDgradNode) -> None:
