@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,12 +34,16 @@ class _Allocation:
 
 
 class DeviceMemory:
-    """Allocation table: ``alloc``/``free`` and bounds-checked views of device memory."""
+    """Allocation table: ``alloc``/``free`` and bounds-checked views of device memory.
+
+    Thread-safe, as a HIP runtime is: the table is changed and searched under one lock (a
+    lookup bisecting ``_bases`` while another thread's free shifts it found the wrong block)."""
 
     def __init__(self) -> None:
         self._allocs: dict[int, _Allocation] = {}
         self._bases: list[int] = []
         self.bytes_in_use = 0
+        self._lock = threading.RLock()
 
     # ------------------------------------------------------------------ allocation
     def alloc(self, nbytes: int) -> int:
@@ -51,29 +56,33 @@ class DeviceMemory:
         view = storage[offset : offset + nbytes]
         view.fill(_GARBAGE)
         base = raw + offset
-        self._allocs[base] = _Allocation(base, nbytes, storage, view)
-        bisect.insort(self._bases, base)
-        self.bytes_in_use += nbytes
+        with self._lock:
+            self._allocs[base] = _Allocation(base, nbytes, storage, view)
+            bisect.insort(self._bases, base)
+            self.bytes_in_use += nbytes
         return base
 
     def free(self, base: int) -> None:
         """Release the allocation starting at ``base``; anything else is a fault."""
-        alloc = self._allocs.pop(base, None)
-        if alloc is None:
-            raise MemoryFault(f"free of {base:#x}, which is not the start of a live allocation")
-        self._bases.remove(base)
-        self.bytes_in_use -= alloc.nbytes
+        with self._lock:
+            alloc = self._allocs.pop(base, None)
+            if alloc is None:
+                raise MemoryFault(f"free of {base:#x}, which is not the start of a live allocation")
+            self._bases.remove(base)
+            self.bytes_in_use -= alloc.nbytes
 
     def live(self) -> dict[int, int]:
         """Live allocations: base -> size in bytes."""
-        return {a.base: a.nbytes for a in self._allocs.values()}
+        with self._lock:
+            return {a.base: a.nbytes for a in self._allocs.values()}
 
     # ------------------------------------------------------------------ lookups
     def _owner(self, ptr: int) -> _Allocation | None:
-        i = bisect.bisect_right(self._bases, ptr) - 1
-        if i < 0:
-            return None
-        alloc = self._allocs[self._bases[i]]
+        with self._lock:
+            i = bisect.bisect_right(self._bases, ptr) - 1
+            if i < 0:
+                return None
+            alloc = self._allocs[self._bases[i]]
         return alloc if ptr < alloc.base + alloc.nbytes else None
 
     def is_device(self, ptr: int) -> bool:
