@@ -1,0 +1,63 @@
+"""MIOPEN_ENGINE passes variant-pack buffers by pointer in the graph tensor's layout: a buffer of
+the tensor's shape in another layout is refused with the strides to use (the reference engine
+would read it through its own strides), and a larger gap-free buffer holds the tensor from its
+data pointer, as cuDNN does. Over the emulated device (MIOpen 3.4 and 3.5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import hipdnn
+from hipdnn.engines.reference import kernels as K
+from hipdnn.errors import VariantPackError
+from hipdnn.shapes import packed_strides
+
+
+def _graph() -> tuple[hipdnn.Graph, hipdnn.Tensor, hipdnn.Tensor, hipdnn.Tensor]:
+    g = hipdnn.Graph(io_data_type=hipdnn.DataType.FLOAT, compute_data_type=hipdnn.DataType.FLOAT)
+    x = g.tensor(dim=[1, 4, 6, 6], stride=packed_strides((1, 4, 6, 6), "NHWC"), name="x")
+    w = g.tensor(dim=[8, 4, 3, 3], stride=packed_strides((8, 4, 3, 3), "NHWC"), name="w")
+    y = g.conv_fprop(x, w, padding=[1, 1], name="conv").set_output(True)
+    g.build([hipdnn.HeurMode.A])
+    assert g.get_plan_name_at_index(0).startswith("MIOPEN_ENGINE")
+    return g, x, w, y
+
+
+def _ws(g: hipdnn.Graph) -> np.ndarray:
+    return np.zeros(g.get_workspace_size(), np.uint8)
+
+
+def _nhwc(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+
+
+def test_buffer_in_another_layout_is_refused_with_the_strides(emulated_miopen_engine: Any) -> None:
+    g, x, w, y = _graph()
+    rng = np.random.default_rng(0)
+    xa = _nhwc(rng.standard_normal((1, 4, 6, 6)).astype(np.float32))
+    wa = _nhwc(rng.standard_normal((8, 4, 3, 3)).astype(np.float32))
+    packed_y = np.zeros((1, 8, 6, 6), np.float32)  # NCHW, the graph's Y is NHWC
+    with pytest.raises(VariantPackError, match=r"'conv::Y'.*passes buffers by pointer.*stride "
+                                               r"\(288, 1, 48, 8\)"):
+        g.execute({x: xa, w: wa, y: packed_y}, _ws(g))
+    assert not packed_y.any()  # refused before any call
+    out = _nhwc(np.zeros((1, 8, 6, 6), np.float32))
+    g.execute({x: xa, w: wa, y: out}, _ws(g))
+    expected = K.conv_fprop(xa, wa, [1, 1], [1, 1], [1, 1], [1, 1])
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_larger_buffer_holds_the_tensor_from_its_pointer(emulated_miopen_engine: Any) -> None:
+    g, x, w, y = _graph()
+    rng = np.random.default_rng(1)
+    xa = _nhwc(rng.standard_normal((1, 4, 6, 6)).astype(np.float32))
+    wa = _nhwc(rng.standard_normal((8, 4, 3, 3)).astype(np.float32))
+    big = np.full(400, np.nan, np.float32)  # 288 elements needed
+    g.execute({x: xa, w: wa, y: big}, _ws(g))
+    got = np.lib.stride_tricks.as_strided(big, (1, 8, 6, 6), tuple(4 * s for s in y.stride))
+    expected = K.conv_fprop(xa, wa, [1, 1], [1, 1], [1, 1], [1, 1])
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert np.isnan(big[288:]).all()
