@@ -15,7 +15,8 @@ What the form adds to the low-level graph (one class, so every pygraph script ke
   they take a graph tensor; each object becomes ``tensor_like(obj)`` once (the same object
   passed twice is one graph tensor) and is remembered as the default value of that input;
 - inputs are recorded as ``"<node>::<argument>"`` (keyword) or ``"<node>::<position>"``,
-  outputs under their tensor names (``"<node>::<PORT>"``);
+  outputs under their tensor names (``"<node>::<PORT>"``); a node given no name is named
+  ``"<op>.<n>"`` (``conv_fprop.0``, n counted per op), as cudnn-frontend's wrapper does;
 - leaving a ``with`` block without an exception validates the graph and builds its plans
   (``heuristics=``, default ``[A, FALLBACK]``) when the graph is in the high-level form: it was
   constructed with ``inputs=``/``outputs=``/``heuristics=``/``workspace_alloc=``, or an op was
@@ -91,6 +92,7 @@ class HighLevel:
         self._hl_out: dict[str, Tensor] = {}
         self._hl_tuples: tuple[tuple[Tensor, ...], tuple[Tensor, ...]] | None = None
         self._hl_torch = False
+        self._hl_counts: dict[str, int] = {}
 
     # -- building -------------------------------------------------------------------------------
     def _graph_tensor(self, obj: Any) -> Any:
@@ -104,6 +106,12 @@ class HighLevel:
         self._hl_used = True
         self._hl_torch = self._hl_torch or _is_torch(obj)
         return entry[1]
+
+    def _hl_node_name(self, op: str) -> str:
+        """cudnn-frontend's high-level default node name: ``"<op>.<n>"``, n counted per op."""
+        n = self._hl_counts.get(op, 0)
+        self._hl_counts[op] = n + 1
+        return f"{op}.{n}"
 
     def _record(self, before: int, args: Sequence[Any], kwargs: Mapping[str, Any],
                 result: Any) -> None:
@@ -269,12 +277,16 @@ def accepting_framework_tensors(method: Callable[..., Any]) -> Callable[..., Any
     positional = [p.name in tensor_params for p in params
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
+    op_name = method.__name__
+
     @functools.wraps(method)
     def op(self: Graph, *args: Any, **kwargs: Any) -> Any:
         args = tuple(self._graph_tensor(a) if i < len(positional) and positional[i] else a
                      for i, a in enumerate(args))
         kwargs = {k: self._graph_tensor(v) if k in tensor_params else v
                   for k, v in kwargs.items()}
+        if not kwargs.get("name") and (self._hl_requested or self._hl_used):
+            kwargs["name"] = self._hl_node_name(op_name)
         before = len(self.nodes)
         result = method(self, *args, **kwargs)
         self._record(before, args, kwargs, result)
