@@ -193,6 +193,10 @@ class HandleTable:
         "solution": 0x7E57B0000000,
     }
 
+    #: Destroyed handles remembered for "was destroyed" errors (older ones read as "unknown
+    #: handle", still an error): bounded, so a long lifetime loop measures hipdnn, not this log.
+    DEAD_KEPT = 1 << 12
+
     def __init__(self) -> None:
         self._live: dict[int, _Entry] = {}
         self._dead: dict[int, str] = {}
@@ -223,6 +227,8 @@ class HandleTable:
         key = addr(handle)
         del self._live[key]
         self._dead[key] = kind
+        if len(self._dead) > self.DEAD_KEPT:  # oldest first: dicts keep insertion order
+            del self._dead[next(iter(self._dead))]
         return obj
 
     def live(self, kind: str | None = None) -> dict[int, Any]:

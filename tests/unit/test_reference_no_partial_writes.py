@@ -107,7 +107,7 @@ def test_a_failing_kernel_writes_no_output(monkeypatch: pytest.MonkeyPatch, name
     for kernel in KERNELS[name.rsplit("_", 1)[0] if name.startswith("bn") else name]:
         real = getattr(K, kernel)
 
-        def failing(*args: Any, _kernel: str = kernel) -> Any:
+        def failing(*args: Any, _kernel: str = kernel, **kwargs: Any) -> Any:
             raise Injected(f"{_kernel} injected failure")
 
         monkeypatch.setattr(K, kernel, failing)
