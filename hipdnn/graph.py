@@ -22,6 +22,7 @@ from hipdnn import interop, serialize
 from hipdnn.errors import ValidationError
 from hipdnn.graph_highlevel import HighLevel, accepting_framework_tensors
 from hipdnn.graph_ops import GraphOps
+from hipdnn.graph_ops_math import MathOps
 from hipdnn.graph_plans import GraphPlans
 from hipdnn.handle import default_handle
 from hipdnn.nodes_base import Node, check_tensor
@@ -48,7 +49,7 @@ __all__ = ["Graph", "graph_context"]
 _IGNORED_CUDNN_ARGS = ("sm_count", "sm_version", "kernel_cache", "device_property")
 
 
-class Graph(HighLevel, GraphOps, GraphPlans):
+class Graph(HighLevel, GraphOps, MathOps, GraphPlans):
     """A hipDNN operation graph (cudnn-frontend's ``pygraph``).
 
     Graph-level data types are defaults: a tensor without a data type gets
@@ -268,9 +269,10 @@ class Graph(HighLevel, GraphOps, GraphPlans):
         self.close()
 
 
-for _op in [m for m in vars(GraphOps) if not m.startswith("_")]:
-    setattr(Graph, _op, accepting_framework_tensors(getattr(GraphOps, _op)))
-del _op
+for _ops in (GraphOps, MathOps):
+    for _op in [m for m in vars(_ops) if not m.startswith("_")]:
+        setattr(Graph, _op, accepting_framework_tensors(getattr(_ops, _op)))
+del _ops, _op
 
 
 @contextlib.contextmanager

@@ -22,7 +22,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "engine contract": ("engines", "engines.base", "engines.knobs", "engines.engine_registry",
                         "validation"),
     "engines": ("engines.reference", "engines.miopen"),
-    "builder & pipeline": ("graph", "graph_ops", "graph_highlevel", "graph_plans", "graph_exec",
+    "builder & pipeline": ("graph", "graph_ops", "graph_ops_math", "graph_highlevel", "graph_plans", "graph_exec",
                            "plan_cache"),
     "surfaces": ("", "__main__", "aliases", "jit", "frontend", "diagnostics"),
 }
