@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import weakref
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -27,12 +28,14 @@ __all__ = ["Handle", "create_handle", "default_handle", "destroy_handle", "get_s
 T = TypeVar("T")
 _serials = itertools.count(1)
 #: Called with a Handle's serial when it closes, before its engine states (hipdnn/plan_cache.py
-#: drops the plans and answers cached for it, so their MIOpen objects go before the handle).
+#: drops the plans and answers cached for it, so their MIOpen objects go before the handle), and
+#: for a thread's default handles when that thread ends.
 _close_listeners: list[Callable[[int], None]] = []
 
 
 def on_close(listener: Callable[[int], None]) -> None:
-    """Call ``listener(handle.serial)`` whenever a Handle closes (once per Handle)."""
+    """Call ``listener(handle.serial)`` whenever a Handle closes (once per Handle), and for each
+    default handle of a thread that ended (:func:`default_handle`)."""
     _close_listeners.append(listener)
 
 
@@ -118,14 +121,38 @@ class Handle:
 _default = threading.local()
 
 
+class _ThreadHandles(dict[int, Handle]):
+    """One thread's default handles by device. When the thread ends, its thread-local storage
+    goes and the ``on_close`` listeners hear each handle's serial: what was cached for them is
+    dropped (a graph still using one keeps working; the handle is not closed), so a dead
+    thread's MIOpen handle and plans are freed with the last graph that uses them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.serials: list[int] = []
+        finalizer = weakref.finalize(self, _forget, self.serials)
+        finalizer.atexit = False
+
+    def new(self, device: int) -> Handle:
+        h = self[device] = Handle(device)
+        self.serials.append(h.serial)
+        return h
+
+
+def _forget(serials: list[int]) -> None:
+    for serial in serials:
+        for listener in list(_close_listeners):
+            listener(serial)
+
+
 def default_handle(device: int = 0) -> Handle:
     """The calling thread's default handle for ``device`` (created on first use)."""
-    handles: dict[int, Handle] | None = getattr(_default, "handles", None)
+    handles: _ThreadHandles | None = getattr(_default, "handles", None)
     if handles is None:
-        handles = _default.handles = {}
+        handles = _default.handles = _ThreadHandles()
     h = handles.get(device)
     if h is None or h.closed:
-        h = handles[device] = Handle(device)
+        h = handles.new(device)
     return h
 
 

@@ -130,3 +130,38 @@ def test_signature_readers_are_bounded() -> None:
                                                               "typestr": "<f4", "version": 3}})
         assert _packsig.signature(cls()) is not None
         assert len(_packsig.READERS) <= _packsig.MAX_READERS
+
+
+def test_a_finished_threads_default_handle_leaves_nothing_cached(
+        emulated_device: EmulatedDevice, emulated_miopen_engine: MiopenEngine) -> None:
+    """A thread building on its default handle (no Handle given) and ending: what was cached for
+    that handle is dropped, so its MIOpen handle and descriptors are freed (they were pinned by
+    the plan cache until evicted). A graph that outlives the thread keeps working."""
+    import gc
+    import threading
+
+    baseline = len(emulated_device.live_objects())
+    kept: list[Any] = []
+
+    def work(keep: bool) -> None:
+        g, pack = _bn_graph(None, 2, 7)  # type: ignore[arg-type]  # the thread's default handle
+        _build_run(g, pack)
+        if keep:
+            kept.append((g, pack))
+        else:
+            g.close()
+
+    for keep in (False, True):
+        t = threading.Thread(target=work, args=(keep,))
+        t.start()
+        t.join()
+    gc.collect()
+    g, pack = kept.pop()
+    assert len(emulated_device.live_objects()) > baseline  # the kept graph's plan and handle
+    g.execute(pack, np.zeros(max(g.get_workspace_size(), 1), np.uint8))  # still works
+    assert not [k for k in (*plan_cache._plans, *plan_cache._answers)
+                if k[-1] == g.handle.serial]
+    g.close()
+    del g, pack
+    gc.collect()
+    assert len(emulated_device.live_objects()) == baseline, emulated_device.live_objects()
