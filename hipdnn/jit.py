@@ -37,7 +37,9 @@ def graph_cache(key_fn: Callable[..., Any], maxsize: int = 256) -> Callable[[Cal
     """Cache a graph-building function's result under ``key_fn(*args, **kwargs)``.
 
     Least-recently-used entries beyond ``maxsize`` are dropped (their graphs are not closed:
-    callers may still hold them). ``wrapper.cache_clear()`` empties the cache.
+    callers may still hold them). An entry whose graph was closed, or whose graph's Handle was
+    closed, is dropped when next looked up and built again (a closed handle's graph could only
+    raise). ``wrapper.cache_clear()`` empties the cache.
     """
     if not isinstance(maxsize, int) or isinstance(maxsize, bool) or maxsize < 1:
         raise ValidationError(f"graph_cache: maxsize must be an int >= 1, got {maxsize!r}")
@@ -51,8 +53,10 @@ def graph_cache(key_fn: Callable[..., Any], maxsize: int = 256) -> Callable[[Cal
             key = key_fn(*args, **kwargs)
             with lock:
                 if key in cache:
-                    cache.move_to_end(key)
-                    return cache[key]
+                    if not _stale(cache[key]):
+                        cache.move_to_end(key)
+                        return cache[key]
+                    del cache[key]
             result = func(*args, **kwargs)
             with lock:
                 cache[key] = result
@@ -64,6 +68,14 @@ def graph_cache(key_fn: Callable[..., Any], maxsize: int = 256) -> Callable[[Cal
         return wrapper
 
     return decorator
+
+
+def _stale(result: Any) -> bool:
+    """True when a cached ``(graph, tensors)`` (or graph) can no longer run: the graph or the
+    Handle it was given is closed."""
+    g = result[0] if isinstance(result, (tuple, list)) and result else result
+    handle = getattr(g, "_handle", None)
+    return bool(getattr(g, "closed", False) or getattr(handle, "closed", False))
 
 
 def jit(heur_modes: Sequence[Any] | Any = HeurMode.A, **kwargs: Any) -> Callable[
