@@ -4,6 +4,8 @@ what stays behind (process RSS, the plan cache, live MIOpen objects and device a
     python benchmarks/bench_leak.py                    # 10,000 cycles per engine
     python benchmarks/bench_leak.py --cycles 500       # shorter
     python benchmarks/bench_leak.py --engine reference # one engine only
+    python benchmarks/bench_leak.py --mode handles     # fresh handles, one structure
+    python benchmarks/bench_leak.py --mode structures  # distinct structures, one handle
 
 Every cycle makes a new :class:`hipdnn.Handle`, a BN-training graph whose shape no earlier cycle
 used (so nothing is served from a cache), builds it, executes it on numpy arrays, checks one
@@ -70,13 +72,30 @@ def cycle_shape(i: int) -> tuple[int, int, int, int]:
     return (2, 1 + i % CHANNELS, 2, 1 + i // CHANNELS)
 
 
-def one_cycle(i: int, engine: str) -> None:
-    """New handle, new graph of a new shape, build, execute, check, close both."""
-    shape = cycle_shape(i)
+#: What changes from cycle to cycle: "both" (a fresh Handle and a new shape), "handles" (a fresh
+#: Handle, always the same shape), "structures" (a new shape, one Handle for the whole run,
+#: closed at the end).
+MODES = ("both", "handles", "structures")
+
+
+def one_cycle(i: int, engine: str, handle: Handle | None = None, same_shape: bool = False) -> None:
+    """A graph of cycle ``i``'s shape (or always the first) on ``handle`` (None: a new Handle,
+    closed after): build, execute, check, close."""
+    shape = cycle_shape(0 if same_shape else i)
     c = shape[1]
     x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape) % 7
-    with Handle() as h, hipdnn.Graph(io_data_type=F32, intermediate_data_type=F32,
-                                     compute_data_type=F32, handle=h) as g:
+    own = handle is None
+    h = Handle() if handle is None else handle
+    try:
+        _build_run_check(i, engine, h, x, c)
+    finally:
+        if own:
+            h.close()
+
+
+def _build_run_check(i: int, engine: str, h: Handle, x: np.ndarray, c: int) -> None:
+    with hipdnn.Graph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32,
+                      handle=h) as g:
         xt = g.tensor_like(x, "x")
         st, bt = (g.tensor(dim=[1, c, 1, 1], data_type=F32, name=k) for k in ("scale", "bias"))
         y, mean, inv = g.batchnorm(xt, st, bt, 1e-5)[:3]
@@ -115,9 +134,10 @@ def emulated_engine() -> tuple[Any, Any, Callable[[], None]]:
 
 
 def run(engine: str, cycles: int, samples: int = 10,
-        report: Callable[[Sample], None] | None = None) -> list[Sample]:
-    """``cycles`` cycles on ``engine`` ("reference" or "miopen"); samples at 0 and every
-    ``cycles // samples`` cycles (after a garbage collection)."""
+        report: Callable[[Sample], None] | None = None, mode: str = "both") -> list[Sample]:
+    """``cycles`` cycles on ``engine`` ("reference" or "miopen") in ``mode`` (:data:`MODES`);
+    samples at 0, every ``cycles // samples`` cycles (after a garbage collection) and at the
+    end (in "structures" mode after closing the run's Handle)."""
     name = "CPU_REFERENCE_ENGINE" if engine == "reference" else "MIOPEN_ENGINE"
     device, restore = None, None
     if engine == "miopen":
@@ -134,13 +154,17 @@ def run(engine: str, cycles: int, samples: int = 10,
         return s
 
     out = []
+    shared = Handle() if mode == "structures" else None
     try:
         for i in range(cycles):
             if i % every == 0:
                 out.append(sample(i))
-            one_cycle(i, name)
+            one_cycle(i, name, shared, same_shape=mode == "handles")
             if device is not None:
                 device.clear_calls()  # the call log is the device's, not ours
+        if shared is not None:
+            out.append(sample(cycles))  # still open: its plans are cached, within the bounds
+            shared.close()
         out.append(sample(cycles))
     finally:
         if restore is not None:
@@ -152,11 +176,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cycles", type=int, default=10_000)
     ap.add_argument("--engine", choices=("reference", "miopen", "both"), default="both")
+    ap.add_argument("--mode", choices=MODES, default="both",
+                    help="both: a fresh Handle and a new shape per cycle; handles: a fresh "
+                         "Handle, same shape; structures: a new shape, one Handle (closed at "
+                         "the end)")
     args = ap.parse_args(argv)
     engines = ["reference", "miopen"] if args.engine == "both" else [args.engine]
+    what = {"both": "fresh Handle, distinct shape", "handles": "fresh Handle, same shape",
+            "structures": "one Handle, distinct shapes"}[args.mode]
     ok = True
     for engine in engines:
-        print(f"{engine}: {args.cycles} cycles (fresh Handle, distinct shape, build, execute, close)")
+        print(f"{engine}: {args.cycles} cycles ({what}; build, execute, close)")
         print(f"  {'cycle':>6} {'RSS MB':>8} {'plans':>6} {'answers':>8} {'MIOpen objs':>11} "
               f"{'dev allocs':>10}")
         t0 = time.perf_counter()
@@ -165,15 +195,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {s.cycle:>6} {s.rss / 2**20:>8.1f} {s.plans:>6} {s.answers:>8} "
                   f"{s.miopen_objects:>11} {s.device_allocations:>10}", flush=True)
 
-        got = run(engine, args.cycles, report=line)
+        got = run(engine, args.cycles, report=line, mode=args.mode)
         first, last = got[0], got[-1]
         dt = time.perf_counter() - t0
         released = (last.plans <= first.plans and last.answers <= first.answers
                     and last.miopen_objects <= first.miopen_objects
                     and last.device_allocations <= first.device_allocations)
-        ok &= released
-        print(f"  RSS {first.rss / 2**20:.1f} -> {last.rss / 2**20:.1f} MB; "
-              f"{'everything the cycles created was released' if released else 'LEAK'}; "
+        bounded = all(s.plans <= plan_cache.maxsize and s.answers <= plan_cache.max_answers
+                      for s in got)
+        ok &= released and bounded
+        verdict = ("everything the cycles created was released" if released and bounded
+                   else "LEAK")
+        print(f"  RSS {first.rss / 2**20:.1f} -> {last.rss / 2**20:.1f} MB; {verdict}; "
               f"{dt:.1f} s ({dt / max(args.cycles, 1) * 1e3:.2f} ms per cycle)")
     return 0 if ok else 1
 

@@ -52,3 +52,26 @@ def test_the_benchmark_prints_the_numbers(capsys: pytest.CaptureFixture[str]) ->
     out = capsys.readouterr().out
     assert out.count("everything the cycles created was released") == 2
     assert "RSS" in out and "MIOpen objs" in out
+
+
+@pytest.mark.parametrize("engine", ["reference", "miopen"])
+def test_distinct_structures_on_one_handle_stay_within_the_cache_bounds(
+        monkeypatch: pytest.MonkeyPatch, engine: str) -> None:
+    """One open Handle, a new structure per cycle: the caches fill to their bounds and no
+    further; closing the handle releases everything."""
+    from hipdnn.plan_cache import plan_cache
+
+    monkeypatch.setattr(plan_cache, "maxsize", 8)
+    monkeypatch.setattr(plan_cache, "max_answers", 16)
+    samples = _bench().run(engine, 60, samples=6, mode="structures")
+    assert max(s.plans for s in samples) == 8 and max(s.answers for s in samples) == 16
+    if engine == "miopen":  # 8 cached plans x 3 descriptors + the MIOpen handle, no more
+        assert max(s.miopen_objects for s in samples) <= 8 * 3 + 1
+    first, last = samples[0], samples[-1]
+    assert (last.plans, last.answers, last.miopen_objects, last.device_allocations) == (
+        first.plans, first.answers, first.miopen_objects, first.device_allocations)
+
+
+def test_fresh_handles_on_one_structure_leave_nothing_behind() -> None:
+    samples = _bench().run("miopen", 40, samples=4, mode="handles")
+    assert all(s.plans == 0 and s.answers == 0 and s.miopen_objects == 0 for s in samples)
