@@ -54,6 +54,7 @@ from hipdnn.engines.base import (
 from hipdnn.errors import (
     EngineError,
     ExecutionError,
+    GraphChangedError,
     GraphNotSupportedError,
     GraphStateError,
     HipdnnError,
@@ -149,6 +150,7 @@ __all__ = [  # noqa: RUF022  (native names, then the hipdnn_frontend re-exports)
     "ExecutionPlan",
     "FallbackWarning",
     "Graph",
+    "GraphChangedError",
     "GraphNotSupportedError",
     "GraphStateError",
     "Handle",

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 __all__ = [
     "EngineError",
     "ExecutionError",
+    "GraphChangedError",
     "GraphNotSupportedError",
     "GraphStateError",
     "HipdnnError",
@@ -68,6 +69,11 @@ class GraphNotSupportedError(HipdnnError):
 
 class GraphStateError(HipdnnError, RuntimeError):
     """A pipeline step was called out of order (e.g. execute before build_plans) or after close."""
+
+
+class GraphChangedError(GraphStateError):
+    """The graph (a tensor, node or graph setting) was edited after ``build()``: its plans and
+    bindings describe the old graph, so execute/bind/plan queries refuse until it is rebuilt."""
 
 
 class KnobError(HipdnnError, ValueError):

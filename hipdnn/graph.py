@@ -107,21 +107,25 @@ class Graph(HighLevel, GraphOps, MathOps, GraphPlans):
     def set_name(self, name: str) -> Graph:
         """Set the graph's name."""
         self.name = str(name)
+        self._changed()
         return self
 
     def set_io_data_type(self, data_type: Any) -> Graph:
         """Default dtype of non-virtual tensors."""
         self.io_data_type = _dtype_arg(data_type, "io_data_type")
+        self._changed()
         return self
 
     def set_intermediate_data_type(self, data_type: Any) -> Graph:
         """Default dtype of virtual tensors."""
         self.intermediate_data_type = _dtype_arg(data_type, "intermediate_data_type")
+        self._changed()
         return self
 
     def set_compute_data_type(self, data_type: Any) -> Graph:
         """Default compute dtype of nodes."""
         self.compute_data_type = _dtype_arg(data_type, "compute_data_type")
+        self._changed()
         return self
 
     @property
@@ -200,7 +204,7 @@ class Graph(HighLevel, GraphOps, MathOps, GraphPlans):
                                       port=port, tensor=t.name)
         self.nodes.append(node)
         node.infer()
-        self._invalidate()
+        self._changed()
         return node
 
     def _output(self, node_name: str, port: str) -> Tensor:

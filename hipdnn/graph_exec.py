@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hipdnn import interop
 from hipdnn._packsig import READERS, reader_for, signature
-from hipdnn.errors import PlanClosedError, ValidationError, VariantPackError, WorkspaceError
+from hipdnn.errors import (
+    GraphChangedError,
+    PlanClosedError,
+    ValidationError,
+    VariantPackError,
+    WorkspaceError,
+)
 from hipdnn.logs import logger
 from hipdnn.nodes_norm import SCALAR_RANGES
 from hipdnn.progress import Progress
@@ -115,11 +121,12 @@ class BoundExecution:
     plan was closed raises :class:`~hipdnn.errors.PlanClosedError`.
     """
 
-    __slots__ = ("_graph", "_run", "buffers", "handle", "plan", "workspace")
+    __slots__ = ("_graph", "_revision", "_run", "buffers", "handle", "plan", "workspace")
 
     def __init__(self, graph: Any, plan: ExecutionPlan, buffers: dict[int, Buffer],
                  workspace: Buffer | None, handle: Handle) -> None:
         self._graph = graph
+        self._revision = graph._revision
         self.plan, self.buffers, self.workspace, self.handle = plan, buffers, workspace, handle
         self._run = plan.bind(buffers, workspace, handle)
 
@@ -127,6 +134,9 @@ class BoundExecution:
         """Run the bound plan once."""
         if self._graph._closed:
             raise PlanClosedError(f"graph {self._graph.name!r} is closed: this binding is dead")
+        if self._graph._revision != self._revision:
+            raise GraphChangedError(f"graph {self._graph.name!r} changed since this binding "
+                                    f"was made: bind again")
         self._run()
 
     def __repr__(self) -> str:

@@ -19,6 +19,7 @@ from hipdnn.engines.base import Engine, ExecutionPlan, Knob, KnobValue
 from hipdnn.engines.engine_registry import registry
 from hipdnn.errors import (
     EngineError,
+    GraphChangedError,
     GraphNotSupportedError,
     GraphStateError,
     HipdnnError,
@@ -68,6 +69,9 @@ class GraphPlans(GraphExec):
         self._plans: list[ExecutionPlan] = []
         self._workspace_limit: int | None = None
         self._closed = False
+        #: bumped by every setter of the graph, its tensors and nodes (see _changed)
+        self._revision = 0
+        self._built_revision = 0
         self._init_exec()
 
     def _invalidate(self) -> None:
@@ -75,6 +79,17 @@ class GraphPlans(GraphExec):
         self._key = None
         self._candidates = None
         self._forget_bindings()
+
+    def _changed(self) -> None:
+        """A setter edited the graph: built plans and bindings are stale until the next build."""
+        self._revision += 1
+        self._invalidate()
+
+    def _check_current(self) -> None:
+        if self._revision != self._built_revision and self._plans:
+            raise GraphChangedError(
+                f"graph {self.name!r} changed since build() (a tensor, node or graph setting "
+                f"was edited); its plans describe the old graph: call build() again")
 
     def _check_open(self) -> None:
         if self._closed:
@@ -300,6 +315,7 @@ class GraphPlans(GraphExec):
         if not self._plans:
             raise self._not_supported("has no engine that could build a plan")
         self._log_choice()
+        self._built_revision = self._revision
         self._prepare_exec()
 
     def build(self, modes: Sequence[HeurMode] | HeurMode | None = None,
@@ -422,6 +438,8 @@ class GraphPlans(GraphExec):
     def build_plan_at_index(self, index: int) -> None:
         """Build only candidate ``index`` (appended to the built plans unless its workspace
         exceeds the deselect_workspace_greater_than limit)."""
+        if self._revision != self._built_revision:  # stale plans of the graph before an edit
+            self._release_plans()
         if self._candidates is None:
             self.create_execution_plans()
         assert self._candidates is not None
@@ -431,6 +449,7 @@ class GraphPlans(GraphExec):
             self._plans.append(plan)
         else:
             plan_cache.release(plan, self)
+        self._built_revision = self._revision
         self._prepare_exec()
 
     def get_execution_plan_count(self) -> int:
@@ -439,6 +458,7 @@ class GraphPlans(GraphExec):
 
     def _plan(self, index: int = 0) -> ExecutionPlan:
         self._check_open()
+        self._check_current()
         if not self._plans:
             raise GraphStateError(f"graph {self.name!r} has no built plan: call build() or "
                                   f"build_plans() first")

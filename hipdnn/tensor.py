@@ -67,6 +67,10 @@ class Tensor:
     ``dim``/``stride`` are tuples or None when not yet known; ``data_type`` is NOT_SET until the
     graph fills it from its io/intermediate types at ``validate()``; ``uid`` is None until set
     or assigned at ``validate()``. ``value`` is the baked value of a pass-by-value scalar.
+
+    Every ``set_*`` (and ``clear_uid``) of a tensor whose graph was built invalidates the
+    graph's plans: execute, bind, existing bindings and plan queries raise
+    :class:`~hipdnn.errors.GraphChangedError` until ``graph.build()`` runs again.
     """
 
     __slots__ = (
@@ -106,55 +110,70 @@ class Tensor:
     def set_output(self, is_output: bool = True) -> Tensor:
         """Mark as a graph output (non-virtual) or back to virtual; same as set_is_virtual(not b)."""
         self.is_virtual = not bool(is_output)
+        self._touch()
         return self
 
     def set_is_virtual(self, is_virtual: bool) -> Tensor:
         """Virtual tensors live only inside the graph and never appear in the variant pack."""
         self.is_virtual = bool(is_virtual)
+        self._touch()
         return self
 
     def set_is_pass_by_value(self, is_pass_by_value: bool) -> Tensor:
         """Pass-by-value tensors are host scalars (epsilon, momentum)."""
         self.is_pass_by_value = bool(is_pass_by_value)
+        self._touch()
         return self
 
     def set_data_type(self, data_type: Any) -> Tensor:
         """Set the element type (DataType, name, numpy or torch dtype)."""
         self.data_type = _dtype(data_type, self.name)
         self._dtype_inferred = False
+        self._touch()
         return self
 
     def set_name(self, name: str) -> Tensor:
         """Set the tensor's name."""
         self.name = str(name)
+        self._touch()
         return self
 
     def set_uid(self, uid: int) -> Tensor:
         """Set the unique id used as the variant-pack key."""
         self.uid = _uid(uid, self.name)
+        self._touch()
         return self
 
     def clear_uid(self) -> Tensor:
         """Forget the uid (a new one is assigned at validate)."""
         self.uid = None
+        self._touch()
         return self
 
     def set_dim(self, dim: Iterable[int]) -> Tensor:
         """Set the logical dims N, C, (D,) H, W."""
         self.dim = _int_tuple(dim, "dim", self.name)
         self._dim_inferred = False
+        self._touch()
         return self
 
     def set_stride(self, stride: Iterable[int]) -> Tensor:
         """Set strides in elements (layout); same length as dim."""
         self.stride = _int_tuple(stride, "stride", self.name)
         self._stride_inferred = False
+        self._touch()
         return self
 
     def set_value(self, value: float | None) -> Tensor:
         """Bake a scalar value into a pass-by-value tensor (None: take it from the variant pack)."""
         self.value = _float(value, "value", self.name)
+        self._touch()
         return self
+
+    def _touch(self) -> None:
+        """Every setter: the owning graph's built plans no longer describe it."""
+        if self._graph is not None:
+            self._graph._changed()
 
     # -- cudnn-frontend getters --------------------------------------------------------------
     def get_dim(self) -> list[int]:
