@@ -54,9 +54,32 @@ def test_every_tensor_setter_is_covered() -> None:
     assert setters == set(_TENSOR_EDITS)
 
 
+#: Graph setters that do not change what the plans compute, so they keep the plans:
+#: set_io_tuples only orders the high-level graph's positional call arguments (it is
+#: normally called after the ``with`` block built the plans).
+_NOT_EDITS = {"set_io_tuples"}
+
+
 def test_every_graph_setter_is_covered() -> None:
     setters = {n for n in dir(hipdnn.Graph) if n.startswith("set_")}
-    assert setters <= set(_GRAPH_EDITS), setters - set(_GRAPH_EDITS)
+    assert setters <= set(_GRAPH_EDITS) | _NOT_EDITS, setters - set(_GRAPH_EDITS) - _NOT_EDITS
+
+
+def test_set_io_tuples_keeps_the_plans_and_checks_the_revision() -> None:
+    """set_io_tuples orders the positional call; it is no edit, and a positional call on a
+    graph edited since build() is refused like execute."""
+    g = hipdnn.Graph(io_data_type=hipdnn.DataType.FLOAT)
+    xs = np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4) - 12
+    with g:
+        y = g.relu(xs, name="r")
+        y.set_output(True)
+    revision = g._revision
+    g.set_io_tuples([xs], ["r::OUT_0"])
+    assert g._revision == revision
+    np.testing.assert_array_equal(g(xs), np.maximum(xs, 0))
+    y.set_name("renamed")
+    with pytest.raises(GraphChangedError, match="changed since"):
+        g(xs)
 
 
 def _assert_stale(g: hipdnn.Graph, pack: dict[Any, Any], binding: Any) -> None:
