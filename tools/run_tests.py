@@ -17,6 +17,8 @@ Lanes:
   ``tests/oracle``, ``tests/emulated`` and the Windows discovery tests ``tests/windows`` (stand-in
   DLLs built with ``x86_64-w64-mingw32-gcc``). Skipped with the reason when Wine or MinGW is
   missing; required when ``HIPDNN_REQUIRE_WINDOWS=1``.
+- ``floors``: tools/floors_lane.py: ``tests/unit`` in a cached venv holding the lowest version of
+  every runtime dependency pyproject.toml declares (``name>=X`` installed as ``name==X``).
 - ``live-<version>``: ``pytest tests/live`` under the sysroot's dynamic loader
   (``<root>/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 --library-path <sysroot libs>:<libpython
   dir> <real python> ...``) with ``HIPDNN_MIOPEN_LIBRARY`` pointing at that sysroot's libMIOpen.
@@ -243,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the lanes; return 0 only if every lane that ran passed (and none was required but skipped)."""
     ap = argparse.ArgumentParser(description="hipdnn-ctypes test runner (README's test command)")
     ap.add_argument("--build-sysroots", action="store_true", help="fetch/build the real MIOpen sysroots first")
-    ap.add_argument("--lane", choices=["all", "main", "live", "amdkernels", "stubgpu", "windows"],
+    ap.add_argument("--lane", choices=["all", "main", "live", "amdkernels", "stubgpu", "windows", "floors"],
                     default="all")
     ap.add_argument("--versions", nargs="*", default=list(miopen_sysroot.SYSROOTS))
     ap.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
@@ -279,6 +281,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         results.append(_amdkernels_lane(sysroots.get(AMDKERNELS_VERSION), problem, args.pytest_args))
     if args.lane in ("all", "stubgpu"):
         results += _stubgpu_lanes(sysroots, args.versions, problem, args.pytest_args)
+    if args.lane in ("all", "floors"):
+        cmd = [sys.executable, str(REPO / "tools" / "floors_lane.py"), "--", *args.pytest_args]
+        results.append(_run_lane("floors", cmd, dict(os.environ)))
     if args.lane in ("all", "windows"):
         results.append(_windows_lane(args.pytest_args))
     print("\n===== summary", flush=True)

@@ -24,7 +24,7 @@ CPython's stdout and stderr must be pipes (a regular file kills it at start unde
 
     python tools/windows_lane.py                   # Python 3.11 (the lane's default)
     python tools/windows_lane.py --python 3.13     # another Windows CPython (3.10, 3.11, 3.13)
-    python tools/windows_lane.py -- -x -q tests/windows   # pytest arguments replace SUITES
+    python tools/windows_lane.py -- -x -q tests/windows   # with a tests/... path: instead of SUITES
 """
 
 from __future__ import annotations
@@ -371,7 +371,9 @@ def run_lane(python_version: str, pytest_args: Sequence[str], install_missing: b
         step("demo + examples")
     bootstrap = work / "run_pytest.py"
     bootstrap.write_text(_BOOTSTRAP, encoding="utf-8")
-    args = list(pytest_args) or ["-rs", *SUITES]
+    args = list(pytest_args) or ["-rs"]
+    if not any(a.replace("\\", "/").startswith("tests") for a in args):
+        args += SUITES  # extra options only: the lane's suites
     rc, _ = wine.run([exe, *pycache, winpath(bootstrap), winpath(REPO), "-p", "no:cacheprovider", *args],
                      REPO, {"HIPDNN_WINDOWS_STANDINS": winpath(standins)})
     if rc != 0:
