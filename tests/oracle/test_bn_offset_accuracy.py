@@ -1,5 +1,6 @@
 """The reference engine is our oracle, so on offset data (|mean| >> std, where naive sums cancel)
-its batchnorm training outputs must be at least as accurate as PyTorch CPU's.
+its batchnorm training outputs, and batchnorm inference with such data's statistics, must be at
+least as accurate as PyTorch CPU's.
 
 Both are compared with a float64 computation on the same (dtype-rounded) input, through the
 public graph API on CPU_REFERENCE_ENGINE: y, the saved mean and inverse std, and the running
@@ -114,3 +115,66 @@ def test_ordinary_data_keeps_its_accuracy(dtype: D) -> None:
     for key, want in truth.items():
         unit = UNIT[dtype] if key == "y" else F32_UNIT
         assert _rel(ours[key].reshape(want.shape), want) <= 4 * unit, key
+
+
+def _inference_ours(x: np.ndarray, dtype: D, params: dict[str, np.ndarray], form: str) -> np.ndarray:
+    c = x.shape[1]
+    g = hipdnn.Graph(io_data_type=dtype, intermediate_data_type=D.FLOAT, compute_data_type=D.FLOAT)
+    xt = g.tensor_like(x, "x")
+    pt = {k: g.tensor(dim=[1, c, 1, 1], data_type=D.FLOAT, name=k)
+          for k in ("mean", "inv_variance", "variance", "scale", "bias")}
+    if form == "inv_variance":
+        y = g.batchnorm_inference(xt, pt["mean"], pt["inv_variance"], pt["scale"], pt["bias"])
+    else:
+        y = g.batchnorm_inference(xt, pt["mean"], scale=pt["scale"], bias=pt["bias"],
+                                  variance=pt["variance"], epsilon=EPS)
+    y.set_output(True).set_data_type(dtype)
+    g.build_operation_graph()
+    g.create_execution_plan_ext("CPU_REFERENCE_ENGINE", {})
+    g.build_plans()
+    out = np.empty_like(x)
+    used = ("mean", form, "scale", "bias")
+    g.execute({xt: x, y: out, **{pt[k]: params[k] for k in used}})
+    return out
+
+
+@pytest.mark.parametrize("form", ["inv_variance", "variance"])
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("dtype,offset,std", OFFSET_DATA,
+                         ids=[f"{d.name.lower()}-mean{m:g}-std{s:g}" for d, m, s in OFFSET_DATA])
+def test_inference_on_offset_data_at_least_as_accurate_as_pytorch(
+        dtype: D, offset: float, std: float, layout: str, form: str) -> None:
+    """y = (x - mean)*scale/sqrt(var + eps) + bias with the running statistics of offset data
+    (x*a and mean*a cancel in the folded affine form PyTorch's CPU kernel uses)."""
+    shape = (8, 16, 6, 6)
+    rng = np.random.default_rng(11)
+    logical = (rng.normal(0.0, std, shape) + offset).astype(np.float32).astype(NP[dtype])
+    x = logical if layout == "NCHW" else (
+        np.ascontiguousarray(logical.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2))
+    x64 = x.astype(np.float64)
+    c = shape[1]
+    mean = x64.mean(axis=(0, 2, 3)).astype(np.float32)
+    var = x64.var(axis=(0, 2, 3)).astype(np.float32)
+    params = {"mean": mean, "variance": var,
+              "inv_variance": (1 / np.sqrt(var.astype(np.float64) + EPS)).astype(np.float32),
+              "scale": rng.uniform(0.5, 2.0, c).astype(np.float32),
+              "bias": rng.normal(size=c).astype(np.float32)}
+    b = (1, c, 1, 1)
+    inv64 = (params["inv_variance"].astype(np.float64) if form == "inv_variance"
+             else 1 / np.sqrt(var.astype(np.float64) + EPS))
+    truth = ((x64 - mean.reshape(b)) * (inv64 * params["scale"]).reshape(b)
+             + params["bias"].reshape(b))
+    ours = _inference_ours(x, dtype, params, form)
+    xt = torch.from_numpy(np.ascontiguousarray(x).astype(np.float32)).to(TORCH[dtype])
+    if form == "inv_variance":  # PyTorch takes a variance: the one whose 1/sqrt is inv_variance
+        running_var = torch.from_numpy((1 / params["inv_variance"].astype(np.float64) ** 2
+                                        - EPS).astype(np.float32))
+    else:
+        running_var = torch.from_numpy(var)
+    theirs = torch.nn.functional.batch_norm(
+        xt, torch.from_numpy(mean), running_var, torch.from_numpy(params["scale"]),
+        torch.from_numpy(params["bias"]), False, 0.0, EPS).float().numpy()
+    mine, torch_err = _rel(ours, truth), _rel(theirs, truth)
+    assert mine <= max(torch_err, UNIT[dtype]), f"ours {mine:.2e} torch {torch_err:.2e}"
+    if dtype == D.FLOAT:
+        assert mine <= 4 * F32_UNIT, f"ours {mine:.2e}"

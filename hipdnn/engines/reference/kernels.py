@@ -105,14 +105,28 @@ def bn_running_update(
 def bn_inference_inv_variance(
     x: np.ndarray, scale: np.ndarray, bias: np.ndarray, mean: np.ndarray, inv_var: np.ndarray
 ) -> np.ndarray:
-    """Inference batchnorm from a saved inverse standard deviation: ``scale*(x-mean)*inv_var + bias``."""
+    """Inference batchnorm from a saved inverse standard deviation: ``scale*(x-mean)*inv_var + bias``.
+
+    As ``x*a + (bias - a*mean)`` (``a = scale*inv_var``), PyTorch's CPU form; on offset data
+    (``|mean|*inv_var > MAX_MEAN_STDS`` for a channel), where ``x*a`` and ``a*mean`` would
+    cancel, as ``(x - mean)*a + bias`` (``x - mean`` is exact near the mean).
+
+    >>> bn_inference_inv_variance(np.full((1, 1, 1), 1000.5, np.float32), [1.0], [0.0],
+    ...                           [1000.0], [100.0]).ravel().tolist()
+    [50.0]
+    """
     xf = _f32(x)
     c = xf.shape[1]
     shp = _bshape(xf)
-    a = _param(scale, c, "scale") * _param(inv_var, c, "inv_var")
-    shift = _param(bias, c, "bias") - a * _param(mean, c, "mean")
-    y = xf * a.reshape(shp)
-    y += shift.reshape(shp)
+    inv, m = _param(inv_var, c, "inv_var"), _param(mean, c, "mean")
+    a = _param(scale, c, "scale") * inv
+    if np.all(~(np.abs(m) * np.abs(inv) > _bn.MAX_MEAN_STDS)):
+        y = xf * a.reshape(shp)
+        y += (_param(bias, c, "bias") - a * m).reshape(shp)
+        return y
+    y = xf - m.reshape(shp)
+    y *= a.reshape(shp)
+    y += _param(bias, c, "bias").reshape(shp)
     return y
 
 
