@@ -30,6 +30,7 @@ from hipdnn.errors import (
 from hipdnn.logs import logger
 from hipdnn.nodes_norm import SCALAR_RANGES
 from hipdnn.progress import Progress
+from hipdnn.shapes import overlap_free
 from hipdnn.tensor import Tensor
 from hipdnn.types import check_float
 
@@ -144,6 +145,21 @@ class BoundExecution:
                 f"tensors={sorted(self.buffers)}>")
 
 
+def _check_output_buffer(t: Tensor, buf: Buffer) -> None:
+    """An output's memory must be writable and must not alias itself (an array whose own
+    strides map two elements to one address, e.g. an ``as_strided`` view with a 0 stride)."""
+    if buf.readonly:
+        raise VariantPackError(f"variant pack: output tensor {t.name!r} (uid {t.uid}) "
+                               f"is backed by read-only memory", tensor=t.name)
+    if buf.shape is not None and buf.strides is not None and not overlap_free(buf.shape,
+                                                                              buf.strides):
+        raise VariantPackError(
+            f"variant pack: output tensor {t.name!r} (uid {t.uid}) is backed by a "
+            f"{buf.kind} of shape {list(buf.shape)} whose strides {list(buf.strides)} "
+            f"(elements) make its elements overlap; an output may not alias itself: pass "
+            f"memory with distinct elements (e.g. a contiguous copy)", tensor=t.name)
+
+
 class GraphExec:
     """Mixin: execute / execute_plan_at_index / autotune."""
 
@@ -244,9 +260,8 @@ class GraphExec:
                                        tensor=t.name) from exc
             if interop.check_against(buf, t, "execute: variant pack"):
                 _check_restrided(plans, t, buf)
-            if buf.readonly and t._producer is not None:
-                raise VariantPackError(f"variant pack: output tensor {t.name!r} (uid {t.uid}) "
-                                       f"is backed by read-only memory", tensor=t.name)
+            if t._producer is not None:
+                _check_output_buffer(t, buf)
             assert t.uid is not None
             buffers[t.uid] = buf
         missing = [t for t in self._required if t.uid not in buffers]

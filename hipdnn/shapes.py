@@ -9,6 +9,7 @@ __all__ = [
     "conv_output_dims",
     "layout_of",
     "layout_strides",
+    "overlap_free",
     "packed_strides",
 ]
 
@@ -68,3 +69,27 @@ def layout_of(dim: Sequence[int], stride: Sequence[int]) -> str | None:
         if len(order) == len(dim) and tuple(stride) == layout_strides(dim, order):
             return name
     return None
+
+
+def overlap_free(dim: Sequence[int], stride: Sequence[int]) -> bool:
+    """True when no two elements of ``dim`` laid out by ``stride`` share a memory element.
+
+    Size-1 axes are ignored (their stride is never used). The others, sorted by stride, must
+    each step at least over the whole extent the smaller-stride axes span, so a stride of 0
+    (broadcast) or repeated strides overlap. Interleaved layouts that happen not to collide
+    (e.g. dim (2, 3) with stride (3, 2)) are refused too: no engine lays tensors out that way.
+
+    >>> overlap_free([2, 3, 4, 4], [48, 1, 12, 3]), overlap_free([2, 3, 4, 4], [1, 1, 1, 1])
+    (True, False)
+    >>> overlap_free([1, 3, 1, 1], [0, 1, 0, 0]), overlap_free([4, 5], [0, 1])
+    (True, False)
+    """
+    extent = 1  # elements spanned by the axes checked so far
+    for d, s in sorted(((int(d), int(s)) for d, s in zip(dim, stride, strict=True) if d != 1),
+                       key=lambda ds: ds[1]):
+        if d == 0:
+            return True  # no elements at all
+        if s < extent:
+            return False
+        extent += (d - 1) * s
+    return True

@@ -22,7 +22,7 @@ from hipdnn import types as hipdnn_types
 from hipdnn.engines.knobs import KnobSettings, resolve_knob_settings
 from hipdnn.errors import ValidationError
 from hipdnn.nodes_base import check_tensor
-from hipdnn.shapes import packed_strides
+from hipdnn.shapes import overlap_free, packed_strides
 from hipdnn.tensor import Tensor
 from hipdnn.types import DataType, HeurMode, to_enum
 
@@ -173,7 +173,25 @@ def _validate_full(graph: Graph) -> dict[int, Tensor]:
             raise ValidationError("dims are not set and cannot be inferred; use set_dim([...])",
                                   node=t._producer.name if t._producer is not None else None,
                                   tensor=t.name)
+        if t._producer is not None and t.stride is not None:
+            _check_no_overlap(t)
     return _assign_uids(graph, tensors)
+
+
+def _check_no_overlap(t: Tensor) -> None:
+    """An op result (a graph output, or an intermediate the engine keeps in workspace) is
+    written element by element: its strides may not map two elements onto one memory element.
+    Graph inputs may (a stride of 0 broadcasts)."""
+    assert t.dim is not None and t.stride is not None and t._producer is not None
+    if overlap_free(t.dim, t.stride):
+        return
+    kind = "intermediate" if t.is_virtual else "output"
+    raise ValidationError(
+        f"{kind} strides {list(t.stride)} for dims {list(t.dim)} make elements overlap (two "
+        f"elements would be written to the same memory); an op result may not alias itself: "
+        f"sorted by stride, each stride of an axis longer than 1 must be at least the extent "
+        f"of the smaller-stride axes, e.g. packed {list(packed_strides(t.dim))}",
+        node=t._producer.name, tensor=t.name)
 
 
 # -- memoized validation ---------------------------------------------------------------------
