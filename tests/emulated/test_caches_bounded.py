@@ -14,10 +14,13 @@ from typing import Any
 import numpy as np
 import pytest
 from emulated.device import EmulatedDevice
+from test_miopen_engine_calls import CONFIGS, REFUSED, expected_path
+from test_miopen_engine_graphs import build
+from test_miopen_engine_numerics import assert_refused, check_outputs
 
 import hipdnn
 from hipdnn import _packsig, validation
-from hipdnn.engines.miopen import MiopenEngine
+from hipdnn.engines.miopen import MiopenEngine, Row
 from hipdnn.handle import Handle
 from hipdnn.plan_cache import plan_cache
 
@@ -165,3 +168,36 @@ def test_a_finished_threads_default_handle_leaves_nothing_cached(
     del g, pack
     gc.collect()
     assert len(emulated_device.live_objects()) == baseline, emulated_device.live_objects()
+
+
+#: every row with the default knobs, and the convolution rows with Find 2.0 too
+ROW_KNOBS = [(row, bench) for row in Row
+             for bench in ((0, 1) if row.name.startswith("CONV") else (0,))]
+
+
+@pytest.mark.parametrize("row,benchmarking", ROW_KNOBS,
+                         ids=[f"{r.name.lower()}-bench{b}" for r, b in ROW_KNOBS])
+def test_every_seed_row_frees_its_cached_objects_with_the_handle(
+        emulated_device: EmulatedDevice, emulated_miopen_engine: MiopenEngine, row: Row,
+        benchmarking: int) -> None:
+    """Descriptors, convolution solutions, Find 2.0 problems and fusion plans of every row's
+    cached plan go when the Handle closes (fp32 NCHW: the fused paths)."""
+    case = build(row, *CONFIGS["fp32_nchw"])
+    if expected_path(row, emulated_device.version_name, "fp32_nchw") == REFUSED:
+        assert_refused(emulated_device, emulated_miopen_engine, case)
+        return
+    baseline = len(emulated_device.live_objects())
+    h = Handle()
+    g = case.graph
+    g.build_operation_graph(h)
+    g.create_execution_plan_ext("MIOPEN_ENGINE", {"global.benchmarking": benchmarking})
+    g.build_plans()
+    outs = case.empty_outputs()
+    g.execute({**case.inputs, **{case.outputs[r]: a for r, a in outs.items()}},
+              np.zeros(max(g.get_workspace_size(), 1), np.uint8))
+    check_outputs(case, outs)
+    g.close()  # the plan stays cached for h
+    assert len(emulated_device.live_objects()) > baseline
+    h.close()
+    assert len(emulated_device.live_objects()) == baseline, emulated_device.live_objects()
+    assert not emulated_device.live_allocations()
