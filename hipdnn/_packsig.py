@@ -68,7 +68,9 @@ def _numpy(a: Any) -> Hashable:
 
 
 def _torch(t: Any) -> Hashable:
-    return (type(t), t.data_ptr(), t.shape, t.stride(), t.dtype, t.device)
+    # the negative/conjugate bits: z.imag and z.conj().imag share memory, not values
+    return (type(t), t.data_ptr(), t.shape, t.stride(), t.dtype, t.device, t.is_neg(),
+            t.is_conj())
 
 
 def _interface(iface: Any) -> tuple[Any, ...]:

@@ -129,7 +129,16 @@ class BoundExecution:
         self._graph = graph
         self._revision = graph._revision
         self.plan, self.buffers, self.workspace, self.handle = plan, buffers, workspace, handle
-        self._run = plan.bind(buffers, workspace, handle)
+        run = plan.bind(buffers, workspace, handle)
+        refreshes = [b.refresh for b in buffers.values() if b.refresh is not None]
+        if refreshes:  # torch views with the negative/conjugate bit: copy their values first
+            def run_resolved() -> None:
+                for refresh in refreshes:
+                    refresh()
+                run()
+            self._run = run_resolved
+        else:
+            self._run = run
 
     def __call__(self) -> None:
         """Run the bound plan once."""
@@ -148,6 +157,13 @@ class BoundExecution:
 def _check_output_buffer(t: Tensor, buf: Buffer) -> None:
     """An output's memory must be writable and must not alias itself (an array whose own
     strides map two elements to one address, e.g. an ``as_strided`` view with a 0 stride)."""
+    if buf.view_bit is not None:
+        raise VariantPackError(
+            f"variant pack: output tensor {t.name!r} (uid {t.uid}) is a torch view with the "
+            f"{buf.view_bit} bit set (e.g. z.conj().imag): its memory holds other values than "
+            f"it shows, and results written to a resolved copy would be lost; pass a tensor "
+            f"without the bit (resolve_neg()/resolve_conj() return one, as a copy)",
+            tensor=t.name)
     if buf.readonly:
         raise VariantPackError(f"variant pack: output tensor {t.name!r} (uid {t.uid}) "
                                f"is backed by read-only memory", tensor=t.name)
@@ -341,6 +357,11 @@ class GraphExec:
         """
         plan = self._plan(0)
         buffers, ws = self._checked(plan, variant_pack, workspace)
+        if any(b.refresh is not None for b in buffers.values()):
+            # a resolved copy of a negative/conjugate torch view: the binding must own it,
+            # and the pack is not remembered (each execute resolves the view again)
+            return BoundExecution(self, plan, buffers, ws,
+                                  handle if handle is not None else self.handle)._run
         run = BoundExecution(self, plan, {uid: _detached(b) for uid, b in buffers.items()},
                              None if ws is None else _detached(ws),
                              handle if handle is not None else self.handle)._run

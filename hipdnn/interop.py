@@ -18,7 +18,7 @@ module name and their dtypes by name.
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,6 +93,11 @@ class Buffer:
     readonly: bool = False
     device_known: bool = True
     stream: int | None = None
+    #: For a torch view with the negative or conjugate bit (e.g. ``z.conj().imag``): which
+    #: bit ("negative", "conjugate"), and a callable copying the view's current values into
+    #: the resolved copy this Buffer points at (bindings call it before every run).
+    view_bit: str | None = None
+    refresh: Callable[[], None] | None = field(default=None, repr=False)
 
     @property
     def is_host(self) -> bool:
@@ -226,13 +231,29 @@ def _from_torch(t: Any) -> Buffer:
         raise VariantPackError(f"{kind} with layout {t.layout} is not strided: {exc}") from None
     dtype = torch_to_dtype(t.dtype)
     shape = tuple(int(d) for d in t.shape)
+    view_bit = "conjugate" if t.is_conj() else "negative" if t.is_neg() else None
+    refresh = None
+    source = t
+    if view_bit is not None:
+        # its memory holds the values before negation/conjugation: read a resolved copy
+        # (as torch's own DLPack export would need), refreshed before every bound run
+        t = t.resolve_conj().resolve_neg()
+        strides = tuple(int(s) for s in t.stride())
+        refresh = _copier(t, source)
     ptr = int(t.data_ptr())
     on_host = device_type == "cpu"
     array = host_array(ptr, shape, strides, dtype_to_numpy(dtype), t) if on_host else None
     return Buffer(
         ptr=ptr, device="cpu" if on_host else "gpu", device_id=int(t.device.index or 0),
         shape=shape, strides=strides, dtype=dtype, array=array, owner=t, kind=kind,
+        readonly=view_bit is not None, view_bit=view_bit, refresh=refresh,
     )
+
+
+def _copier(copy: Any, view: Any) -> Callable[[], None]:
+    def refresh() -> None:
+        copy.copy_(view)
+    return refresh
 
 
 def _interface_dtype(iface: Mapping[str, Any], kind: str) -> DataType:
