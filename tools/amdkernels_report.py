@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Table of the amdkernels lane: per seed row x dtype x layout, the kernels AMD's MIOpen 3.5.1 ran
-on the emulated gfx1100, the worst relative error against PyTorch and the emulator's seconds.
+"""Table of the amdkernels lane: per seed row x dtype x layout, the kernels AMD's MIOpen (3.5.1, or
+3.4.0 with ``--version 6.4.3``) ran on the emulated gfx1100, the worst relative error against
+PyTorch and the emulator's seconds.
 
 Runs ``tests/amdkernels`` (as ``tools/run_tests.py --lane amdkernels`` does) with
 ``HIPDNN_AMDKERNELS_REPORT`` set, then merges the two shapes of each combination.
 
     python tools/amdkernels_report.py            # markdown table (docs/AMDKERNELS.md)
+    python tools/amdkernels_report.py --version 6.4.3   # MIOpen 3.4.0 (in its toolchain root)
     python tools/amdkernels_report.py --json     # [{"row", "dtype", "layout", "kernels",
                                                  #   "max_rel_err", "ok", "seconds"}, ...]
 
@@ -32,14 +34,17 @@ import run_tests
 __all__ = ["collect", "main", "merge", "table"]
 
 
-def collect(pytest_args: Sequence[str] = ()) -> list[dict[str, Any]]:
+def collect(pytest_args: Sequence[str] = (), version: str = run_tests.AMDKERNELS_VERSION) -> list[dict[str, Any]]:
     """Run the lane and return its per-test records (one per row x dtype x layout x shape)."""
-    sysroot = miopen_sysroot.find_sysroot(run_tests.AMDKERNELS_VERSION)
+    sysroot = miopen_sysroot.find_sysroot(version)
     if sysroot is None:
-        sysroot = miopen_sysroot.ensure_all()[run_tests.AMDKERNELS_VERSION]
-    with tempfile.TemporaryDirectory() as tmp:
+        sysroot = miopen_sysroot.ensure_all([version])[version]
+    with tempfile.TemporaryDirectory(dir="/tmp") as tmp:  # /tmp: visible inside the toolchain root
         out = Path(tmp) / "records.jsonl"
         cmd, env = run_tests.amdkernels_command(sysroot, ["-q", "-p", "no:cacheprovider", *pytest_args])
+        cmd, env, note = run_tests.with_toolchain(version, cmd, env, "HIPDNN_REQUIRE_AMDKERNELS")
+        if note:
+            raise SystemExit(note)
         env["HIPDNN_AMDKERNELS_REPORT"] = str(out)
         done = subprocess.run(cmd, env=env, cwd=run_tests.REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, check=False)
@@ -89,8 +94,11 @@ def table(rows: list[dict[str, Any]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--json", action="store_true", help="print the merged records as JSON")
+    ap.add_argument("--version", default=run_tests.AMDKERNELS_VERSION,
+                    choices=list(run_tests.AMDKERNELS_VERSIONS),
+                    help="Debian ROCm release of the MIOpen build (7.2.4: 3.5.1, 6.4.3: 3.4.0)")
     args = ap.parse_args(argv)
-    rows = merge(collect())
+    rows = merge(collect(version=args.version))
     print(json.dumps(rows, indent=1) if args.json else table(rows))
     return 0 if rows and all(r["ok"] for r in rows) else 1
 

@@ -4,14 +4,17 @@
 Lanes:
 - ``main``: ``pytest tests --ignore=tests/live`` with this interpreter (unit, oracle, emulated
   device, conformance).
-- ``amdkernels``: ``pytest tests/amdkernels`` under the MIOpen 3.5.1 (7.2.4) sysroot's loader with
-  the stub gfx1100 ``libamdhip64`` of ``tools/rdna3/stubhip`` (compiled with gcc) first on the
-  library path: AMD's kernels, compiled by the real MIOpen, run on the ``tools/rdna3`` emulator.
-  Kernel caches (MIOpen user db, comgr) persist under ``<cache>/../rdna3/miopen-7.2.4``.
+- ``amdkernels`` (and ``amdkernels-6.4.3``): ``pytest tests/amdkernels`` under the MIOpen 3.5.1
+  (7.2.4) sysroot's loader (3.4.0: the same, inside tools/miopen_toolchain.py's root, where its
+  clang-21 kernel compilers exist) with the stub gfx1100 ``libamdhip64`` of
+  ``tools/rdna3/stubhip`` (compiled with gcc) first on the library path: AMD's kernels, compiled
+  by the real MIOpen, run on the ``tools/rdna3`` emulator. Kernel caches (MIOpen user db,
+  comgr) persist under ``<cache>/../rdna3/miopen-<version>``.
 - ``stubgpu-<version>-<arch>``: ``pytest tests/stubgpu`` under the sysroot's loader with the stub
   GPU of ``tools/stub_hip`` (a gfx90a or gfx942 ``libamdhip64`` + a rocblas whose calls succeed,
   compiled with the machine's C compiler) first on the library path: the REAL libMIOpen decides
   (solutions, fusion compiles, Find 2.0, kernel builds); launches are recorded, nothing computed.
+  The 6.4.3 processes run inside tools/miopen_toolchain.py's root (3.4.0 builds kernels there).
 - ``windows``: tools/windows_lane.py: the built wheel on a Windows CPython 3.11 under Debian's
   ``wine64`` (cached under ``<cache>/../windows``): the demo, the examples, and ``tests/unit``,
   ``tests/oracle``, ``tests/emulated`` and the Windows discovery tests ``tests/windows`` (stand-in
@@ -56,7 +59,10 @@ import windows_lane  # noqa: E402
 
 REQUIRE_VARS = ("HIPDNN_REQUIRE_LIVE", "HIPDNN_REQUIRE_CONFORMANCE", "HIPDNN_REQUIRE_TORCH",
                 "HIPDNN_REQUIRE_AMDKERNELS", "HIPDNN_REQUIRE_STUBGPU", "HIPDNN_REQUIRE_WINDOWS")
-AMDKERNELS_VERSION = "7.2.4"  # MIOpen 3.5.1: compiles its HIP kernels in-process (hiprtc + comgr)
+#: MIOpen builds of the amdkernels lane: 3.5.1 compiles its kernels in-process (hiprtc + comgr),
+#: 3.4.0 with clang-21 inside tools/miopen_toolchain.py's root. The first is lane "amdkernels".
+AMDKERNELS_VERSIONS = ("7.2.4", "6.4.3")
+AMDKERNELS_VERSION = AMDKERNELS_VERSIONS[0]
 # MIOpen settings of the amdkernels lane: no GEMM (rocBLAS is a stub), and no Winograd RxS
 # f2x3 (Debian's build lacks its assembly source, so a fusion plan choosing it fails with status 7).
 AMDKERNELS_ENV = {"MIOPEN_DEBUG_CONV_GEMM": "0", "MIOPEN_DEBUG_AMD_WINOGRAD_RXS_F2X3_G1": "0",
@@ -143,16 +149,19 @@ def live_command(sysroot: miopen_sysroot.Sysroot, pytest_args: Sequence[str]) ->
 def amdkernels_command(sysroot: miopen_sysroot.Sysroot, pytest_args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     """Command and environment running ``pytest tests/amdkernels`` on the stub gfx1100."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from rdna3.stubgpu import build_stub
+    from rdna3.stubgpu import SONAMES, build_stub
 
     cache = miopen_sysroot.cache_dir().parent / "rdna3" / f"miopen-{sysroot.version}"
     cache.mkdir(parents=True, exist_ok=True)
-    stub = build_stub(cache / "stub", sysroot.root / "hip-dev" / "usr" / "include")
+    soname = SONAMES[sysroot.version]
+    stub = build_stub(cache / "stub", sysroot.root / "hip-dev" / "usr" / "include", soname=soname)
     cmd, env = live_command(sysroot, pytest_args)
     cmd[2] = f"{stub}{os.pathsep}{cmd[2]}"  # --library-path: the stub before the real libamdhip64
     cmd[cmd.index("tests/live")] = "tests/amdkernels"
     env.update(AMDKERNELS_ENV)
-    env.update({"HIPDNN_AMDKERNELS_STUB": str(stub), "MIOPEN_USER_DB_PATH": str(cache),
+    env.update({"HIPDNN_AMDKERNELS_STUB": str(stub), "HIPDNN_AMDKERNELS_SONAME": soname,
+                "HIPDNN_AMDKERNELS_VERSION": sysroot.version,
+                "MIOPEN_USER_DB_PATH": str(cache),
                 "MIOPEN_CUSTOM_CACHE_DIR": str(cache), "AMD_COMGR_CACHE_DIR": str(cache / "comgr")})
     return cmd, env
 
@@ -185,11 +194,12 @@ def stubgpu_command(sysroot: miopen_sysroot.Sysroot, arch: str,
     return cmd, env
 
 
-def with_toolchain(version: str, cmd: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str], str]:
+def with_toolchain(version: str, cmd: list[str], env: dict[str, str],
+                   require_var: str = "HIPDNN_REQUIRE_STUBGPU") -> tuple[list[str], dict[str, str], str]:
     """``cmd`` wrapped to run where MIOpen ``version`` finds its kernel compilers, if it needs
     tools/miopen_toolchain.py's root (3.4.0 does); returns (cmd, env, note). When that root
     cannot be built or entered, the command runs as is (the tests then expect MIOpen's failure
-    to build a kernel) and the note says why; in CI (HIPDNN_REQUIRE_STUBGPU=1) that raises."""
+    to build a kernel) and the note says why; when ``require_var`` is 1 (CI) that raises."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import miopen_toolchain
 
@@ -198,7 +208,7 @@ def with_toolchain(version: str, cmd: list[str], env: dict[str, str]) -> tuple[l
     try:
         wrapped = miopen_toolchain.wrap(version, cmd)
     except (miopen_toolchain.ToolchainUnavailable, RuntimeError, OSError) as exc:
-        if os.environ.get("HIPDNN_REQUIRE_STUBGPU", "").strip() == "1":
+        if os.environ.get(require_var, "").strip() == "1":
             raise RuntimeError(f"MIOpen {version}'s kernel toolchain: {exc}") from exc
         return cmd, env, f"MIOpen {version} runs without its kernel compilers ({exc})"
     env = dict(env, HIPDNN_STUBGPU_TOOLCHAIN=str(miopen_toolchain.find_toolchain(version)))
@@ -278,7 +288,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             cmd, env = live_command(sysroot, args.pytest_args)
             results.append(_run_lane(f"live-{version}", cmd, env))
     if args.lane in ("all", "amdkernels"):
-        results.append(_amdkernels_lane(sysroots.get(AMDKERNELS_VERSION), problem, args.pytest_args))
+        for version in AMDKERNELS_VERSIONS:
+            if version in args.versions:
+                results.append(_amdkernels_lane(version, sysroots.get(version), problem,
+                                                args.pytest_args))
     if args.lane in ("all", "stubgpu"):
         results += _stubgpu_lanes(sysroots, args.versions, problem, args.pytest_args)
     if args.lane in ("all", "floors"):
@@ -308,21 +321,25 @@ def _windows_lane(pytest_args: Sequence[str]) -> LaneResult:
     return _run_lane("windows", cmd, dict(os.environ))
 
 
-def _amdkernels_lane(sysroot: miopen_sysroot.Sysroot | None, problem: str,
+def _amdkernels_lane(version: str, sysroot: miopen_sysroot.Sysroot | None, problem: str,
                      pytest_args: Sequence[str]) -> LaneResult:
+    name = "amdkernels" if version == AMDKERNELS_VERSION else f"amdkernels-{version}"
     required = os.environ.get("HIPDNN_REQUIRE_AMDKERNELS", "").strip() == "1"
     if not sys.platform.startswith("linux"):
-        return LaneResult("amdkernels", 1 if required else None, "", "the amdkernels lane needs Linux")
+        return LaneResult(name, 1 if required else None, "", "the amdkernels lane needs Linux")
     if sysroot is None:
-        why = problem or f"no sysroot for MIOpen {AMDKERNELS_VERSION} in {miopen_sysroot.cache_dir()}"
-        return LaneResult("amdkernels", 1 if required else None, "", why)
+        why = problem or f"no sysroot for MIOpen {version} in {miopen_sysroot.cache_dir()}"
+        return LaneResult(name, 1 if required else None, "", why)
     try:
         cmd, env = amdkernels_command(sysroot, pytest_args)
-    except (OSError, subprocess.CalledProcessError) as exc:  # no C compiler, or the stub did not build
+        cmd, env, note = with_toolchain(version, cmd, env, "HIPDNN_REQUIRE_AMDKERNELS")
+    except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:  # no C compiler, ...
         detail = getattr(exc, "stderr", "") or ""
-        return LaneResult("amdkernels", 1 if required else None, "",
-                          f"building the stub gfx1100 libamdhip64 failed: {exc} {detail}".strip())
-    return _run_lane("amdkernels", cmd, env)
+        return LaneResult(name, 1 if required else None, "",
+                          f"setting up the stub gfx1100 for MIOpen {version} failed: {exc} {detail}".strip())
+    if note:  # without its kernel compilers MIOpen 3.4 computes nothing: the lane cannot run
+        return LaneResult(name, 1 if required else None, "", note)
+    return _run_lane(name, cmd, env)
 
 
 if __name__ == "__main__":

@@ -28,15 +28,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.amdkernels)
 
 
+def _soname() -> str:
+    """The HIP runtime name this process's libMIOpen links (3.5: .so.7, 3.4: .so.6)."""
+    return os.environ.get("HIPDNN_AMDKERNELS_SONAME", "libamdhip64.so.7")
+
+
 def _why_not() -> str | None:
     if not os.environ.get("HIPDNN_AMDKERNELS_STUB"):
         return ("the amdkernels lane runs under tools/run_tests.py (--lane amdkernels), which loads "
                 "the real libMIOpen 3.5.1 over the stub gfx1100; HIPDNN_AMDKERNELS_STUB is unset")
     try:
-        stub = ctypes.CDLL("libamdhip64.so.7")
+        stub = ctypes.CDLL(_soname())
         stub.amdemu_set_launch_handler  # noqa: B018  (the stub's own entry point, not a real HIP)
     except (OSError, AttributeError) as exc:
-        return f"libamdhip64.so.7 here is not the emulator's stub ({exc})"
+        return f"{_soname()} here is not the emulator's stub ({exc})"
     return None
 
 
@@ -48,6 +53,6 @@ def launches(require_or_skip: Callable[[str, str], NoReturn]) -> Iterator[Any]:
         require_or_skip("HIPDNN_REQUIRE_AMDKERNELS", why)
     from rdna3.stubgpu import Launches
 
-    recorder = Launches(ctypes.CDLL("libamdhip64.so.7"))
+    recorder = Launches(ctypes.CDLL(_soname()))
     yield recorder
     recorder.close()

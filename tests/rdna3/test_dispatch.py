@@ -6,8 +6,8 @@ import struct
 
 import numpy as np
 import pytest
-from asm import ds, glob, smem, sop2, sopp, v, vop1, vop2, vop3, vop3sd
-from rdna3 import EmulationError, Kernel, Memory, RawCode, build_kernargs, launch
+from asm import ds, f16, f32, glob, run, smem, sop2, sopp, v, vop1, vop2, vop3, vop3sd, vopc
+from rdna3 import EmulationError, Kernel, Memory, RawCode, Wave, build_kernargs, launch
 from rdna3.codeobject import KernelArg
 
 HIDDEN = [KernelArg(8, 4, "hidden_block_count_x", ""), KernelArg(12, 4, "hidden_block_count_y", ""),
@@ -114,9 +114,57 @@ def test_descriptor_features_not_emulated_are_refused() -> None:
     scratch = Kernel(**{**k.__dict__, "private_segment_size": 16})
     with pytest.raises(EmulationError, match="scratch"):
         launch(RawCode(b"", kernels={"k": scratch}), "k", [1, 1, 1], [1, 1, 1], bytes(72), Memory())
-    ftz = Kernel(**{**k.__dict__, "rsrc1": 0xC0 << 12})
-    with pytest.raises(EmulationError, match="float mode 0xc0"):
-        launch(RawCode(b"", kernels={"k": ftz}), "k", [1, 1, 1], [1, 1, 1], bytes(72), Memory())
+    ftz16 = Kernel(**{**k.__dict__, "rsrc1": 0x00 << 12})  # f16/f64 denormals flushed too
+    with pytest.raises(EmulationError, match="float mode 0x0 "):
+        launch(RawCode(b"", kernels={"k": ftz16}), "k", [1, 1, 1], [1, 1, 1], bytes(72), Memory())
+    round_up = Kernel(**{**k.__dict__, "rsrc1": 0xF1 << 12})  # f32 rounds toward +inf
+    with pytest.raises(EmulationError, match="float mode 0xf1"):
+        launch(RawCode(b"", kernels={"k": round_up}), "k", [1, 1, 1], [1, 1, 1], bytes(72), Memory())
+    queue = Kernel(**{**k.__dict__, "code_properties": 0x8 | 0x4})  # the queue pointer
+    with pytest.raises(EmulationError, match="user SGPRs 0xc"):
+        launch(RawCode(b"", kernels={"k": queue}), "k", [1, 1, 1], [1, 1, 1], bytes(72), Memory())
+
+
+def test_float_mode_0xc0_flushes_f32_denormals_only() -> None:
+    """OpenCL kernels (MIOpen 3.4's batchnorm) set FLOAT_DENORM_MODE_32 = flush: f32 denormal
+    operands and results become signed zeros; v_cmp_class still sees the denormal."""
+    tiny = float(np.float32(1e-40))
+    code = (vop2("v_mul_f32", 2, 242, 256)             # v2 = 1.0 * v0
+            + vop2("v_mul_f32", 3, v(1), v(1))          # v3 = 1e-20 * 1e-20 (underflows to a denormal)
+            + vopc("v_cmp_class_f32", v(0), 6)          # vcc = v0 is a -denormal? (mask in v6)
+            + vop1("v_cvt_f32_f16", 4, v(5)))           # f16 denormal -> f32 normal: kept (f16 mode)
+    results = {}
+    for flush in (False, True):
+        w = Wave(Memory(), np.zeros(16, np.uint8))
+        w.exec, w.flush_f32 = 0xFFFFFFFF, flush
+        w.v[0], w.v[1] = np.uint32(f32(-tiny)), np.uint32(f32(1e-20))
+        w.v[5], w.v[6] = np.uint32(f16(6e-8)), np.uint32(1 << 4)  # class 4: -denormal
+        run(code, w)
+        results[flush] = (w.v[2].view(np.float32)[0], w.v[3].view(np.float32)[0], w.s[106],
+                          w.v[4].view(np.float32)[0])
+    kept, flushed = results[False], results[True]
+    assert kept[0] == np.float32(-tiny) and kept[1] == np.float32(1e-40)
+    assert flushed[0] == 0 and np.signbit(flushed[0]) and flushed[1] == 0
+    assert kept[2] == flushed[2] != 0  # v_cmp_class classified the same (unflushed) input
+    assert kept[3] == flushed[3] == np.float32(np.float16(6e-8))
+
+
+def test_dispatch_packet_pointer_precedes_the_kernarg_pointer() -> None:
+    """With the dispatch pointer enabled (OpenCL kernels), s[0:1] points at an HSA dispatch
+    packet (group and grid sizes) and the kernarg pointer moves to s[2:3]."""
+    mem = Memory()
+    out = np.zeros(4, np.uint32)
+    k = Kernel(**{**_kernel().__dict__, "code_properties": 0x8 | 0x2, "rsrc2": 4 << 1 | 1 << 7})
+    args = build_kernargs(k, struct.pack("<Q", mem.add(out)), [40, 3, 1], [8, 3, 1])
+    code = (smem("s_load_b64", 6, 2)                        # s[6:7] = out pointer (kernarg 0)
+            + smem("s_load_b64", 8, 0, offset=4)            # s8 = group x|y sizes, s9 = z|reserved
+            + smem("s_load_b32", 10, 0, offset=12)          # s10 = grid size x
+            + vop1("v_mov_b32", 1, 8) + vop1("v_mov_b32", 2, 10) + vop1("v_mov_b32", 3, 128)
+            + vop1("v_mov_b32", 4, 128)
+            + glob("global_store_b32", addr=3, data=1, saddr=6)
+            + glob("global_store_b32", addr=3, data=2, saddr=6, offset=4) + sopp("s_endpgm"))
+    launch(RawCode(code, kernels={"k": k}), "k", [40, 3, 1], [8, 3, 1], args, mem)
+    assert out[0] == 8 | 3 << 16 and out[1] == 40
 
 
 def test_carry_chain_64_bit_address_math() -> None:

@@ -23,7 +23,7 @@ SOP2 = {0: "s_add_u32", 1: "s_sub_u32", 2: "s_add_i32", 3: "s_sub_i32", 4: "s_ad
         8: "s_lshl_b32", 9: "s_lshl_b64", 10: "s_lshr_b32", 12: "s_ashr_i32", 15: "s_lshl2_add_u32",
         18: "s_min_i32", 19: "s_min_u32", 20: "s_max_i32", 21: "s_max_u32", 22: "s_and_b32",
         24: "s_or_b32", 26: "s_xor_b32", 30: "s_nor_b32", 34: "s_and_not1_b32", 36: "s_or_not1_b32",
-        44: "s_mul_i32", 45: "s_mul_hi_u32", 46: "s_mul_hi_i32", 48: "s_cselect_b32"}
+        41: "s_bfe_i64", 44: "s_mul_i32", 45: "s_mul_hi_u32", 46: "s_mul_hi_i32", 48: "s_cselect_b32"}
 SOPC = {0: "s_cmp_eq_i32", 1: "s_cmp_lg_i32", 2: "s_cmp_gt_i32", 3: "s_cmp_ge_i32", 4: "s_cmp_lt_i32",
         5: "s_cmp_le_i32", 6: "s_cmp_eq_u32", 7: "s_cmp_lg_u32", 8: "s_cmp_gt_u32", 9: "s_cmp_ge_u32",
         10: "s_cmp_lt_u32", 11: "s_cmp_le_u32", 12: "s_bitcmp0_b32", 13: "s_bitcmp1_b32",
@@ -53,7 +53,7 @@ VOPC = {1: "v_cmp_lt_f16", 2: "v_cmp_eq_f16", 17: "v_cmp_lt_f32", 18: "v_cmp_eq_
 VOP3_ONLY = {522: "v_mad_i32_i24", 523: "v_mad_u32_u24", 528: "v_bfe_u32", 531: "v_fma_f32",
              532: "v_fma_f64", 544: "v_med3_i32", 582: "v_lshl_add_u32", 583: "v_add_lshl_u32",
              597: "v_add3_u32", 598: "v_lshl_or_b32", 599: "v_and_or_b32", 600: "v_or3_b32",
-             605: "v_cndmask_b16", 807: "v_add_f64", 808: "v_mul_f64", 812: "v_mul_lo_u32",
+             605: "v_cndmask_b16", 771: "v_add_nc_u16", 772: "v_sub_nc_u16", 773: "v_mul_lo_u16", 785: "v_pack_b32_f16", 807: "v_add_f64", 808: "v_mul_f64", 812: "v_mul_lo_u32",
              813: "v_mul_hi_u32", 828: "v_lshlrev_b64"}
 VOP3SD = {288: "v_add_co_ci_u32", 289: "v_sub_co_ci_u32", 766: "v_mad_u64_u32", 767: "v_mad_i64_i32",
           768: "v_add_co_u32", 769: "v_sub_co_u32"}

@@ -1,7 +1,8 @@
 """Running a kernel: workgroups of wave32s over a grid, as the packet processor would set them up.
 
-Per workgroup: LDS of the descriptor's ``group_segment_fixed_size``; per wave: the kernarg
-pointer in s[0:1] (the only user SGPR these kernels enable), workgroup ids in the SGPRs after
+Per workgroup: LDS of the descriptor's ``group_segment_fixed_size``; per wave: the user SGPRs
+the descriptor enables, in the ABI's order: the dispatch packet pointer (OpenCL kernels read
+their group and grid sizes from the packet) then the kernarg pointer; workgroup ids in the SGPRs after
 the user SGPRs for each enabled dimension, work-item ids packed in v0 (``x | y<<10 | z<<20``),
 EXEC covering the wave's live work-items (the last workgroup of a dimension may be partial).
 Waves of a group run in turn up to each ``s_barrier``. The kernarg segment gets the hidden
@@ -139,6 +140,8 @@ def launch(co: CodeObject | RawCode, kernel_name: str, grid: Sequence[int], bloc
     if kernarg_address is None:
         keep = np.frombuffer(bytearray(kernargs), np.uint8).copy()
         kernarg_address = memory.add(keep)
+    packet = _dispatch_packet(k, grid, block, kernarg_address)
+    packet_address = memory.add(packet)
     prog = _program(co)
     stats = LaunchStats(kernel_name)
     t0 = time.perf_counter()
@@ -148,28 +151,51 @@ def launch(co: CodeObject | RawCode, kernel_name: str, grid: Sequence[int], bloc
             for gx in range(counts[0]):
                 ids = (gx, gy, gz)
                 size = [min(b, g - i * b) for b, g, i in zip(block, grid, ids, strict=False)]
-                stats.wave_instructions += _run_group(prog, k, ids, size, kernarg_address, memory)
+                stats.wave_instructions += _run_group(prog, k, ids, size, kernarg_address, memory,
+                                                      packet_address)
                 stats.workgroups += 1
     stats.seconds = time.perf_counter() - t0
-    del keep
+    del keep, packet
     return stats
+
+
+#: Float modes emulated: round to nearest even everywhere; f16/f64 denormals kept; f32
+#: denormals kept (0xf0, HIP's default) or flushed (0xc0, OpenCL's default on AMD).
+FLOAT_MODES = {0xF0: False, 0xC0: True}
+_DISPATCH_PTR, _KERNARG_PTR, _WAVE32 = 0x2, 0x8, 0x400
+
+
+def _dispatch_packet(k: Kernel, grid: Sequence[int], block: Sequence[int], kernarg_address: int) -> np.ndarray:
+    """The ``hsa_kernel_dispatch_packet_t`` a packet processor would hand the kernel (64 bytes)."""
+    dims = 3 if grid[2] > 1 else 2 if grid[1] > 1 else 1
+    raw = bytearray(64)
+    raw[2:4] = dims.to_bytes(2, "little")                       # setup: dimensions
+    for i in range(3):
+        raw[4 + 2 * i:6 + 2 * i] = int(block[i]).to_bytes(2, "little")   # workgroup_size_x/y/z
+        raw[12 + 4 * i:16 + 4 * i] = int(grid[i]).to_bytes(4, "little")  # grid_size_x/y/z
+    raw[24:28] = k.private_segment_size.to_bytes(4, "little")
+    raw[28:32] = int(k.group_segment_size).to_bytes(4, "little")
+    raw[40:48] = kernarg_address.to_bytes(8, "little")
+    return np.frombuffer(raw, np.uint8).copy()
 
 
 def _check_supported(k: Kernel) -> None:
     props = k.code_properties
-    if props & ~0x408 & 0x7F:  # only the kernarg segment pointer among the user SGPRs
-        raise EmulationError(f"{k.name}: user SGPRs {props & 0x7F:#x} other than the kernarg pointer")
+    if props & ~(_DISPATCH_PTR | _KERNARG_PTR | _WAVE32) & 0x7F:
+        raise EmulationError(f"{k.name}: user SGPRs {props & 0x7F:#x} other than the dispatch "
+                             "packet and kernarg pointers")
     if k.private_segment_size:
         raise EmulationError(f"{k.name}: scratch memory ({k.private_segment_size} bytes) is not emulated")
     if k.wavefront_size != LANES:
         raise EmulationError(f"{k.name}: wave{k.wavefront_size} is not emulated (wave32 only)")
-    if k.float_mode != 0xF0:
-        raise EmulationError(f"{k.name}: float mode {k.float_mode:#x} (only round-nearest-even with "
-                             "denormals kept, 0xf0, is emulated)")
+    if k.float_mode not in FLOAT_MODES:
+        raise EmulationError(f"{k.name}: float mode {k.float_mode:#x} (emulated: round to nearest "
+                             "even with f16/f64 denormals kept and f32 denormals kept, 0xf0, or "
+                             "flushed, 0xc0)")
 
 
 def _run_group(prog: _Program, k: Kernel, ids: tuple[int, int, int], size: list[int],
-               kernarg_address: int, memory: Memory) -> int:
+               kernarg_address: int, memory: Memory, packet_address: int = 0) -> int:
     lds = np.zeros(max(k.group_segment_size, 0), np.uint8)
     n_items = size[0] * size[1] * size[2]
     lin = np.arange(-(-n_items // LANES) * LANES)
@@ -181,7 +207,12 @@ def _run_group(prog: _Program, k: Kernel, ids: tuple[int, int, int], size: list[
     first_id = k.user_sgpr_count
     for w_i in range(len(lin) // LANES):
         w = Wave(memory, lds)
-        w.s[0], w.s[1] = kernarg_address & 0xFFFFFFFF, kernarg_address >> 32
+        w.flush_f32 = FLOAT_MODES[k.float_mode]
+        sgpr = 0
+        for bit, address in ((_DISPATCH_PTR, packet_address), (_KERNARG_PTR, kernarg_address)):
+            if k.code_properties & bit or (bit == _KERNARG_PTR and sgpr == 0):
+                w.s[sgpr], w.s[sgpr + 1] = address & 0xFFFFFFFF, address >> 32
+                sgpr += 2
         sg = first_id
         for axis, enabled in enumerate(k.workgroup_id_enabled):
             if enabled:

@@ -130,6 +130,17 @@ def compile_scalar(inst: Inst, pc: int) -> Callable[[Wave], int]:
             w.scc = int(r != 0)
             return nxt
         return lshl64
+    if name == "s_bfe_i64":
+        def bfe_i64(w: Wave) -> int:
+            ctl = w.sread(b_code, lit)
+            offset, width = ctl & 63, (ctl >> 16) & 0x7F
+            r = (w.sread64(a_code, lit) >> offset) & ((1 << width) - 1) if width else 0
+            if width and r >> (min(width, 64) - 1) & 1:  # sign-extend from the field's top bit
+                r -= 1 << min(width, 64)
+            w.swrite64(sdst, r & M64)
+            w.scc = int(r & M64 != 0)
+            return nxt
+        return bfe_i64
     _sop2(name, 1, 1, 0)  # unknown names fail here, at decode time
 
     def sop2(w: Wave) -> int:

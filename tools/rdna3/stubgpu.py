@@ -15,6 +15,7 @@ import ctypes
 import hashlib
 import os
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,28 +28,32 @@ __all__ = ["LaunchRecord", "Launches", "build_stub"]
 
 _SRC = Path(__file__).resolve().parent / "stubhip"
 SONAME = "libamdhip64.so.7"
+#: The HIP runtime soname each Debian MIOpen build links (tools/miopen_sysroot.py).
+SONAMES = {"7.2.4": "libamdhip64.so.7", "6.4.3": "libamdhip64.so.6"}
 
 _HANDLER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t,
                             ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint32),
                             ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t)
 
 
-def build_stub(out_dir: Path, include_dir: Path, cc: str = "gcc") -> Path:
-    """Compile the stub if its sources changed; returns the directory holding ``libamdhip64``."""
+def build_stub(out_dir: Path, include_dir: Path, cc: str = "gcc", soname: str = SONAME) -> Path:
+    """Compile the stub if its sources changed; returns the directory holding ``libamdhip64``
+    (named ``soname``: ``libamdhip64.so.6`` for MIOpen 3.4, ``.so.7`` for 3.5)."""
     c_src, script = _SRC / "stubhip.c", _SRC / "stubhip.map"
-    key = hashlib.sha256(c_src.read_bytes() + script.read_bytes() + str(include_dir).encode()).hexdigest()[:16]
+    key = hashlib.sha256(c_src.read_bytes() + script.read_bytes() + str(include_dir).encode()
+                         + soname.encode()).hexdigest()[:16]
     target = out_dir / key
-    lib = target / SONAME
+    lib = target / soname
     if not lib.exists():
         target.mkdir(parents=True, exist_ok=True)
-        tmp = target / (SONAME + ".tmp")
+        tmp = target / (soname + ".tmp")
         subprocess.run([cc, "-O1", "-shared", "-fPIC", "-fvisibility=hidden", f"-I{include_dir}",
-                        f"-Wl,--version-script={script}", f"-Wl,-soname,{SONAME}", "-o", str(tmp), str(c_src)],
+                        f"-Wl,--version-script={script}", f"-Wl,-soname,{soname}", "-o", str(tmp), str(c_src)],
                        check=True, capture_output=True, text=True)
         os.replace(tmp, lib)
         link = target / "libamdhip64.so"
         if not link.exists():
-            link.symlink_to(SONAME)
+            link.symlink_to(soname)
     return target
 
 
@@ -117,6 +122,8 @@ class Launches:
             return 0
         except Exception as exc:  # reported through the record and the failed HIP launch
             rec.error = f"{type(exc).__name__}: {exc}"
+            # the HIP caller only sees a failed launch: say why where pytest shows it
+            print(f"[rdna3] launch of {kernel} failed: {rec.error}", file=sys.stderr, flush=True)
             return 1
         finally:
             rec.seconds = time.perf_counter() - t0

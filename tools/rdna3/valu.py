@@ -2,7 +2,9 @@
 
 Each op is (destination type, source types, function of typed lane arrays). Types: ``u32``,
 ``i32``, ``f32``, ``u16``, ``f16``, ``u64``, ``f64``. Float math follows the kernels' float mode
-(round to nearest even, denormals kept): numpy's f32/f64 arithmetic is IEEE without flushing;
+(round to nearest even; denormals kept, or for f32 flushed to signed zero on every f32 operand
+read and result written when the kernel's mode says so: ``Wave.flush_f32``, except
+``v_cmp_class``, which classifies what it is given): numpy's f32/f64 arithmetic is IEEE;
 fused ops round once (:mod:`.fp`). ``v_rcp*``/``v_rsq``/``v_sqrt`` are computed exactly rounded,
 within the ISA's 1 ulp. 16-bit operands of e32 encodings name a VGPR half with bit 7 of the
 register field (true16); VOP3 encodings use op_sel.
@@ -60,6 +62,15 @@ def _sqrt(a: np.ndarray) -> np.ndarray:
         return np.sqrt(a.astype(F64)).astype(F32)
 
 
+_F32_MIN_NORMAL = np.float32(np.finfo(np.float32).tiny)
+
+
+def flush_f32(x: np.ndarray) -> np.ndarray:
+    """``x`` with f32 denormals replaced by zero of the same sign (the FLUSH denorm mode)."""
+    den = (np.abs(x) < _F32_MIN_NORMAL) & (x != 0)
+    return np.where(den, np.copysign(np.float32(0), x), x).astype(F32) if den.any() else x
+
+
 def _med3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
 
@@ -68,6 +79,11 @@ Op = tuple[str, tuple[str, ...], Callable[..., Any]]
 PLAIN: dict[str, Op] = {
     "v_mov_b32": ("u32", ("u32",), lambda a: a),
     "v_mov_b16": ("u16", ("u16",), lambda a: a),
+    "v_add_nc_u16": ("u16", ("u16", "u16"), lambda a, b: (a.astype(U32) + b).astype(np.uint16)),
+    "v_sub_nc_u16": ("u16", ("u16", "u16"), lambda a, b: (a.astype(U32) - b).astype(np.uint16)),
+    "v_mul_lo_u16": ("u16", ("u16", "u16"), lambda a, b: (a.astype(U32) * b).astype(np.uint16)),
+    "v_pack_b32_f16": ("u32", ("f16", "f16"),
+                       lambda a, b: a.view(np.uint16).astype(U32) | b.view(np.uint16).astype(U32) << U32(16)),
     "v_cvt_f16_f32": ("f16", ("f32",), lambda a: a.astype(F16)),
     "v_cvt_f32_f16": ("f32", ("f16",), lambda a: a.astype(F32)),
     "v_cvt_f32_f64": ("f32", ("f64",), lambda a: a.astype(F32)),
@@ -159,8 +175,9 @@ class _Operands:
             return [f["src0"], 256 + f["vsrc1"]]
         return [f["src0"]]
 
-    def reader(self, i: int, code: int, typ: str) -> Callable[[Wave], np.ndarray]:
+    def reader(self, i: int, code: int, typ: str, *, flushes: bool = True) -> Callable[[Wave], np.ndarray]:
         lit = self.inst.literal
+        flush = flushes and typ == "f32"
         hi = False
         if _WIDTH[typ] == 16:
             if self.vop3:
@@ -182,6 +199,8 @@ class _Operands:
                 x = w.vread16(code, lit, hi, is_float)
             if view is not None:
                 x = x.view(view)
+            if flush and w.flush_f32:
+                x = flush_f32(x)
             if ab:
                 x = np.abs(x)
             if ng:
@@ -207,6 +226,7 @@ class _Operands:
         dtype = {"u32": U32, "i32": I32, "f32": F32, "u16": np.uint16, "f16": F16,
                  "u64": U64, "f64": F64}[typ]
         is_float = typ in FLOAT_TYPES
+        flush = typ == "f32"
         nan = {"f32": np.array(0x7FC00000, U32).view(F32), "f16": np.array(0x7E00, np.uint16).view(F16),
                "f64": np.array(0x7FF8000000000000, U64).view(F64)}.get(typ)
 
@@ -220,6 +240,8 @@ class _Operands:
                 res = np.where(np.isnan(res), 0, np.clip(res, 0, 1)).astype(dtype)
             if is_float and np.isnan(res).any():  # the default quiet NaN (payloads not kept)
                 res = np.where(np.isnan(res), nan, res)
+            if flush and w.flush_f32:
+                res = flush_f32(res)
             if width == 32:
                 w.vwrite(vdst, res.view(U32))
             elif width == 64:
@@ -300,7 +322,7 @@ def _float_class(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
 def _compile_cmp(inst: Inst, ops: _Operands, codes: list[int], nxt: int) -> Callable[[Wave], int]:
     if inst.name.startswith("v_cmp_class"):
         typ = inst.name[-3:]
-        rx, rm = ops.reader(0, codes[0], typ), ops.reader(1, codes[1], "u32")
+        rx, rm = ops.reader(0, codes[0], typ, flushes=False), ops.reader(1, codes[1], "u32")
         sdst = inst.f["vdst"] if ops.vop3 else VCC_LO
 
         def cmp_class(w: Wave) -> int:

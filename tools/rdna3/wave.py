@@ -50,6 +50,9 @@ class Wave:
         self.lds = lds
         self.done = False
         self.at_barrier = False
+        #: The kernel's FLOAT_DENORM_MODE_32 is "flush" (float mode 0xc0): f32 denormals read
+        #: and written by VALU ops become zero of the same sign.
+        self.flush_f32 = False
 
     # ---- scalar operands -------------------------------------------------------------
     def sread(self, code: int, literal: int | None) -> int:

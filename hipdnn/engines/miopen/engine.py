@@ -74,6 +74,9 @@ _BN_ACTIVATION_CALLS = {
 #: Rows that call miopenBatchNormalizationForwardInference_V2 (on 3.4 for the DReLU row too,
 #: whose NCHW-only fusion plan does not apply to channels-last).
 _BN_INFERENCE_ROWS = (Row.BN_INFERENCE, Row.BN_INFERENCE_INV, Row.BN_INF_DRELU_BN_BWD)
+#: Rows that run MIOpen 3.4's batchnorm training/backward kernels (the _V2 calls; the
+#: activation row's unfused path too).
+_BN_PLAIN_ROWS = (Row.BN_TRAINING, Row.BN_BACKWARD, Row.BN_TRAINING_ACT)
 #: A MIOpen 3.5 symbol: its presence marks the batchnorm generation that runs channels-last inference.
 _BN_35_MARKER = "miopenBatchNormForwardInferenceActivation"
 
@@ -87,6 +90,11 @@ def check_library_rules(m: Match, lib: MIOpenLibrary) -> None:
     bf16 batchnorm + activation rows need the MIOpen 3.5 ``*Activation`` calls: MIOpen's
     batchnorm + activation fusion plans and its standalone activation kernels (MIOpenNeuron.cl)
     are built for fp32/fp16 only.
+
+    On MIOpen 3.4, AMD's own kernels (run on the emulated gfx1100 of tests/amdkernels) showed
+    its NDHWC batchnorm training/backward launching a workgroup per channel x depth, reading
+    past the per-channel tensors: declined there. (Its batchnorm + activation fusion kernels
+    compute 4-D NCHW only: other layouts run unfused, hipdnn/engines/miopen/batchnorm.py.)
     """
     call = _BN_ACTIVATION_CALLS.get(m.row)
     if (call is not None and DataType(m.t["x"].data_type) == DataType.BFLOAT16
@@ -100,6 +108,12 @@ def check_library_rules(m: Match, lib: MIOpenLibrary) -> None:
                        f"3.5 (this library lacks {_BN_35_MARKER}): MIOpen 3.4's batchnorm "
                        "inference solver (BnFwdInference) is NCHW only, the real 3.4.0 answers "
                        "'No solver found' (miopenStatusNotImplemented) for channels-last")
+    if (m.row in _BN_PLAIN_ROWS and m.layout == "NDHWC"
+            and not lib.capabilities.has(_BN_35_MARKER)):
+        raise Declined(f"node {m.nodes[0].name!r}: {m.row.value} in NDHWC needs MIOpen >= 3.5: "
+                       "MIOpen 3.4 launches its 5-D channels-last batchnorm kernels with a workgroup "
+                       "per channel x depth, reading past the per-channel tensors (run by AMD's "
+                       "kernels, tests/amdkernels)")
 
 
 def _default_miopen() -> MIOpenLibrary:

@@ -9,6 +9,7 @@
 #define __HIP_PLATFORM_AMD__ 1
 #include <hip/hip_runtime_api.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -181,17 +182,64 @@ static size_t elf_size(const void *image) {
   return end;
 }
 
-EXPORT hipError_t hipModuleLoadData(hipModule_t *m, const void *image) {
-  size_t n = elf_size(image);
-  if (!n) return hipErrorInvalidImage;
+/* A clang offload bundle ("__CLANG_OFFLOAD_BUNDLE__": MIOpen 3.4 loads its clang++-21 HIP
+   kernels so): the gfx1100 entry (target features ignored), else NULL; reads stay below avail. */
+#define BUNDLE_MAGIC "__CLANG_OFFLOAD_BUNDLE__"
+static const unsigned char *bundle_entry(const unsigned char *b, size_t avail, size_t *out_n) {
+  size_t magic = sizeof BUNDLE_MAGIC - 1, pos = magic + 8;
+  if (avail < pos || memcmp(b, BUNDLE_MAGIC, magic) != 0) return NULL;
+  uint64_t count;
+  memcpy(&count, b + magic, 8);
+  for (uint64_t i = 0; i < count && i < 64; ++i) {
+    uint64_t off, size, tlen;
+    if (avail < pos + 24) return NULL;
+    memcpy(&off, b + pos, 8); memcpy(&size, b + pos + 8, 8); memcpy(&tlen, b + pos + 16, 8);
+    pos += 24;
+    if (tlen > 256 || avail < pos + tlen) return NULL;
+    char triple[257];
+    memcpy(triple, b + pos, tlen); triple[tlen] = 0;
+    pos += tlen;
+    const char *dash = strstr(triple, "--");
+    if (!strstr(triple, "amdgcn") || !dash || strncmp(dash + 2, "gfx1100", 7) != 0
+        || (dash[9] != 0 && dash[9] != ':')) continue;
+    if (off > avail || size > avail - off || size < 64) return NULL;
+    *out_n = size;
+    return b + off;
+  }
+  return NULL;
+}
+
+static hipError_t load_module(hipModule_t *m, const unsigned char *image, size_t avail) {
+  size_t n = 0;
+  const unsigned char *elf = bundle_entry(image, avail, &n);
+  if (elf) { if (!elf_size(elf) || elf_size(elf) > n) return hipErrorInvalidImage; }
+  else { elf = image; n = avail >= 64 ? elf_size(image) : 0; if (!n || n > avail) return hipErrorInvalidImage; }
   module_t *mod = malloc(sizeof *mod);
   void *copy = malloc(n);
-  memcpy(copy, image, n);
+  memcpy(copy, elf, n);
   mod->image = copy; mod->size = n;
   *m = (hipModule_t)mod;
   return hipSuccess;
 }
-EXPORT hipError_t hipModuleLoad(hipModule_t *m, const char *path) { (void)m; (void)path; return hipErrorFileNotFound; }
+
+EXPORT hipError_t hipModuleLoadData(hipModule_t *m, const void *image) {
+  if (!m || !image) return hipErrorInvalidValue;
+  return load_module(m, image, SIZE_MAX);
+}
+EXPORT hipError_t hipModuleLoad(hipModule_t *m, const char *path) {
+  if (!m || !path) return hipErrorInvalidValue;
+  FILE *f = fopen(path, "rb");
+  if (!f) return hipErrorFileNotFound;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
+  size_t got = fread(buf, 1, (size_t)(n > 0 ? n : 0), f);
+  fclose(f);
+  hipError_t r = load_module(m, buf, got);
+  free(buf);
+  return r;
+}
 EXPORT hipError_t hipModuleUnload(hipModule_t m) { (void)m; return hipSuccess; /* kept: launches may be replayed */ }
 EXPORT hipError_t hipModuleGetFunction(hipFunction_t *f, hipModule_t m, const char *name) {
   function_t *fn = calloc(1, sizeof *fn);
