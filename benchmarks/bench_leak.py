@@ -20,6 +20,7 @@ Also used by tests/unit/test_leak.py (short runs, in CI) through :func:`run`.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import gc
 import os
 import sys
@@ -47,11 +48,34 @@ CHANNELS = 16
 
 
 def rss_bytes() -> int:
-    """Resident set size of this process now (Linux /proc; 0 elsewhere)."""
+    """Resident set size of this process now: /proc on Linux, the working set on Windows
+    (GetProcessMemoryInfo), 0 where neither can be read."""
+    if sys.platform == "win32":
+        return _working_set()
     try:
         with open("/proc/self/statm", encoding="ascii") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0
+
+
+def _working_set() -> int:
+    class Counters(ctypes.Structure):  # PROCESS_MEMORY_COUNTERS
+        _fields_ = [("cb", ctypes.c_uint32), ("PageFaultCount", ctypes.c_uint32),
+                    *((name, ctypes.c_size_t) for name in (
+                        "PeakWorkingSetSize", "WorkingSetSize", "QuotaPeakPagedPoolUsage",
+                        "QuotaPagedPoolUsage", "QuotaPeakNonPagedPoolUsage",
+                        "QuotaNonPagedPoolUsage", "PagefileUsage", "PeakPagefileUsage"))]
+
+    try:
+        kernel32 = ctypes.WinDLL("kernel32")  # type: ignore[attr-defined,unused-ignore]
+        kernel32.GetCurrentProcess.restype = ctypes.c_void_p
+        info = Counters()
+        info.cb = ctypes.sizeof(info)
+        ok = kernel32.K32GetProcessMemoryInfo(ctypes.c_void_p(kernel32.GetCurrentProcess()),
+                                              ctypes.byref(info), info.cb)
+        return int(info.WorkingSetSize) if ok else 0
+    except (OSError, AttributeError):
         return 0
 
 
