@@ -1,27 +1,51 @@
-"""Cheap per-call signatures of variant-pack values, for ``graph.execute``'s remembered bindings.
+"""Matchers for ``graph.execute``'s remembered bindings: is this variant pack the bound one?
 
-A signature is a hashable tuple holding, read afresh from the object on every call, everything
-:func:`hipdnn.interop.resolve` and :func:`hipdnn.interop.check_against` look at: the exact type,
-the data pointer, shape, strides, dtype, device and read-only flag. Two values with equal
-signatures resolve to equal :class:`~hipdnn.interop.Buffer` fields, so they pass or fail the
-same checks; ``graph.execute`` can therefore reuse a binding made for an equal signature
-without trusting the object's identity.
+A matcher is made once per bound pack (after the pack was resolved and checked) and called on
+every later ``execute``: it reads afresh, from each value of the pack it is given, everything
+:func:`hipdnn.interop.resolve` and :func:`hipdnn.interop.check_against` look at -- the exact
+type, the data pointer, shape, strides, dtype, device and read-only flag (a whole
+``__cuda_array_interface__`` dict, a DLPack export) -- and compares it with what the bound pack
+had. Equal reads resolve to equal :class:`~hipdnn.interop.Buffer` fields, so they pass or fail
+the same checks, and the bound plan can run without resolving the pack again; nothing is
+trusted by object identity alone (graph-tensor keys and the handle are compared by identity,
+as the binding holds them).
 
-Each exact type gets one reader, chosen once by the same rules (and in the same order) as
-``resolve``; types ``resolve`` treats specially (bool, int subclasses, numpy scalars,
-``Buffer``) get none, and their packs always take the checked path. A reader that raises
-(an object whose interface is malformed, a sparse torch tensor) also sends the pack down the
-checked path, which reports the error.
+Each matcher is one boolean expression over the pack's items, generated per *kind sequence*
+(which value kinds sit at which positions) and cached, so that binding a pack of a kind
+sequence seen before costs a function call, not a compile. Kinds, read in ``resolve``'s order:
+
+===========  ====================================================================
+``int``      exact ``int`` (a raw pointer): equal value
+``float``    exact ``float`` (a pass-by-value scalar): equal value, and sign for 0.0
+``numpy``    exact ``numpy.ndarray``: pointer (read from the array struct), shape,
+             strides, dtype, writeable flag
+``ndarray``  an ndarray subclass: the same, pointer through ``__array_interface__``
+``torch``    a torch tensor type: ``data_ptr()``, shape, ``stride()``, dtype, device, and
+             neither the negative nor the conjugate bit (views with them are never bound)
+``cai``      an object with ``__cuda_array_interface__``: the whole dict, compared
+             with a deep copy of the bound one
+``object``   anything else ``resolve`` takes (``__dlpack__``, ``__array_interface__``):
+             :func:`signature` of the object
+===========  ====================================================================
+
+Values ``resolve`` treats specially (bool, int subclasses, numpy scalars, ``Buffer``) get no
+matcher: such packs always take the checked path. A matcher that raises (an object whose
+interface became malformed, a sparse torch tensor) is a miss; the checked path then reports
+the error.
 
 >>> import numpy as np
->>> a = np.zeros((2, 3), np.float32)
->>> signature(a) == signature(a[:]), signature(a) == signature(a.T)
-(True, False)
+>>> a, b = np.zeros((2, 3), np.float32), np.zeros(3, np.float32)
+>>> match = compile_matcher({1: a, 2: b}, None, None, "bound")
+>>> match({1: a[:], 2: b}, None, None), match({1: a.T, 2: b}, None, None)
+('bound', None)
 """
 
 from __future__ import annotations
 
+import copy
 import ctypes
+import math
+import threading
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -29,10 +53,13 @@ import numpy as np
 
 from hipdnn import _dlpack
 from hipdnn.interop import Buffer
+from hipdnn.tensor import Tensor
 
-__all__ = ["MAX_READERS", "READERS", "Reader", "reader_for", "signature"]
+__all__ = ["MAX_READERS", "READERS", "Matcher", "compile_matcher", "kind_of", "matcher_source",
+           "signature"]
 
-Reader = Callable[[Any], Hashable]
+#: ``match(variant_pack, workspace, handle)`` -> the bound result, or None.
+Matcher = Callable[[Any, Any, Any], Any]
 
 
 def _numpy_ptr_by_interface(a: np.ndarray[Any, Any]) -> int:
@@ -48,34 +75,52 @@ _VOIDP = ctypes.c_void_p
 _DATA_OFFSET = 2 * ctypes.sizeof(ctypes.c_void_p)  # ob_refcnt, ob_type
 
 
-def _pick_numpy_ptr() -> Callable[[np.ndarray[Any, Any]], int]:
-    """The struct read (about 5x cheaper) when it agrees with ``__array_interface__`` here."""
+def _address_space() -> Any:
+    """The process's memory as an array of pointer-sized words (read by index, never written).
+
+    Indexing it reads one word in C without making a ctypes object per read, which halves the
+    cost of :func:`_numpy_ptr_by_struct`; None where such a type cannot be made.
+    """
+    try:
+        return (ctypes.c_size_t * (2 ** (8 * ctypes.sizeof(ctypes.c_size_t) - 5))) \
+            .from_address(0)
+    except (OverflowError, ValueError, MemoryError):  # pragma: no cover - 32-bit interpreters
+        return None
+
+
+_words = _address_space()
+
+
+def _numpy_ptr_by_word(a: np.ndarray[Any, Any]) -> int:
+    return int(_words[(id(a) + _DATA_OFFSET) // _DATA_WORD])
+
+
+_DATA_WORD = ctypes.sizeof(ctypes.c_size_t)
+
+
+def _pick_numpy_ptr() -> tuple[Callable[[np.ndarray[Any, Any]], int], str]:
+    """The cheapest pointer read that agrees with ``__array_interface__`` here, and its
+    expression for generated matchers (``{v}``: the array)."""
     probes: list[np.ndarray[Any, Any]] = [np.arange(6, dtype=np.float32),
                                          np.zeros((3, 4), np.float16)[1:, ::2]]
-    try:
-        if all(_numpy_ptr_by_struct(p) == _numpy_ptr_by_interface(p) for p in probes):
-            return _numpy_ptr_by_struct
-    except (ValueError, OSError):  # pragma: no cover - an interpreter without that layout
-        pass
-    return _numpy_ptr_by_interface  # pragma: no cover
+    for read, expr in ((_numpy_ptr_by_word,
+                        f"_words[(id({{v}}) + {_DATA_OFFSET}) // {_DATA_WORD}]"),
+                       (_numpy_ptr_by_struct, "_np_ptr({v})")):
+        try:
+            if (read is not _numpy_ptr_by_word or _words is not None) and all(
+                    read(p) == _numpy_ptr_by_interface(p) for p in probes):
+                return read, expr
+        except (ValueError, OSError):  # pragma: no cover - an interpreter without that layout
+            pass
+    return _numpy_ptr_by_interface, "_np_iface_ptr({v})"  # pragma: no cover
 
 
-_numpy_ptr = _pick_numpy_ptr()
-
-
-def _numpy(a: Any) -> Hashable:
-    return (type(a), _numpy_ptr(a), a.shape, a.strides, a.dtype, a.flags.writeable)
-
-
-def _torch(t: Any) -> Hashable:
-    # the negative/conjugate bits: z.imag and z.conj().imag share memory, not values
-    return (type(t), t.data_ptr(), t.shape, t.stride(), t.dtype, t.device, t.is_neg(),
-            t.is_conj())
+_numpy_ptr, _NUMPY_PTR_EXPR = _pick_numpy_ptr()
 
 
 def _interface(iface: Any) -> tuple[Any, ...]:
     # lists (a shape given as a list, numpy's descr) are made hashable; anything else that is
-    # not hashable makes the caller's hash fail, and the pack takes the checked path
+    # not hashable makes a comparison fail, and the pack takes the checked path
     shape, strides, descr = iface["shape"], iface.get("strides"), iface.get("descr")
     return (iface["data"], shape if type(shape) is tuple else tuple(shape),
             strides if strides is None or type(strides) is tuple else tuple(strides),
@@ -83,8 +128,15 @@ def _interface(iface: Any) -> tuple[Any, ...]:
             iface.get("mask") is None, iface.get("stream"))
 
 
-def _interface_object(obj: Any) -> Hashable:
-    """Any other object, looked at per instance in ``resolve``'s order (CAI, DLPack, AI)."""
+def signature(obj: Any) -> Hashable:
+    """What ``resolve`` reads from an interface object, in its order (CAI, DLPack, AI).
+
+    >>> a = np.zeros((2, 3), np.float32)
+    >>> class AI:
+    ...     __array_interface__ = a.__array_interface__
+    >>> signature(AI())[1:4] == ("ai", (a.ctypes.data, False), (2, 3))
+    True
+    """
     try:
         return (type(obj), "cai", *_interface(obj.__cuda_array_interface__))
     except AttributeError:
@@ -96,56 +148,213 @@ def _interface_object(obj: Any) -> Hashable:
     return (type(obj), "ai", *_interface(obj.__array_interface__))
 
 
-def _float(value: Any) -> Hashable:
-    return (float, value)
-
-
 def _is_torch_type(tp: type) -> bool:
     return any(c.__name__ == "Tensor" and c.__module__.split(".")[0] == "torch"
                for c in tp.__mro__)
 
 
-def _classify(tp: type) -> Reader | None:
-    """The reader for values of exact type ``tp``, in :func:`hipdnn.interop.resolve`'s order."""
-
-    if issubclass(tp, (bool, np.bool_, int, np.integer, np.floating, Buffer)):
-        return None  # exact int is handled inline by the caller; the rest is rare
-    if tp is float:
-        return _float
-    if issubclass(tp, float):
-        return None
-    if issubclass(tp, np.ndarray):
-        return _numpy
-    if _is_torch_type(tp):
-        return _torch
-    return _interface_object
-
-
-#: Exact type -> reader (None: no reader), filled by :func:`reader_for`.
-READERS: dict[type, Reader | None] = {}
+#: Exact type -> matcher kind (None: never remembered), filled by :func:`kind_of`.
+READERS: dict[type, str | None] = {}
 #: At most this many types are remembered (a program making classes on the fly must not grow
 #: it, nor keep its classes alive): when full it starts again, which costs one classification.
 MAX_READERS = 256
 
 
-def reader_for(tp: type) -> Reader | None:
-    """The signature reader for exact type ``tp`` (None: always take the checked path)."""
+def kind_of(value: Any) -> str | None:
+    """``value``'s matcher kind (see the module docstring); None: never remembered.
+
+    >>> kind_of(4096), kind_of(True), kind_of(2.5), kind_of(np.float32(1))
+    ('int', None, 'float', None)
+    """
+    tp = type(value)
+    if tp is int or tp is float:
+        return "int" if tp is int else "float"
     try:
-        return READERS[tp]
+        kind = READERS[tp]
     except KeyError:
         if len(READERS) >= MAX_READERS:
             READERS.clear()
-        reader = READERS[tp] = _classify(tp)
-        return reader
+        kind = READERS[tp] = _classify(tp)
+    if kind == "object" and hasattr(value, "__cuda_array_interface__"):
+        return "cai"  # per instance, as resolve decides
+    return kind
 
 
-def signature(value: Any) -> Hashable:
-    """``value``'s signature: an exact int is itself; None when no reader applies.
+def _classify(tp: type) -> str | None:
+    if issubclass(tp, (bool, np.bool_, int, np.integer, float, np.floating, Buffer)):
+        return None  # exact int and float are handled first; subclasses and the rest are rare
+    if tp is np.ndarray:
+        return "numpy"
+    if issubclass(tp, np.ndarray):
+        return "ndarray"
+    if _is_torch_type(tp):
+        return "torch"
+    return "object"
 
-    >>> signature(4096), signature(True), signature(2.5)
-    (4096, None, (<class 'float'>, 2.5))
+
+# ---------------------------------------------------------------------------- compiling
+
+#: Per kind: the test on value ``{v}`` (its constants are ``{c}<name>``).
+_TESTS: dict[str, str] = {
+    "int": "type({v}) is int and {v} == {c}ptr",
+    "float": ("type({v}) is float and {v} == {c}value and "
+              "({v} != 0.0 or _sign(1.0, {v}) == {c}sign)"),
+    "numpy": ("type({v}) is {c}type and " + _NUMPY_PTR_EXPR + " == {c}ptr and "
+              "{v}.shape == {c}shape and {v}.strides == {c}strides and {v}.dtype == {c}dtype "
+              "and {v}.flags.writeable == {c}w"),
+    "ndarray": ("type({v}) is {c}type and _np_iface_ptr({v}) == {c}ptr and "
+                "{v}.shape == {c}shape and {v}.strides == {c}strides and "
+                "{v}.dtype == {c}dtype and {v}.flags.writeable == {c}w"),
+    "torch": ("type({v}) is {c}type and {v}.data_ptr() == {c}ptr and {v}.shape == {c}shape "
+              "and {v}.stride() == {c}strides and {v}.dtype is {c}dtype and "
+              "{v}.device == {c}device and not {v}.is_neg() and not {v}.is_conj()"),
+    "cai": "type({v}) is {c}type and {v}.__cuda_array_interface__ == {c}iface",
+    "object": "type({v}) is {c}type and _signature({v}) == {c}sig",
+}
+
+#: Per kind, the constant names its test uses, in the order ``_constants`` gives them.
+_NAMES: dict[str, tuple[str, ...]] = {
+    "int": ("ptr",), "float": ("value", "sign"),
+    "numpy": ("type", "ptr", "shape", "strides", "dtype", "w"),
+    "ndarray": ("type", "ptr", "shape", "strides", "dtype", "w"),
+    "torch": ("type", "ptr", "shape", "strides", "dtype", "device"),
+    "cai": ("type", "iface"), "object": ("type", "sig"),
+}
+
+
+def _constants(kind: str, v: Any) -> tuple[Any, ...]:
+    """The constants of ``_TESTS[kind]`` read from ``v`` now, in ``_NAMES[kind]`` order."""
+    if kind == "int":
+        return (v,)
+    if kind == "float":
+        return v, math.copysign(1.0, v)
+    if kind in ("numpy", "ndarray"):
+        ptr = (_numpy_ptr if kind == "numpy" else _numpy_ptr_by_interface)(v)
+        return type(v), ptr, v.shape, v.strides, v.dtype, bool(v.flags.writeable)
+    if kind == "torch":
+        return (type(v), v.data_ptr(), tuple(v.shape), tuple(v.stride()), v.dtype,
+                v.device)
+    if kind == "cai":
+        iface = copy.deepcopy(v.__cuda_array_interface__)  # the producer may mutate its own
+        if type(iface) is not dict:
+            raise TypeError("__cuda_array_interface__ is not a dict")
+        return type(v), iface
+    sig = signature(v)
+    hash(sig)  # compared by ==: it must hold values, not mutable views of the object
+    return type(v), sig
+
+
+_GLOBALS = {"_np_ptr": _numpy_ptr, "_words": _words, "_np_iface_ptr": _numpy_ptr_by_interface,
+            "_signature": signature, "_sign": math.copysign}
+#: One layout: (key kinds, value kinds, workspace kind); key kinds are tensor / uid / none.
+Layout = tuple[tuple[str, ...], tuple["str | None", ...], "str | None"]
+_factories: dict[Layout, Callable[..., Matcher]] = {}
+_factories_lock = threading.Lock()
+#: Layouts whose generated factory is kept (a program has a handful).
+FACTORIES = 256
+
+
+def _tuple(names: list[str]) -> str:
+    return ", ".join(names) + ("," if len(names) == 1 else "")
+
+
+def matcher_source(layout: Layout) -> str:
+    """The generated source of ``make(keys, consts, result, handle) -> match`` for ``layout``.
+
+    >>> print(matcher_source((("tensor",), ("int",), None)))  # doctest: +NORMALIZE_WHITESPACE
+    def make(keys, consts, result, bound_handle):
+        c0_ptr, = consts
+        k0, = keys
+        def match(pack, ws, handle):
+            if type(pack) is not dict or len(pack) != 1 or handle is not bound_handle:
+                return None
+            (x0, v0), = pack.items()
+            return result if (x0 is k0 and type(v0) is int and v0 == c0_ptr and ws is None) else None
+        return match
     """
-    if type(value) is int:
-        return value
-    reader = reader_for(type(value))
-    return None if reader is None else reader(value)
+    key_kinds, value_kinds, ws_kind = layout
+    n = len(key_kinds)
+    slots = [*enumerate(value_kinds), (n, ws_kind)]
+    consts = [f"c{i}_{name}" for i, kind in slots if kind is not None for name in _NAMES[kind]]
+    lines = ["def make(keys, consts, result, bound_handle):"]
+    if consts:
+        lines.append(f"    {_tuple(consts)} = consts")
+    if n:
+        lines.append(f"    {_tuple([f'k{i}' for i in range(n)])} = keys")
+    lines += ["    def match(pack, ws, handle):",
+              f"        if type(pack) is not dict or len(pack) != {n} "
+              "or handle is not bound_handle:",
+              "            return None"]
+    if n:
+        lines.append(f"        {_tuple([f'(x{i}, v{i})' for i in range(n)])} = pack.items()")
+    tests = []
+    for i, (key_kind, kind) in enumerate(zip(key_kinds, value_kinds, strict=True)):
+        tests.append(f"x{i} is k{i}" if key_kind == "tensor" else f"x{i} is None"
+                     if key_kind == "none" else f"type(x{i}) is int and x{i} == k{i}")
+        if kind is not None:
+            tests.append(_TESTS[kind].format(v=f"v{i}", c=f"c{i}_"))
+    tests.append("ws is None" if ws_kind is None else _TESTS[ws_kind].format(v="ws", c=f"c{n}_"))
+    lines += [f"        return result if ({' and '.join(tests)}) else None",
+              "    return match"]
+    return "\n".join(lines) + "\n"
+
+
+def _factory(layout: Layout) -> Callable[..., Matcher]:
+    """The compiled ``make`` of :func:`matcher_source`, cached per layout."""
+    make = _factories.get(layout)
+    if make is None:
+        namespace = dict(_GLOBALS)
+        exec(compile(matcher_source(layout), "<hipdnn._packsig matcher>", "exec"), namespace)
+        make = namespace["make"]
+        with _factories_lock:
+            if len(_factories) >= FACTORIES:
+                _factories.clear()
+            _factories[layout] = make
+    return make
+
+
+def compile_matcher(variant_pack: Any, workspace: Any, handle: Any,
+                    result: Any) -> Matcher | None:
+    """A matcher returning ``result`` for packs that read as ``variant_pack`` reads now.
+
+    Keys must be graph tensors, exact int uids or None (whose value is ignored, as
+    ``execute`` ignores it); the workspace None or a value of a matcher kind; the handle is
+    compared by identity. None: the pack cannot be remembered (a value without a kind, a
+    key of another type, a value whose reads fail).
+
+    >>> match = compile_matcher({7: 4096, None: "ignored"}, None, None, "run")
+    >>> match({7: 4096, None: 0}, None, None), match({7: 4097, None: 0}, None, None)
+    ('run', None)
+    """
+    if type(variant_pack) is not dict:
+        return None
+    key_kinds: list[str] = []
+    value_kinds: list[str | None] = []
+    keys: list[Any] = []
+    consts: list[Any] = []
+    try:
+        for key, value in variant_pack.items():
+            if key is None:
+                key_kinds.append("none")
+                value_kinds.append(None)
+                keys.append(None)
+                continue
+            tk = type(key)
+            if tk is not Tensor and tk is not int:
+                return None
+            kind = kind_of(value)
+            if kind is None:
+                return None
+            key_kinds.append("tensor" if tk is Tensor else "uid")
+            value_kinds.append(kind)
+            keys.append(key)
+            consts.extend(_constants(kind, value))
+        ws_kind = None if workspace is None else kind_of(workspace)
+        if workspace is not None:
+            if ws_kind is None:
+                return None
+            consts.extend(_constants(ws_kind, workspace))
+    except Exception:  # unreadable now: never remembered, the checked path runs
+        return None
+    make = _factory((tuple(key_kinds), tuple(value_kinds), ws_kind))
+    return make(tuple(keys), tuple(consts), result, handle)

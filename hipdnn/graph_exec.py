@@ -6,9 +6,9 @@ called. Pass-by-value scalars with a baked value need no entry.
 
 Repeated calls are cheap two ways: :meth:`GraphExec.bind` validates a variant pack once and
 returns a :class:`BoundExecution` that re-runs the plan; ``execute`` itself remembers the
-binding of recent variant packs, keyed by each value's signature (:mod:`hipdnn._packsig`: type,
-pointer, shape, strides, dtype, device, read-only flag, read on every call), so a loop calling
-``execute`` with the same tensors or pointers skips resolution and validation.
+binding of recent variant packs with a matcher each (:mod:`hipdnn._packsig`: type, pointer,
+shape, strides, dtype, device, read-only flag of every value, read on every call), so a loop
+calling ``execute`` with the same tensors or pointers skips resolution and validation.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hipdnn import interop
-from hipdnn._packsig import READERS, reader_for, signature
+from hipdnn._packsig import Matcher, compile_matcher
 from hipdnn.errors import (
     GraphChangedError,
     PlanClosedError,
@@ -57,37 +57,8 @@ class PlanTiming(NamedTuple):
         return f"{self.plan_name}: {self.seconds * 1e3:.3f} ms per run"
 
 
-#: How many int-pointer variant packs ``execute`` remembers per graph.
+#: How many variant packs ``execute`` remembers per graph (most recently used first).
 FAST_PACKS = 16
-
-
-def _pack_key(variant_pack: Any, workspace: Any, handle: Any) -> tuple[Any, ...] | None:
-    """The remembered-binding key of a pack: handle, then each key and value signature.
-
-    Exact ints are their own signature; graph tensors and exact int uids are the keys
-    (True == 1 and 1.0 == 1 must not reuse a binding of 1). None: the pack is not remembered.
-    """
-    if type(variant_pack) is not dict:
-        return None
-    parts: list[Any] = [handle, workspace if type(workspace) is int or workspace is None
-                        else signature(workspace)]
-    for k, v in variant_pack.items():
-        tk = type(k)
-        if tk is not Tensor and tk is not int:
-            if k is None:
-                continue
-            return None
-        parts.append(k)
-        if type(v) is int:
-            parts.append(v)
-            continue
-        reader = READERS.get(type(v)) or reader_for(type(v))
-        if reader is None:
-            return None
-        parts.append(reader(v))
-    if parts[1] is None and workspace is not None:
-        return None
-    return tuple(parts)
 
 
 def _detached(buf: Buffer) -> Buffer:
@@ -194,12 +165,12 @@ class GraphExec:
         self._required: list[Tensor] = []
         self._baked: dict[int, float] = {}
         self._ranged: dict[int, tuple[str, str]] = {}
-        self._fast: dict[Any, Callable[[], None]] = {}
+        self._fast: list[Matcher] = []
         self._byvalue: frozenset[int] = frozenset()
 
     def _forget_bindings(self) -> None:
         """Plans, tensors or the handle changed: execute's remembered bindings are stale."""
-        self._fast = {}
+        self._fast = []
 
     def _prepare_exec(self) -> None:
         """Precompute which tensors a variant pack must hold (after plans are built)."""
@@ -330,29 +301,48 @@ class GraphExec:
         """Run the selected plan. ``variant_pack``: {tensor or uid: array/pointer/scalar}.
 
         ``workspace`` may be None when ``get_workspace_size()`` is 0. A pack is bound on first
-        use (see :meth:`bind`) and the binding is reused while every value's signature (type,
-        data pointer, shape, strides, dtype, device, read-only flag, read afresh on each call by
-        :mod:`hipdnn._packsig`) stays the same, so the checks a new pack would get are
-        still made on every call without resolving the pack again.
+        use (see :meth:`bind`) and the binding is reused while every value reads the same
+        (type, data pointer, shape, strides, dtype, device, read-only flag, read afresh on
+        each call by a :mod:`hipdnn._packsig` matcher), so the checks a new pack would get
+        are still made on every call without resolving the pack again.
         """
-        try:
-            key = _pack_key(variant_pack, workspace, handle)
-            run = None if key is None else self._fast.get(key)
-        except Exception:
-            key = run = None
-        if run is not None:
-            run()
-            return
-        if key is None:
+        fast = self._fast
+        if fast:
+            try:
+                run = fast[0](variant_pack, workspace, handle)
+            except Exception:  # a value whose reads fail: the checked path reports it
+                run = None
+            if run is not None:
+                run()
+                return
+            if len(fast) > 1:
+                run = self._match_older(fast, variant_pack, workspace, handle)
+                if run is not None:
+                    run()
+                    return
+        if type(variant_pack) is not dict:  # a Mapping of another type is never remembered
             self._run(self._plan(0), variant_pack, workspace, handle)
             return
-        self._bind_remembered(key, variant_pack, workspace, handle)()
+        self._bind_remembered(variant_pack, workspace, handle)()
 
-    def _bind_remembered(self, key: tuple[Any, ...], variant_pack: Mapping[Any, Any],
-                         workspace: Any, handle: Handle | None) -> Callable[[], None]:
-        """Resolve, check and bind ``variant_pack``; remember the binding under ``key``.
+    def _match_older(self, fast: list[Matcher], variant_pack: Any, workspace: Any,
+                     handle: Any) -> Callable[[], None] | None:
+        """A remembered binding other than the latest; a hit moves it to the front."""
+        for i in range(1, len(fast)):
+            try:
+                run = fast[i](variant_pack, workspace, handle)
+            except Exception:  # as above: a miss
+                continue
+            if run is not None:
+                self._fast = [fast[i], *fast[:i], *fast[i + 1:]]
+                return run
+        return None
 
-        The binding keeps pointers, not the pack's objects: a later pack with the same key
+    def _bind_remembered(self, variant_pack: Mapping[Any, Any], workspace: Any,
+                         handle: Handle | None) -> Callable[[], None]:
+        """Resolve, check and bind ``variant_pack``; remember the binding with a matcher.
+
+        The binding keeps pointers, not the pack's objects: a later pack the matcher accepts
         resolves to the same pointers and geometry, and is alive while ``execute`` runs.
         """
         plan = self._plan(0)
@@ -370,14 +360,10 @@ class GraphExec:
             buf = buffers.get(uid)
             if buf is not None and buf.scalar is None and buf.kind != "int":
                 return run
-        fast = self._fast
-        if len(fast) >= FAST_PACKS:
-            try:  # drop the oldest; another thread may be doing the same
-                del fast[next(iter(fast))]
-            except (RuntimeError, StopIteration, KeyError):
-                fast.clear()
-        # the graph's close()/rebuild clears these, so the plan's own callable is enough here
-        fast[key] = run
+        match = compile_matcher(variant_pack, workspace, handle, run)
+        if match is not None:
+            # the graph's close()/rebuild clears these, so the plan's own callable is enough
+            self._fast = [match, *self._fast[:FAST_PACKS - 1]]
         return run
 
     def bind(self, variant_pack: Mapping[Any, Any], workspace: Any = None,

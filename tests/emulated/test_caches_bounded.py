@@ -132,6 +132,7 @@ def test_signature_readers_are_bounded() -> None:
         cls = type(f"Array{i}", (), {"__array_interface__": {"data": (0, False), "shape": (1,),
                                                               "typestr": "<f4", "version": 3}})
         assert _packsig.signature(cls()) is not None
+        assert _packsig.kind_of(cls()) == "object"
         assert len(_packsig.READERS) <= _packsig.MAX_READERS
 
 

@@ -171,7 +171,7 @@ def test_values_that_are_never_remembered(reference_only: None) -> None:
         g.execute({**pack, x: float(pack[x])})
     with pytest.raises(VariantPackError):
         g.execute({**pack, x: True})
-    assert _packsig.signature(True) is None and _packsig.signature(np.float32(1)) is None
+    assert _packsig.kind_of(True) is None and _packsig.kind_of(np.float32(1)) is None
     # a Mapping that is not a dict takes the checked path
     from types import MappingProxyType
     g.execute(MappingProxyType({x: xa, b: ba, y: ya}))
@@ -212,3 +212,53 @@ def test_scalar_from_array_contents_is_not_baked(reference_only: None) -> None:
     assert len(g._fast) == 2
     assert not np.allclose(first, outs[2])
     g.close()
+
+
+def test_matchers_read_every_value_each_call() -> None:
+    """compile_matcher: equal reads hit; any changed read, key, length, workspace or handle
+    misses; values without a kind are never remembered."""
+    a = np.zeros((2, 3), np.float32)
+    b = np.zeros((4,), np.float16)
+    handle = object()
+    m = _packsig.compile_matcher({1: a, 2: b, 3: 4096, 4: 0.5}, 8192, handle, "run")
+    assert m is not None
+    assert m({1: a[:], 2: b, 3: 4096, 4: 0.5}, 8192, handle) == "run"
+    misses = [({1: a.T.T.copy(), 2: b, 3: 4096, 4: 0.5}, 8192, handle),  # other pointer
+              ({1: a.reshape(3, 2), 2: b, 3: 4096, 4: 0.5}, 8192, handle),
+              ({1: a, 2: b.view(np.int16), 3: 4096, 4: 0.5}, 8192, handle),
+              ({1: a, 2: b, 3: 4097, 4: 0.5}, 8192, handle),
+              ({1: a, 2: b, 3: 4096, 4: 0.25}, 8192, handle),
+              ({1: a, 2: b, 3: 4096}, 8192, handle),
+              ({2: b, 1: a, 3: 4096, 4: 0.5}, 8192, handle),  # keys in another order
+              ({1: a, 2: b, 3: True, 4: 0.5}, 8192, handle),
+              ({1: a, 2: b, 3: 4096, 4: 0.5}, 8193, handle),
+              ({1: a, 2: b, 3: 4096, 4: 0.5}, 8192, object())]
+    for pack, ws, h in misses:
+        assert m(pack, ws, h) is None, pack
+    a.flags.writeable = False
+    assert m({1: a, 2: b, 3: 4096, 4: 0.5}, 8192, handle) is None
+    z = _packsig.compile_matcher({1: 0.0}, None, None, "run")
+    assert z is not None and z({1: -0.0}, None, None) is None and z({1: 0.0}, None, None)
+    for value in (True, np.float32(1.0), np.int64(5)):
+        assert _packsig.compile_matcher({1: value}, None, None, "run") is None
+    assert _packsig.compile_matcher({"x": 1}, None, None, "run") is None
+
+
+def test_cai_matcher_keeps_its_own_copy() -> None:
+    class Dev:
+        def __init__(self) -> None:
+            self.iface = {"data": (4096, False), "shape": [2, 3], "typestr": "<f4",
+                          "strides": None, "version": 3}
+
+        @property
+        def __cuda_array_interface__(self) -> dict[str, Any]:
+            return self.iface  # the same dict every time, mutated in place below
+
+    d = Dev()
+    m = _packsig.compile_matcher({1: d}, None, None, "run")
+    assert m is not None and m({1: d}, None, None) == "run"
+    d.iface["shape"].append(1)
+    assert m({1: d}, None, None) is None
+    d.iface["shape"].pop()
+    d.iface["data"] = (8192, False)
+    assert m({1: d}, None, None) is None
