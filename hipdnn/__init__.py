@@ -52,6 +52,7 @@ from hipdnn.engines.base import (
     fnv1a_64,
 )
 from hipdnn.errors import (
+    ArgumentError,
     EngineError,
     ExecutionError,
     GraphChangedError,
@@ -61,6 +62,7 @@ from hipdnn.errors import (
     InvalidGraphError,
     KnobError,
     PlanClosedError,
+    PlanIndexError,
     ValidationError,
     VariantPackError,
     WorkspaceError,
@@ -140,6 +142,7 @@ configure_from_env()
 __all__ = [  # noqa: RUF022  (native names, then the hipdnn_frontend re-exports)
     "BENCHMARKING_KNOB",
     "WORKSPACE_SIZE_LIMIT_KNOB",
+    "ArgumentError",
     "BoundExecution",
     "BuildPlanPolicy",
     "ConvolutionMode",
@@ -165,6 +168,7 @@ __all__ = [  # noqa: RUF022  (native names, then the hipdnn_frontend re-exports)
     "KnobValueType",
     "NormFwdPhase",
     "PlanClosedError",
+    "PlanIndexError",
     "PlanTiming",
     "PointwiseMode",
     "ReductionMode",

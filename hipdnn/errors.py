@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 __all__ = [
+    "ArgumentError",
     "EngineError",
     "ExecutionError",
     "GraphChangedError",
@@ -19,6 +20,7 @@ __all__ = [
     "InvalidGraphError",
     "KnobError",
     "PlanClosedError",
+    "PlanIndexError",
     "ValidationError",
     "VariantPackError",
     "WorkspaceError",
@@ -52,6 +54,11 @@ class ValidationError(HipdnnError, ValueError):
         self.tensor = tensor
 
 
+class ArgumentError(ValidationError, TypeError):
+    """An argument of a hipdnn call has the wrong type (a str where a Handle, an int or a
+    JSON document is expected, ...). Also a TypeError, as Python's own argument errors are."""
+
+
 #: Another name for :class:`ValidationError`.
 InvalidGraphError = ValidationError
 
@@ -69,6 +76,12 @@ class GraphNotSupportedError(HipdnnError):
 
 class GraphStateError(HipdnnError, RuntimeError):
     """A pipeline step was called out of order (e.g. execute before build_plans) or after close."""
+
+
+class PlanIndexError(GraphStateError, IndexError):
+    """A plan or candidate index is out of range (``execute_plan_at_index``,
+    ``build_plan_at_index``, ``select_plan``, ...); negative indices are refused (they would
+    silently pick a plan from the end). Also an IndexError."""
 
 
 class GraphChangedError(GraphStateError):

@@ -24,7 +24,7 @@ from hipdnn.graph_highlevel import HighLevel, accepting_framework_tensors
 from hipdnn.graph_ops import GraphOps
 from hipdnn.graph_ops_math import MathOps
 from hipdnn.graph_plans import GraphPlans
-from hipdnn.handle import default_handle
+from hipdnn.handle import check_handle, default_handle
 from hipdnn.nodes_base import Node, check_tensor
 from hipdnn.shapes import packed_strides
 from hipdnn.tensor import Tensor
@@ -99,7 +99,7 @@ class Graph(HighLevel, GraphOps, MathOps, GraphPlans):
         self.nodes: list[Node] = []
         self.all_tensors: list[Tensor] = []
         self.tensors: dict[int, Tensor] = {}
-        self._handle = handle
+        self._handle = check_handle(handle, "Graph handle")
         self._init_plans()
         self._init_high_level(inputs, outputs, heuristics, workspace_alloc)
 

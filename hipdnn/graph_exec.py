@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import numpy as np
+
 from hipdnn import interop
 from hipdnn._packsig import Matcher, compile_matcher
 from hipdnn.errors import (
@@ -27,12 +29,13 @@ from hipdnn.errors import (
     VariantPackError,
     WorkspaceError,
 )
+from hipdnn.handle import check_handle
 from hipdnn.logs import logger
 from hipdnn.nodes_norm import SCALAR_RANGES
 from hipdnn.progress import Progress
 from hipdnn.shapes import overlap_free
 from hipdnn.tensor import Tensor
-from hipdnn.types import check_float
+from hipdnn.types import check_float, to_int
 
 if TYPE_CHECKING:
     from hipdnn.engines.base import ExecutionPlan
@@ -118,11 +121,18 @@ class BoundExecution:
         if self._graph._revision != self._revision:
             raise GraphChangedError(f"graph {self._graph.name!r} changed since this binding "
                                     f"was made: bind again")
+        if self.handle._closed:
+            raise _handle_closed(self.handle, "this binding")
         self._run()
 
     def __repr__(self) -> str:
         return (f"<BoundExecution graph={self._graph.name!r} plan={self.plan.name!r} "
                 f"tensors={sorted(self.buffers)}>")
+
+
+def _handle_closed(handle: Handle, what: str) -> PlanClosedError:
+    return PlanClosedError(f"{what}: {handle!r} is closed (its engine state is gone); use an "
+                           f"open Handle: graph.execute(pack, workspace, handle=hipdnn.Handle())")
 
 
 def _check_output_buffer(t: Tensor, buf: Buffer) -> None:
@@ -157,7 +167,7 @@ class GraphExec:
         _plans: list[ExecutionPlan]
         @property
         def handle(self) -> Handle: ...
-        def _plan(self, index: int = 0) -> ExecutionPlan: ...
+        def _plan(self, index: int = 0, what: str = "plan index") -> ExecutionPlan: ...
         def build_plan_at_index(self, index: int) -> None: ...
         _candidates: Any
 
@@ -214,14 +224,15 @@ class GraphExec:
                 raise VariantPackError(f"variant pack: tensor {key.name!r} belongs to {where}",
                                        tensor=key.name)
             return key
-        if isinstance(key, int) and not isinstance(key, bool):
+        if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
+            key = int(key)  # numpy integers are uids too, as everywhere else
             t = self.tensors.get(key)
             if t is None:
                 raise VariantPackError(f"variant pack: no tensor with uid {key} in graph "
                                        f"{self.name!r}; uids: {sorted(self.tensors)}")
             return t
-        raise VariantPackError(f"variant pack keys must be graph tensors or int uids, got "
-                               f"{type(key).__name__} {key!r}")
+        raise VariantPackError(f"variant pack keys must be graph tensors or int uids (int or "
+                               f"numpy integer), got {type(key).__name__} {key!r:.60}")
 
     def _resolve_pack(self, variant_pack: Mapping[Any, Any],
                       plans: Sequence[ExecutionPlan] = ()) -> dict[int, Buffer]:
@@ -235,6 +246,10 @@ class GraphExec:
             if key is None:
                 continue
             t = self._tensor_for_key(key)
+            if t.uid in buffers:
+                raise VariantPackError(f"variant pack: tensor {t.name!r} (uid {t.uid}) is given "
+                                       f"twice (as the tensor and as its uid); give each tensor "
+                                       f"once", tensor=t.name)
             if t.is_virtual:
                 raise VariantPackError(
                     f"variant pack: tensor {t.name!r} (uid {t.uid}) is virtual: it lives only "
@@ -291,10 +306,20 @@ class GraphExec:
         buffers = self._resolve_pack(variant_pack, (plan,))
         return buffers, self._resolve_workspace(workspace, plan.workspace_size)
 
+    def _open_handle(self, handle: Any, what: str) -> Handle:
+        """``handle`` (the graph's when None), which must be an open :class:`Handle`."""
+        h = check_handle(handle, f"{what} handle")
+        if h is None:
+            h = self.handle
+        if h._closed:
+            raise _handle_closed(h, what)
+        return h
+
     def _run(self, plan: ExecutionPlan, variant_pack: Mapping[Any, Any], workspace: Any,
-             handle: Handle | None) -> None:
+             handle: Handle | None, what: str = "execute") -> None:
+        h = self._open_handle(handle, what)
         buffers, ws = self._checked(plan, variant_pack, workspace)
-        plan.execute(buffers, ws, handle if handle is not None else self.handle)
+        plan.execute(buffers, ws, h)
 
     def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
                 handle: Handle | None = None) -> None:
@@ -346,15 +371,19 @@ class GraphExec:
         resolves to the same pointers and geometry, and is alive while ``execute`` runs.
         """
         plan = self._plan(0)
+        h = self._open_handle(handle, "execute")
         buffers, ws = self._checked(plan, variant_pack, workspace)
         if any(b.refresh is not None for b in buffers.values()):
             # a resolved copy of a negative/conjugate torch view: the binding must own it,
             # and the pack is not remembered (each execute resolves the view again)
-            return BoundExecution(self, plan, buffers, ws,
-                                  handle if handle is not None else self.handle)._run
-        run = BoundExecution(self, plan, {uid: _detached(b) for uid, b in buffers.items()},
-                             None if ws is None else _detached(ws),
-                             handle if handle is not None else self.handle)._run
+            return BoundExecution(self, plan, buffers, ws, h)._run
+        bound = BoundExecution(self, plan, {uid: _detached(b) for uid, b in buffers.items()},
+                               None if ws is None else _detached(ws), h)._run
+
+        def run() -> None:
+            if h._closed:  # closing the graph or editing it forgets this; closing h does not
+                raise _handle_closed(h, "execute")
+            bound()
         # a scalar read from array contents at bind time may change: never remember those
         for uid in self._byvalue:
             buf = buffers.get(uid)
@@ -391,14 +420,15 @@ class GraphExec:
         plan's handle makes later calls raise ``PlanClosedError``.
         """
         plan = self._plan(0)
+        h = self._open_handle(handle, "bind")
         buffers, ws = self._checked(plan, variant_pack, workspace)
-        return BoundExecution(self, plan, buffers, ws,
-                              handle if handle is not None else self.handle)
+        return BoundExecution(self, plan, buffers, ws, h)
 
     def execute_plan_at_index(self, variant_pack: Mapping[Any, Any], workspace: Any,
                               index: int, handle: Handle | None = None) -> None:
         """Run built plan ``index``."""
-        self._run(self._plan(index), variant_pack, workspace, handle)
+        self._run(self._plan(index, "execute_plan_at_index"), variant_pack, workspace, handle,
+                  "execute_plan_at_index")
 
     def autotune(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
                  iterations: int = 10, warmup: int = 1,
@@ -411,8 +441,10 @@ class GraphExec:
         :mod:`hipdnn.progress` (None: shown on a terminal or in a notebook when it takes long).
         """
         self._plan(0)
+        iterations = to_int(iterations, "autotune iterations", minimum=1)
+        warmup = to_int(warmup, "autotune warmup", minimum=0)
         n_candidates = len(self._candidates or [])
-        h = handle if handle is not None else self.handle
+        h = self._open_handle(handle, "autotune")
         with Progress(f"autotune {self.name!r}", max(n_candidates, len(self._plans)),
                       progress) as bar:
             for i in range(len(self._plans), n_candidates):

@@ -8,6 +8,7 @@ engine's reason. Built plans are shared through :mod:`hipdnn.plan_cache`.
 
 from __future__ import annotations
 
+import operator
 import pickle
 import time
 from collections.abc import Sequence
@@ -18,14 +19,17 @@ from hipdnn.engines import load_errors
 from hipdnn.engines.base import Engine, ExecutionPlan, Knob, KnobValue
 from hipdnn.engines.engine_registry import registry
 from hipdnn.errors import (
+    ArgumentError,
     EngineError,
     GraphChangedError,
     GraphNotSupportedError,
     GraphStateError,
     HipdnnError,
     PlanClosedError,
+    PlanIndexError,
 )
 from hipdnn.graph_exec import GraphExec
+from hipdnn.handle import check_handle
 from hipdnn.logs import logger, warn_fallback
 from hipdnn.plan_cache import plan_cache
 from hipdnn.progress import Progress
@@ -46,6 +50,21 @@ if TYPE_CHECKING:
 _INDEX_LIMIT = 1 << 32  # ints below are engine indices (ids are 64-bit hashes)
 
 __all__ = ["GraphPlans"]
+
+
+def plan_index(index: Any, count: int, what: str, of: str) -> int:
+    """``index`` as an int in ``range(count)``: ArgumentError for a non-integer (bool and str
+    included), PlanIndexError when out of range (negative indices too: they would silently pick
+    a plan from the end)."""
+    if isinstance(index, bool) or not hasattr(index, "__index__"):
+        raise ArgumentError(f"{what}: index {index!r} ({type(index).__name__}) is not an int; "
+                            f"valid: an int in 0..{count - 1} ({count} {of})"
+                            if count else f"{what}: index {index!r} is not an int")
+    i = operator.index(index)
+    if not 0 <= i < count:
+        valid = f"an int in 0..{count - 1}" if count else "none"
+        raise PlanIndexError(f"{what}: index {i} is out of range; valid: {valid} ({count} {of})")
+    return i
 
 
 class GraphPlans(GraphExec):
@@ -99,6 +118,7 @@ class GraphPlans(GraphExec):
     def build_operation_graph(self, handle: Handle | None = None) -> None:
         """Validate and fix the graph's structure key (cudnn-frontend's operation graph)."""
         self._check_open()
+        handle = check_handle(handle, "build_operation_graph handle")
         if handle is not None and handle is not self._handle:
             self._handle = handle
             self._forget_bindings()
@@ -438,11 +458,15 @@ class GraphPlans(GraphExec):
     def build_plan_at_index(self, index: int) -> None:
         """Build only candidate ``index`` (appended to the built plans unless its workspace
         exceeds the deselect_workspace_greater_than limit)."""
-        if self._revision != self._built_revision:  # stale plans of the graph before an edit
-            self._release_plans()
+        self._check_open()
         if self._candidates is None:
             self.create_execution_plans()
         assert self._candidates is not None
+        index = plan_index(index, len(self._candidates), "build_plan_at_index",
+                           "candidate(s) (create_execution_plans ranked them; "
+                           "get_engine_count() tells how many)")
+        if self._revision != self._built_revision:  # stale plans of the graph before an edit
+            self._release_plans()
         engine, knobs = self._candidates[index]
         plan = self._build_one(engine, knobs)
         if self._fits(plan):
@@ -456,17 +480,15 @@ class GraphPlans(GraphExec):
         """Number of built plans."""
         return len(self._plans)
 
-    def _plan(self, index: int = 0) -> ExecutionPlan:
+    def _plan(self, index: int = 0, what: str = "plan index") -> ExecutionPlan:
         self._check_open()
         self._check_current()
         if not self._plans:
             raise GraphStateError(f"graph {self.name!r} has no built plan: call build() or "
                                   f"build_plans() first")
-        try:
-            return self._plans[index]
-        except IndexError:
-            raise GraphStateError(f"plan index {index} out of range: {len(self._plans)} plan(s) "
-                                  f"built") from None
+        if index == 0 and type(index) is int:
+            return self._plans[0]
+        return self._plans[plan_index(index, len(self._plans), what, "built plan(s)")]
 
     def get_execution_plan_engine_id(self) -> int:
         """Engine id of the selected plan (index 0)."""
@@ -478,11 +500,11 @@ class GraphPlans(GraphExec):
 
     def get_plan_name_at_index(self, index: int) -> str:
         """Name of built plan ``index``."""
-        return self._plan(index).name
+        return self._plan(index, "get_plan_name_at_index").name
 
     def get_workspace_size_plan_at_index(self, index: int) -> int:
         """Workspace bytes of built plan ``index``."""
-        return self._plan(index).workspace_size
+        return self._plan(index, "get_workspace_size_plan_at_index").workspace_size
 
     def get_workspace_size(self) -> int:
         """Workspace bytes that fit every built plan (the selected plan's when only one)."""
@@ -492,12 +514,12 @@ class GraphPlans(GraphExec):
     def get_engine_and_knobs_at_index(self, index: int) -> tuple[int, dict[str, KnobValue]]:
         """(engine id, knob values) of built plan ``index``: persist an autotuned choice and
         replay it with ``create_execution_plan_ext(engine_id, knobs)``."""
-        plan = self._plan(index)
+        plan = self._plan(index, "get_engine_and_knobs_at_index")
         return plan.engine.engine_id, dict(plan.knobs)
 
     def select_plan(self, index: int) -> None:
         """Make built plan ``index`` the one ``execute`` runs (index 0)."""
-        plan = self._plan(index)
+        plan = self._plan(index, "select_plan")
         self._plans.remove(plan)
         self._plans.insert(0, plan)
         self._forget_bindings()

@@ -12,17 +12,18 @@ the first time they need it, and :meth:`Handle.close` closes every state that ha
 from __future__ import annotations
 
 import itertools
+import operator
 import threading
 import weakref
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hipdnn.errors import GraphStateError
+from hipdnn.errors import ArgumentError, GraphStateError, ValidationError
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-__all__ = ["Handle", "create_handle", "default_handle", "destroy_handle", "get_stream",
+__all__ = ["Handle", "check_handle", "create_handle", "default_handle", "destroy_handle", "get_stream",
            "on_close", "set_stream"]
 
 T = TypeVar("T")
@@ -39,12 +40,47 @@ def on_close(listener: Callable[[int], None]) -> None:
     _close_listeners.append(listener)
 
 
+def _device(device: Any) -> int:
+    """A device ordinal: an int (or numpy integer) >= 0; ArgumentError/ValidationError else."""
+    if isinstance(device, bool) or not hasattr(device, "__index__"):
+        raise ArgumentError(f"Handle device: {device!r} ({type(device).__name__}) is not a "
+                            f"device ordinal; device takes an int >= 0 (0 is the first GPU)")
+    ordinal = operator.index(device)
+    if ordinal < 0:
+        raise ValidationError(f"Handle device: {ordinal} is negative; device takes an int >= 0 "
+                              f"(0 is the first GPU)")
+    return ordinal
+
+
+def _stream(stream: Any) -> int | None:
+    """A stream: None or 0 (the default stream) or an int ``hipStream_t`` address > 0."""
+    if stream is None:
+        return None
+    if isinstance(stream, bool) or not hasattr(stream, "__index__"):
+        raise ArgumentError(f"stream: {stream!r} ({type(stream).__name__}) is not a stream; "
+                            f"stream takes None (the default stream) or an int hipStream_t "
+                            f"address >= 0")
+    value = operator.index(stream)
+    if value < 0:
+        raise ValidationError(f"stream: {value:#x} is negative; stream takes None (the default "
+                              f"stream) or an int hipStream_t address >= 0")
+    return value or None
+
+
+def check_handle(handle: Any, what: str) -> Handle | None:
+    """``handle`` when it is a :class:`Handle` or None; else ArgumentError naming ``what``."""
+    if handle is None or isinstance(handle, Handle):
+        return handle
+    raise ArgumentError(f"{what}: {handle!r:.60} ({type(handle).__name__}) is not a "
+                        f"hipdnn.Handle; {what} takes a hipdnn.Handle or None (the default)")
+
+
 class Handle:
     """A device (ordinal) and a stream (an int ``hipStream_t``, None = the default stream)."""
 
     def __init__(self, device: int = 0, stream: int | None = None) -> None:
-        self.device = int(device)
-        self.stream: int | None = int(stream) if stream else None
+        self.device = _device(device)
+        self.stream: int | None = _stream(stream)
         self._states: dict[Hashable, Any] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -66,7 +102,7 @@ class Handle:
 
     def set_stream(self, stream: int | None) -> None:
         """Switch stream; engine states with ``set_stream`` follow (idempotent when unchanged)."""
-        stream = int(stream) if stream else None
+        stream = _stream(stream)
         if stream == self.stream:
             return
         self.stream = stream

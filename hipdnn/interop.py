@@ -182,8 +182,21 @@ def host_view(buffer: Buffer, tensor: Any) -> np.ndarray[Any, Any]:
                 f"but the {buffer.kind} covers only {have}",
                 tensor=tensor.name,
             )
+    if buffer.ptr + hi * np_dtype.itemsize > _ADDRESS_LIMIT:
+        raise VariantPackError(
+            f"{label}: dim {dim} with stride {stride} from pointer {buffer.ptr:#x} reaches past "
+            f"the end of the address space ({hi * np_dtype.itemsize} bytes); valid: strides "
+            f"whose extent fits in memory", tensor=tensor.name)
     owner = buffer.owner if buffer.owner is not None else buffer.array
-    return host_array(buffer.ptr, dim, stride, np_dtype, owner, buffer.readonly)
+    try:
+        return host_array(buffer.ptr, dim, stride, np_dtype, owner, buffer.readonly)
+    except (OverflowError, ValueError, MemoryError) as exc:  # numpy's own limits
+        raise VariantPackError(f"{label}: dim {dim} with stride {stride} cannot be viewed in "
+                               f"host memory: {exc}", tensor=tensor.name) from None
+
+
+#: Byte addresses a host view may reach (numpy's byte strides and offsets are signed 64-bit).
+_ADDRESS_LIMIT = 2**63 - 1
 
 
 # ---------------------------------------------------------------------------- resolve
@@ -225,10 +238,16 @@ def _from_torch(t: Any) -> Buffer:
     device_type = t.device.type
     if device_type not in ("cpu", "cuda", "hip"):
         raise VariantPackError(f"{kind} on device {t.device} has no addressable memory")
+    layout = str(getattr(t, "layout", "torch.strided"))
+    if layout != "torch.strided" or getattr(t, "is_nested", False) or \
+            getattr(t, "is_mkldnn", False) or getattr(t, "is_quantized", False):
+        what = "quantized" if getattr(t, "is_quantized", False) else f"with layout {layout}"
+        raise VariantPackError(f"{kind} {what} has no plain strided memory; valid: a dense "
+                               f"torch.strided tensor (e.g. .to_dense() / .dequantize())")
     try:
         strides = tuple(int(s) for s in t.stride())
-    except RuntimeError as exc:  # sparse and other layouts without strides
-        raise VariantPackError(f"{kind} with layout {t.layout} is not strided: {exc}") from None
+    except RuntimeError as exc:  # other layouts without strides
+        raise VariantPackError(f"{kind} with layout {layout} is not strided: {exc}") from None
     dtype = torch_to_dtype(t.dtype)
     shape = tuple(int(d) for d in t.shape)
     view_bit = "conjugate" if t.is_conj() else "negative" if t.is_neg() else None
@@ -240,7 +259,10 @@ def _from_torch(t: Any) -> Buffer:
         t = t.resolve_conj().resolve_neg()
         strides = tuple(int(s) for s in t.stride())
         refresh = _copier(t, source)
-    ptr = int(t.data_ptr())
+    try:
+        ptr = int(t.data_ptr())
+    except RuntimeError as exc:  # a tensor without storage (functional/fake tensors, ...)
+        raise VariantPackError(f"{kind} has no data pointer: {exc}") from None
     on_host = device_type == "cpu"
     array = host_array(ptr, shape, strides, dtype_to_numpy(dtype), t) if on_host else None
     return Buffer(
@@ -274,14 +296,44 @@ def _interface_dtype(iface: Mapping[str, Any], kind: str) -> DataType:
     return numpy_to_dtype(np_dtype)
 
 
-def _from_interface(obj: object, iface: Mapping[str, Any], on_host: bool, kind: str) -> Buffer:
+def _from_interface(obj: object, iface: Any, on_host: bool, kind: str) -> Buffer:
+    """A Buffer from an (array or CUDA array) interface dict; a malformed dict (not a dict, a
+    missing key, a value of the wrong type) is a VariantPackError naming what is wrong."""
+    if not isinstance(iface, Mapping):
+        raise VariantPackError(f"{kind}: the interface is a {type(iface).__name__}, not a dict")
+    missing = [k for k in ("shape", "typestr", "data") if k not in iface]
+    if missing:
+        raise VariantPackError(f"{kind}: the interface dict lacks {missing}; valid: a dict with "
+                               f"'shape', 'typestr' and 'data': (pointer, read_only) (and "
+                               f"optionally 'strides')")
+    try:
+        return _interface_buffer(obj, iface, on_host, kind)
+    except (TypeError, ValueError, OverflowError, IndexError, KeyError) as exc:
+        if isinstance(exc, VariantPackError):
+            raise
+        raise VariantPackError(f"{kind}: malformed interface dict ({type(exc).__name__}: "
+                               f"{exc}); valid: 'shape' a tuple of ints >= 0, 'typestr' a "
+                               f"numpy type string, 'data' a (pointer int, read_only bool) "
+                               f"tuple, 'strides' None or a tuple of byte strides") from None
+
+
+def _interface_buffer(obj: object, iface: Mapping[str, Any], on_host: bool,
+                      kind: str) -> Buffer:
     if iface.get("mask") is not None:
         raise VariantPackError(f"{kind}: masked arrays are not supported")
     dtype = _interface_dtype(iface, kind)
     itemsize = dtype_to_numpy(dtype).itemsize
-    shape = tuple(int(d) for d in iface["shape"])
-    ptr, readonly = iface["data"]
-    ptr = int(ptr or 0)
+    shape = tuple(operator.index(d) for d in iface["shape"])
+    if any(d < 0 for d in shape):
+        raise VariantPackError(f"{kind}: shape {shape} has a negative extent")
+    data = iface["data"]
+    if not isinstance(data, (tuple, list)) or len(data) != 2:
+        raise VariantPackError(f"{kind}: 'data' is {data!r:.40}; this reader takes a "
+                               f"(pointer int, read_only bool) tuple (not a buffer object)")
+    ptr, readonly = data
+    ptr = operator.index(ptr or 0)
+    if ptr < 0:
+        raise VariantPackError(f"{kind}: data pointer {ptr:#x} is negative")
     byte_strides = iface.get("strides")
     if byte_strides is None:  # C-contiguous
         strides = tuple(int(s) for s in np.cumprod((1, *shape[:0:-1]))[::-1]) if shape else ()
@@ -333,6 +385,23 @@ def _from_dlpack(obj: Any) -> Buffer:
 
 
 
+def _has(value: object, attr: str) -> bool:
+    """hasattr, except that an attribute raising something other than AttributeError counts
+    as present (reading it again reports the failure as a VariantPackError)."""
+    try:
+        return hasattr(value, attr)
+    except Exception:
+        return True
+
+
+def _interface_of(value: object, attr: str) -> Any:
+    try:
+        return getattr(value, attr)
+    except Exception as exc:  # a property raising anything: the object's own failure
+        raise VariantPackError(f"{type(value).__qualname__}.{attr} raised "
+                               f"{type(exc).__name__}: {exc}") from None
+
+
 def resolve(value: object, *, default_device: str = "gpu") -> Buffer:
     """Turn a variant-pack value into a :class:`Buffer`.
 
@@ -359,16 +428,21 @@ def resolve(value: object, *, default_device: str = "gpu") -> Buffer:
     elif isinstance(value, (float, np.floating)):
         return Buffer(ptr=0, device="cpu", scalar=float(value), kind="float")
     elif isinstance(value, np.ndarray):
+        if isinstance(value, np.ma.MaskedArray):
+            raise VariantPackError(
+                "numpy.ma.MaskedArray: its mask would be ignored (every element is read and "
+                "written); valid: a plain numpy.ndarray, e.g. a.filled(fill_value) or "
+                "np.asarray(a) (a.data)")
         return _from_numpy(value)
     elif _is_torch_tensor(value):
         return _from_torch(value)
-    elif hasattr(value, "__cuda_array_interface__"):
-        iface = value.__cuda_array_interface__
+    elif _has(value, "__cuda_array_interface__"):
+        iface = _interface_of(value, "__cuda_array_interface__")
         return _from_interface(value, iface, False, "__cuda_array_interface__ object")
-    elif hasattr(value, "__dlpack__"):
+    elif _has(value, "__dlpack__"):
         return _from_dlpack(value)
-    elif hasattr(value, "__array_interface__"):
-        iface = value.__array_interface__
+    elif _has(value, "__array_interface__"):
+        iface = _interface_of(value, "__array_interface__")
         return _from_interface(value, iface, True, "__array_interface__ object")
     raise VariantPackError(
         f"cannot use a {type(value).__module__}.{type(value).__qualname__} as a variant-pack "

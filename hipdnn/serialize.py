@@ -12,7 +12,7 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from hipdnn.errors import ValidationError
+from hipdnn.errors import ArgumentError, HipdnnError, ValidationError
 from hipdnn.nodes import NODE_TYPES
 from hipdnn.tensor import Tensor
 from hipdnn.types import DataType, to_enum
@@ -91,10 +91,24 @@ def from_json(text: str | bytes, handle: Handle | None, graph_class: type[Graph]
     """Rebuild a ``graph_class`` graph from :func:`to_json` output (ValidationError on a
     malformed document). Users call ``Graph.from_json``; the class is passed in so this module
     does not import the graph module (which imports this one)."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValidationError(f"from_json: the bytes are not UTF-8 text ({exc}); from_json "
+                                  f"takes the str (or its UTF-8 bytes) that to_json() "
+                                  f"returned") from None
+    if not isinstance(text, str):
+        raise ArgumentError(f"from_json: {text!r:.60} ({type(text).__name__}) is not a JSON "
+                            f"document; from_json takes the str (or UTF-8 bytes) that to_json() "
+                            f"returned")
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValidationError(f"not a JSON graph: {exc}") from exc
+        raise ValidationError(f"from_json: not a JSON graph: {exc}") from None
+    except RecursionError:
+        raise ValidationError("from_json: not a JSON graph: it is nested too deeply to "
+                              "parse (a graph document is a few levels deep)") from None
     return from_dict(doc, handle, graph_class)
 
 
@@ -125,7 +139,8 @@ def from_dict(doc: Any, handle: Handle | None, graph_class: type[Graph]) -> Grap
             if cls is None:
                 raise ValidationError(f"unknown node type {nd['type']!r}; known: "
                                       f"{sorted(NODE_TYPES)}", node=nd.get("name"))
-            ports = {p: g.all_tensors[i] for p, i in {**nd["inputs"], **nd["outputs"]}.items()}
+            ports = {p: _tensor_at(g, i, nd.get("name"), p)
+                     for p, i in {**nd["inputs"], **nd["outputs"]}.items()}
             node = cls(nd.get("name", ""),
                        to_enum(DataType, nd["compute_data_type"], "compute_data_type",
                                node=nd.get("name")),
@@ -134,6 +149,22 @@ def from_dict(doc: Any, handle: Handle | None, graph_class: type[Graph]) -> Grap
             for out in node.outputs.values():
                 if out is not None:
                     out._producer = node
-    except (KeyError, IndexError, TypeError) as exc:
-        raise ValidationError(f"malformed graph document: {type(exc).__name__}: {exc}") from exc
+    except HipdnnError:
+        raise
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError, OverflowError,
+            RecursionError) as exc:
+        raise ValidationError(f"malformed graph document: {type(exc).__name__}: {exc}") from None
     return g
+
+
+def _tensor_at(g: Graph, index: Any, node: Any, port: Any) -> Tensor | None:
+    """The document's tensor ``index`` (an int into its 'tensors' list), or None for an absent
+    optional port; a negative, bool or out-of-range index is malformed (never wraps around)."""
+    if index is None:
+        return None
+    count = len(g.all_tensors)
+    if type(index) is not int or not 0 <= index < count:
+        raise ValidationError(f"malformed graph document: port {port!r} refers to tensor "
+                              f"{index!r}; valid: an int index in 0..{count - 1} into 'tensors'",
+                              node=None if node is None else str(node))
+    return g.all_tensors[index]

@@ -13,7 +13,7 @@ import operator
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
-from hipdnn.errors import ValidationError
+from hipdnn.errors import ArgumentError, ValidationError
 
 __all__ = [
     "BuildPlanPolicy",
@@ -78,7 +78,7 @@ def to_int(value: Any, what: str, *, node: str | None = None, tensor: str | None
         except TypeError:
             out = None
     if out is None:
-        raise ValidationError(f"{what}: {value!r} ({type(value).__name__}) is not an integer; "
+        raise ArgumentError(f"{what}: {value!r} ({type(value).__name__}) is not an integer; "
                               f"{what} takes {allowed} (int or numpy integer, not float, bool "
                               f"or str)", **_where(node, tensor))
     if minimum is not None and out < minimum:

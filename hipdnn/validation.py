@@ -51,6 +51,10 @@ def check_heur_modes(modes: Any) -> list[HeurMode]:
 
 def _wiring(graph: Graph) -> list[Tensor]:
     """Check ownership and producers; return the tensors the nodes use, in first-use order."""
+    if not graph.nodes:
+        raise ValidationError(f"graph {graph.name!r} has no nodes: add an operation (e.g. "
+                              f"g.relu(x), g.conv_fprop(x, w)) and mark its result with "
+                              f"set_output(True) before validate()/build()")
     produced_by: dict[int, Node] = {}
     position: dict[int, int] = {}
     for i, node in enumerate(graph.nodes):
@@ -168,14 +172,55 @@ def _validate_full(graph: Graph) -> dict[int, Tensor]:
     _fill_dtypes(graph, tensors)
     for node in graph.nodes:
         node.validate()
+        _check_compute_type(node)
     for t in tensors:
         if t.dim is None:
             raise ValidationError("dims are not set and cannot be inferred; use set_dim([...])",
                                   node=t._producer.name if t._producer is not None else None,
                                   tensor=t.name)
-        if t._producer is not None and t.stride is not None:
-            _check_no_overlap(t)
+        if t.stride is not None:
+            _check_extent(t)
+            if t._producer is not None:
+                _check_no_overlap(t)
     return _assign_uids(graph, tensors)
+
+
+#: Compute types of a node whose data is all floating point (FLOAT_TYPES of nodes_base).
+_FLOAT_COMPUTE = (DataType.FLOAT, DataType.HALF, DataType.BFLOAT16, DataType.DOUBLE)
+
+
+def _check_compute_type(node: Node) -> None:
+    """A node on floating-point data computes in a floating-point type: an integer, boolean or
+    FP8/FP4 compute_data_type would be ignored by the engines (computed in FP32), so it is
+    refused. (Integer data, e.g. INT8 convolution in INT32, is left to the engines.)"""
+    if node.compute_data_type in _FLOAT_COMPUTE:
+        return
+    data = [t.data_type for t in (*node.inputs.values(), *node.outputs.values())
+            if t is not None and not t.is_pass_by_value]
+    if data and all(d in _FLOAT_COMPUTE for d in data):
+        valid = ", ".join(d.name for d in _FLOAT_COMPUTE)
+        raise ValidationError(
+            f"compute_data_type {node.compute_data_type.name} does not apply to floating-point "
+            f"data; valid: {valid} (an integer compute type, e.g. INT32, is for INT8 "
+            f"convolution data)", node=node.name)
+
+
+#: Largest byte extent a tensor may have (signed 64-bit sizes, as MIOpen and numpy use).
+MAX_TENSOR_BYTES = 2**63 - 1
+
+
+def _check_extent(t: Tensor) -> None:
+    """The bytes from the tensor's first to its last element must fit in a signed 64-bit size
+    (e.g. a stride of 2**62 for FLOAT elements does not)."""
+    assert t.dim is not None and t.stride is not None
+    span = 1 + sum((d - 1) * s for d, s in zip(t.dim, t.stride, strict=True))
+    nbytes = span * max(1, DataType(t.data_type).itemsize)
+    if nbytes > MAX_TENSOR_BYTES or max(t.dim) > MAX_TENSOR_BYTES:
+        raise ValidationError(
+            f"dims {list(t.dim)} with strides {list(t.stride)} span {nbytes} bytes of "
+            f"{DataType(t.data_type).name}; valid: at most 2**63 - 1 bytes from the first to "
+            f"the last element", node=t._producer.name if t._producer is not None else None,
+            tensor=t.name)
 
 
 def _check_no_overlap(t: Tensor) -> None:

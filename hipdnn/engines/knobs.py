@@ -8,7 +8,7 @@ one checked value per knob.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -183,6 +183,12 @@ def resolve_knob_settings(knobs: Sequence[Knob], settings: KnobSettings, engine:
         pairs: list[tuple[str, Any]] = []
     elif isinstance(settings, Mapping):
         pairs = [(str(getattr(k, "name", k)), v) for k, v in settings.items()]
+    elif isinstance(settings, KnobSetting):
+        pairs = [(settings.id, settings.value)]
+    elif isinstance(settings, (str, bytes)) or not isinstance(settings, Iterable):
+        raise KnobError(f"knob settings for engine {engine}: {settings!r:.60} "
+                        f"({type(settings).__name__}) is not a knob setting; valid: None, a dict "
+                        f"{{knob id: value}}, or a list of KnobSetting(id, value)")
     else:
         pairs = []
         for s in settings:
