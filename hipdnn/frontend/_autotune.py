@@ -32,8 +32,9 @@ from hipdnn.engines.knobs import KnobSetting as NativeKnobSetting
 from hipdnn.errors import HipdnnError
 from hipdnn.frontend._enums import AutotuneStrategy, PrimingFailurePolicy, TuneMode
 from hipdnn.frontend._errors import Error, ErrorCode, error_from
-from hipdnn.frontend._handle import native_handle
+from hipdnn.frontend._handle import native_handle, optional_handle
 from hipdnn.graph import Graph as NativeGraph
+from hipdnn.handle import Handle as NativeHandle
 from hipdnn.types import BuildPlanPolicy, HeurMode
 
 __all__ = [
@@ -244,9 +245,14 @@ class GraphAutotune:
             raise RuntimeError(f"Failed to {what}: {_NEED_OP_GRAPH}")
 
     # -- discovery --------------------------------------------------------------------------
-    def get_engine_configs(self, modes: Sequence[HeurMode] | None = None) -> list[EngineConfigInfo]:
+    def get_engine_configs(self, modes: Sequence[HeurMode] | NativeHandle | None = None,
+                           handle: Any = None) -> list[EngineConfigInfo]:
         """Every engine that can run the graph, with its knobs (RuntimeError before
-        build_operation_graph)."""
+        build_operation_graph). ``handle`` is upstream's optional handle (also accepted as the
+        only positional argument); engines are found the same with or without one."""
+        if handle is None and isinstance(modes, NativeHandle):
+            modes, handle = None, modes
+        optional_handle(handle)
         self._require_op_graph("get engine configs")
         out = []
         for engine_id in self._native.get_ranked_engine_ids():

@@ -22,7 +22,7 @@ from hipdnn.errors import HipdnnError, VariantPackError
 from hipdnn.frontend._autotune import known_settings
 from hipdnn.frontend._enums import BehaviorNote, TimingQuality
 from hipdnn.frontend._errors import Error, ErrorCode, attempt, error_from
-from hipdnn.frontend._handle import native_handle
+from hipdnn.frontend._handle import native_handle, optional_handle
 from hipdnn.frontend._memory import DeviceBuffer, find_buffer, get_data_ptr
 from hipdnn.graph import Graph as NativeGraph
 from hipdnn.handle import Handle as NativeHandle
@@ -189,17 +189,22 @@ class GraphRun:
         """Number of built plans."""
         return len(self._order)
 
-    def get_plan_name_at_index(self, plan_index: int) -> str:
+    def get_plan_name_at_index(self, plan_index: int, handle: Any = None) -> str:
         """Engine name of built plan ``plan_index``, as upstream names plans (RuntimeError when
-        out of bounds; ``graph.native.plans[i].name`` has the native plan name)."""
+        out of bounds; ``graph.native.plans[i].name`` has the native plan name). ``handle`` is
+        upstream's optional handle (engines are named the same with or without one; a
+        destroyed handle raises RuntimeError)."""
+        optional_handle(handle)
         return self._raising("plan name", plan_index).engine.name
 
     def get_workspace_size_plan_at_index(self, plan_index: int) -> int:
         """Workspace bytes of built plan ``plan_index`` (RuntimeError when out of bounds)."""
         return self._raising("workspace size for plan", plan_index).workspace_size
 
-    def get_plan_name(self) -> str:
-        """Engine name of the plan ``execute`` runs (RuntimeError when none is built)."""
+    def get_plan_name(self, handle: Any = None) -> str:
+        """Engine name of the plan ``execute`` runs (RuntimeError when none is built);
+        ``handle`` as in :meth:`get_plan_name_at_index`."""
+        optional_handle(handle)
         if not self._order:
             raise RuntimeError("Failed to get plan name: plan index 0 is out of bounds: no plan "
                                "built")

@@ -44,6 +44,11 @@ __all__ = [
 
 _DESTROYED = "Handle has been destroyed"
 
+#: ``EngineInfo.plugin_name`` of the engines that stand where an upstream plugin stands: the
+#: name of that plugin (MIOPEN_ENGINE comes from AMD's ``miopen_provider_plugin``). Other
+#: engines report their Python module.
+UPSTREAM_PLUGIN_NAMES: dict[str, str] = {"MIOPEN_ENGINE": "miopen_provider_plugin"}
+
 
 @dataclass(frozen=True)
 class EngineInfo:
@@ -92,8 +97,9 @@ class Handle(NativeHandle):
             raise IndexError(f"Engine ID is not loaded: {engine_id}; loaded: "
                              f"{ {e.name: eid for eid, e in registry().items()} }")
 
-        return EngineInfo(engine.engine_id, engine.name, type(engine).__module__, __version__,
-                          "HIPDNN_PLUGIN_TYPE_ENGINE")
+        return EngineInfo(engine.engine_id, engine.name,
+                          UPSTREAM_PLUGIN_NAMES.get(engine.name, type(engine).__module__),
+                          __version__, "HIPDNN_PLUGIN_TYPE_ENGINE")
 
     def get_loaded_engine_plugin_paths(self) -> list[str]:
         """The source file of each registered engine's module."""
@@ -170,6 +176,12 @@ def hip_get_device_count() -> int:
     except Exception:
         return 0
     return int(count.value)
+
+
+def optional_handle(handle: Any) -> NativeHandle | None:
+    """``None``, or :func:`native_handle` of ``handle`` (the optional ``handle=`` argument of
+    upstream's name-reporting accessors)."""
+    return None if handle is None else native_handle(handle)
 
 
 def native_handle(handle: Any) -> NativeHandle:

@@ -240,3 +240,29 @@ def test_spec_errors_and_nothing_to_benchmark() -> None:
     with pytest.raises(RuntimeError, match="1 deselected"):
         g.autotune(handle, pack, 0, workspace_size=1 << 20)
     assert bufs
+
+
+def test_name_accessors_take_an_optional_handle(engine: str) -> None:
+    # Upstream reaches its handle-taking C++ overloads through a ``handle=`` keyword; the names
+    # are the same with or without it, and a destroyed handle is refused like everywhere else.
+    fresh = fe.Graph()
+    for unbuilt in (lambda h: fresh.get_plan_name(handle=h),
+                    lambda h: fresh.get_plan_name_at_index(0, handle=h),
+                    lambda h: fresh.get_engine_configs(handle=h)):
+        with pytest.raises(RuntimeError):
+            unbuilt(None)
+    g, _ = conv_graph()
+    h = fe.create_handle()
+    assert g.validate().is_good() and g.build_operation_graph(h).is_good()
+    assert [c.engine_id for c in g.get_engine_configs(handle=h)] == \
+        [c.engine_id for c in g.get_engine_configs(h)] == [c.engine_id for c in g.get_engine_configs()]
+    assert g.create_execution_plans().is_good() and g.check_support().is_good()
+    assert g.build_plans().is_good()
+    assert g.get_plan_name(handle=h) == g.get_plan_name() == g.get_plan_name_at_index(0, handle=h)
+    assert g.get_plan_name() == engine
+    gone = fe.create_handle()
+    fe.destroy_handle(gone)
+    for call in (lambda: g.get_plan_name(handle=gone), lambda: g.get_engine_configs(handle=gone),
+                 lambda: g.get_plan_name_at_index(0, handle=gone)):
+        with pytest.raises(RuntimeError, match="destroyed"):
+            call()

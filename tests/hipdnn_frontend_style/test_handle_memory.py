@@ -56,6 +56,20 @@ def test_engine_info_and_plugin_paths() -> None:
     assert paths and all(isinstance(p, str) and p.endswith(".py") for p in paths)
 
 
+def test_miopen_engine_reports_upstreams_plugin_name(engine: str) -> None:
+    # MIOPEN_ENGINE stands where AMD's MIOpen provider plugin stands, so it reports that
+    # plugin's name; engines with no upstream counterpart report their Python module.
+    handle = fe.create_handle()
+    miopen = handle.get_engine_info(fnv1a_64("MIOPEN_ENGINE")) if engine == "MIOPEN_ENGINE" else None
+    if miopen is not None:
+        assert (miopen.engine_name, miopen.plugin_name) == ("MIOPEN_ENGINE", "miopen_provider_plugin")
+    else:
+        with pytest.raises(IndexError, match="Engine ID is not loaded"):
+            handle.get_engine_info(fnv1a_64("MIOPEN_ENGINE"))
+    cpu = handle.get_engine_info(fnv1a_64("CPU_REFERENCE_ENGINE"))
+    assert cpu.plugin_name == "hipdnn.engines.reference.engine"
+
+
 def test_engine_plugin_paths_load_python_engines(tmp_path: Any) -> None:
     from hipdnn.engines import registry
 
