@@ -27,7 +27,7 @@ from hipdnn.graph_plans import GraphPlans
 from hipdnn.handle import check_handle, default_handle
 from hipdnn.nodes_base import Node, check_tensor
 from hipdnn.shapes import packed_strides
-from hipdnn.tensor import Tensor
+from hipdnn.tensor import Tensor, not_a_tensor_hint
 from hipdnn.types import DataType, to_data_type
 from hipdnn.validation import validate_structure
 
@@ -196,9 +196,7 @@ class Graph(HighLevel, GraphOps, MathOps, GraphPlans):
             if t is None:
                 continue
             if not isinstance(t, Tensor):
-                raise ValidationError(f"expected a hipdnn Tensor, got {type(t).__name__}; "
-                                      f"create it with graph.tensor()/tensor_like()",
-                                      node=node.name, port=port)
+                raise ValidationError(not_a_tensor_hint(t), node=node.name, port=port)
             if t._graph is not self:
                 raise ValidationError("tensor belongs to another graph", node=node.name,
                                       port=port, tensor=t.name)

@@ -79,7 +79,8 @@ def _check_restrided(plans: Sequence[ExecutionPlan], t: Tensor, buf: Buffer) -> 
                 f"execute: variant pack: tensor {t.name!r} (uid {t.uid}): the {buf.kind} has "
                 f"strides {buf.strides} for shape {buf.shape}, but plan {plan.name!r} passes "
                 f"buffers by pointer in the graph tensor's layout (stride {t.stride} for dim "
-                f"{t.dim}); pass a tensor with those strides (for torch, "
+                f"{t.dim}); pass a tensor with those strides (np.ascontiguousarray(a) or a "
+                f"torch tensor's .contiguous() for packed channel-first strides; for torch, "
                 f".contiguous(memory_format=torch.channels_last) is NHWC), or set the graph "
                 f"tensor's stride to the buffer's", tensor=t.name)
 

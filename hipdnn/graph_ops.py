@@ -23,7 +23,7 @@ from hipdnn.nodes import (
     ReductionNode,
 )
 from hipdnn.nodes_norm import SCALAR_RANGES
-from hipdnn.tensor import Tensor
+from hipdnn.tensor import Tensor, not_a_tensor_hint
 from hipdnn.types import (
     ConvolutionMode,
     DataType,
@@ -96,8 +96,7 @@ class GraphOps:
                             name)
         for port, t in ins.items():
             if not isinstance(t, Tensor):
-                raise ValidationError(f"expected a hipdnn Tensor, got {type(t).__name__}",
-                                      node=name, port=port)
+                raise ValidationError(not_a_tensor_hint(t), node=name, port=port)
         out = self._output(name, out_port)
         node = cls(name, compute_data_type, pre_padding=pre, post_padding=post,
                    stride=_spatial_arg(stride, ref, "stride", name),

@@ -33,7 +33,7 @@ from hipdnn.handle import check_handle
 from hipdnn.logs import logger, warn_fallback
 from hipdnn.plan_cache import plan_cache
 from hipdnn.progress import Progress
-from hipdnn.types import BuildPlanPolicy, HeurMode, to_enum, to_int
+from hipdnn.types import BuildPlanPolicy, DataType, HeurMode, to_enum, to_int
 from hipdnn.validation import (
     KnobSettings,
     ValidatedStructure,
@@ -192,6 +192,13 @@ class GraphPlans(GraphExec):
             reasons.setdefault(mod, f"could not be imported: {err}")
         if not reasons:
             reasons["(registry)"] = "no engines are registered"
+        double = [t.name for t in getattr(self, "all_tensors", ())
+                  if t.data_type is not None and int(t.data_type) == int(DataType.DOUBLE)]
+        if double:
+            reasons["(hint)"] = (f"tensor(s) {', '.join(map(repr, double))} are DOUBLE (e.g. "
+                                 f"tensor_like() of a float64 array): cast the arrays with "
+                                 f"a.astype(np.float32) before tensor_like(), or call "
+                                 f"set_data_type(hipdnn.DataType.FLOAT)")
         return GraphNotSupportedError(f"graph {self.name!r} {what}:", reasons)
 
     def create_execution_plans(self, modes: Sequence[HeurMode] | HeurMode | None = None) -> None:

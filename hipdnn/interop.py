@@ -132,6 +132,24 @@ class Buffer:
 # ---------------------------------------------------------------------------- host memory
 
 
+_NUMPY_NAMES = {DataType.FLOAT: "np.float32", DataType.HALF: "np.float16",
+                DataType.DOUBLE: "np.float64", DataType.INT32: "np.int32", DataType.INT8: "np.int8",
+                DataType.UINT8: "np.uint8"}
+_TORCH_NAMES = {DataType.FLOAT: ".float()", DataType.HALF: ".half()",
+                DataType.BFLOAT16: ".bfloat16()", DataType.DOUBLE: ".double()"}
+
+
+def _cast_hint(expected: Any) -> str:
+    """``; cast it: a.astype(np.float32) (numpy) or t.float() (torch)`` for the expected type."""
+    dt = DataType(expected)
+    parts = []
+    if dt in _NUMPY_NAMES:
+        parts.append(f"a.astype({_NUMPY_NAMES[dt]}) (numpy)")
+    if dt in _TORCH_NAMES:
+        parts.append(f"t{_TORCH_NAMES[dt]} (torch)")
+    return f"; cast it: {' or '.join(parts)}" if parts else ""
+
+
 def host_view(buffer: Buffer, tensor: Any) -> np.ndarray[Any, Any]:
     """Writable numpy view of ``buffer``'s host memory with ``tensor``'s dim/stride/dtype.
 
@@ -529,7 +547,7 @@ def check_against(buffer: Buffer, tensor: Any, where: str) -> bool:
     if buffer.dtype is not None and buffer.dtype != tensor.data_type:
         raise VariantPackError(
             f"{label}: data type mismatch: graph expects {DataType(tensor.data_type).name}, "
-            f"got {buffer.dtype.name} from a {buffer.kind}",
+            f"got {buffer.dtype.name} from a {buffer.kind}{_cast_hint(tensor.data_type)}",
             tensor=tensor.name,
         )
     if buffer.shape is None:

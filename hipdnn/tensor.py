@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from hipdnn.graph import Graph
     from hipdnn.nodes import Node
 
-__all__ = ["Tensor"]
+__all__ = ["Tensor", "not_a_tensor_hint"]
 
 
 _INTS = frozenset({int})
@@ -245,3 +245,17 @@ class Tensor:
         if self.is_pass_by_value:
             parts.append("pass_by_value" + (f"={self.value!r}" if self.value is not None else ""))
         return f"Tensor({', '.join(parts)})"
+
+
+def not_a_tensor_hint(obj: object) -> str:
+    """Why ``obj`` is not a graph tensor and what to do, for errors of ops given something else:
+    a data array (numpy, torch, DLPack) gets the tensor_like/variant-pack hint."""
+    module = type(obj).__module__
+    kind = type(obj).__name__ if module == "builtins" else f"{module}.{type(obj).__name__}"
+    if any(hasattr(obj, a) for a in ("__array_interface__", "__dlpack__",
+                                     "__cuda_array_interface__")):
+        return (f"expected a hipdnn Tensor, got a {kind} (a data array): ops take graph tensors; "
+                f"describe it with t = graph.tensor_like(array) and pass the array itself in "
+                f"execute()'s variant pack ({{t: array}})")
+    return f"expected a hipdnn Tensor, got {kind}; create it with graph.tensor()/tensor_like()"
+
