@@ -21,7 +21,8 @@ sequence seen before costs a function call, not a compile. Kinds, read in ``reso
              strides, dtype, writeable flag
 ``ndarray``  an ndarray subclass: the same, pointer through ``__array_interface__``
 ``torch``    a torch tensor type: ``data_ptr()``, shape, ``stride()``, dtype, device, and
-             neither the negative nor the conjugate bit (views with them are never bound)
+             neither the negative nor (complex dtypes only: no other dtype carries it) the
+             conjugate bit (views with them are never bound)
 ``cai``      an object with ``__cuda_array_interface__``: the whole dict, compared
              with a deep copy of the bound one
 ``object``   anything else ``resolve`` takes (``__dlpack__``, ``__array_interface__``):
@@ -207,7 +208,12 @@ _TESTS: dict[str, str] = {
                 "{v}.dtype == {c}dtype and {v}.flags.writeable == {c}w"),
     "torch": ("type({v}) is {c}type and {v}.data_ptr() == {c}ptr and {v}.shape == {c}shape "
               "and {v}.stride() == {c}strides and {v}.dtype is {c}dtype and "
-              "{v}.device == {c}device and not {v}.is_neg() and not {v}.is_conj()"),
+              "{v}.device == {c}device and not {v}.is_neg()"),
+    # only complex tensors carry the conjugate bit: one more read for them
+    "torch_complex": ("type({v}) is {c}type and {v}.data_ptr() == {c}ptr and "
+                      "{v}.shape == {c}shape and {v}.stride() == {c}strides and "
+                      "{v}.dtype is {c}dtype and {v}.device == {c}device and "
+                      "not {v}.is_neg() and not {v}.is_conj()"),
     "cai": "type({v}) is {c}type and {v}.__cuda_array_interface__ == {c}iface",
     "object": "type({v}) is {c}type and _signature({v}) == {c}sig",
 }
@@ -218,6 +224,7 @@ _NAMES: dict[str, tuple[str, ...]] = {
     "numpy": ("type", "ptr", "shape", "strides", "dtype", "w"),
     "ndarray": ("type", "ptr", "shape", "strides", "dtype", "w"),
     "torch": ("type", "ptr", "shape", "strides", "dtype", "device"),
+    "torch_complex": ("type", "ptr", "shape", "strides", "dtype", "device"),
     "cai": ("type", "iface"), "object": ("type", "sig"),
 }
 
@@ -231,7 +238,7 @@ def _constants(kind: str, v: Any) -> tuple[Any, ...]:
     if kind in ("numpy", "ndarray"):
         ptr = (_numpy_ptr if kind == "numpy" else _numpy_ptr_by_interface)(v)
         return type(v), ptr, v.shape, v.strides, v.dtype, bool(v.flags.writeable)
-    if kind == "torch":
+    if kind in ("torch", "torch_complex"):
         return (type(v), v.data_ptr(), tuple(v.shape), tuple(v.stride()), v.dtype,
                 v.device)
     if kind == "cai":
@@ -345,6 +352,8 @@ def compile_matcher(variant_pack: Any, workspace: Any, handle: Any,
             kind = kind_of(value)
             if kind is None:
                 return None
+            if kind == "torch" and value.dtype.is_complex:
+                kind = "torch_complex"
             key_kinds.append("tensor" if tk is Tensor else "uid")
             value_kinds.append(kind)
             keys.append(key)

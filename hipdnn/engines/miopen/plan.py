@@ -210,7 +210,9 @@ class MiopenPlan(ExecutionPlan):
             check_workspace(workspace, size)
         self._missing(buffers)
         values = [buffers[uid] for _, uid, _, _ in self._io]
-        host = any(type(v) is not int and v.device == "cpu" for v in values) or (
+        # pass-by-value scalars (device "cpu", no memory) are not host arrays to stage
+        host = any(type(v) is not int and v.device == "cpu" and v.scalar is None
+                   for v in values) or (
             workspace is not None and type(workspace) is not int and workspace.device == "cpu")
         if host:
             execute = self.execute
