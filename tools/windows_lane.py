@@ -20,7 +20,8 @@ sysroots of tools/miopen_sysroot.py) so a warm run only rebuilds and reinstalls 
 Pins and workarounds, each needed by Wine 8, not by Windows: numpy is pinned to 2.1.3 in this
 lane only (numpy >= 2.2 aborts at import: it calls ``ucrtbase.crealf``, which Wine 8 does not
 implement); torch needs ``KMP_AFFINITY=disabled`` (Wine lacks GetNumaNodeProcessorMaskEx);
-CPython's stdout and stderr must be pipes (a regular file kills it at start under Wine).
+CPython's stdout and stderr must be pipes (a regular file kills it at start under Wine); on
+CPython 3.13 shutil.copy2 must not call CopyFile2 (:data:`WINE_PTH`).
 
     python tools/windows_lane.py                   # Python 3.11 (the lane's default)
     python tools/windows_lane.py --python 3.13     # another Windows CPython (3.10, 3.11, 3.13)
@@ -67,6 +68,10 @@ TEST_TOOLS = ("pytest", "hypothesis", "torch")
 SUITES = ("tests/unit", "tests/oracle", "tests/emulated", "tests/windows")
 #: Requirement variables passed into Wine (the live/conformance/amdkernels lanes are Linux-only).
 WINDOWS_REQUIRE = ("HIPDNN_REQUIRE_TORCH", "HIPDNN_REQUIRE_WINDOWS")
+#: Run at start-up of the lane's python.exe (a .pth line): CPython >= 3.13's shutil.copy2 calls
+#: kernel32's CopyFile2, which Wine 8 lacks (the process aborts); without it shutil falls back
+#: to its portable copy. Under Wine only: Windows has CopyFile2.
+WINE_PTH = 'import _winapi; hasattr(_winapi, "CopyFile2") and delattr(_winapi, "CopyFile2")\n'
 STANDIN_SOURCES = REPO / "tests" / "windows" / "standins"
 WINE_CANDIDATES = ("wine64", "/usr/lib/wine/wine64", "wine")
 
@@ -353,6 +358,8 @@ def run_lane(python_version: str, pytest_args: Sequence[str], install_missing: b
     wine.ensure_prefix()
     step("wine prefix")
     python = ensure_python(cache, python_version)
+    (_site(python) / "_wine_lane.pth").parent.mkdir(parents=True, exist_ok=True)
+    (_site(python) / "_wine_lane.pth").write_text(WINE_PTH, encoding="utf-8")
     exe = str(python / "python.exe")
     step("windows cpython")
     ensure_wheels(wine, cache, python, python_version)
