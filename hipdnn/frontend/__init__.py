@@ -71,6 +71,13 @@ from hipdnn.frontend._handle import (
     set_engine_plugin_paths,
     set_stream,
 )
+from hipdnn.frontend._hip import (
+    HipEvent,
+    HipStallGate,
+    hip_can_use_stream_wait_value,
+    hip_device_synchronize,
+    hip_stream_synchronize,
+)
 from hipdnn.frontend._memory import DeviceBuffer, get_dtype_size
 from hipdnn.frontend._tensor import Tensor
 from hipdnn.types import (
@@ -117,6 +124,8 @@ __all__ = [
     "Graph",
     "Handle",
     "HeuristicMode",
+    "HipEvent",
+    "HipStallGate",
     "IntConstraint",
     "Knob",
     "KnobSetting",
@@ -140,7 +149,10 @@ __all__ = [
     "get_dtype_size",
     "get_loaded_engine_plugin_paths",
     "get_stream",
+    "hip_can_use_stream_wait_value",
+    "hip_device_synchronize",
     "hip_get_device_count",
+    "hip_stream_synchronize",
     "set_engine_plugin_paths",
     "set_stream",
 ]
