@@ -124,12 +124,12 @@ def test_a_failing_staging_writes_no_output(monkeypatch: pytest.MonkeyPatch, nam
     for nth in range(1, len(outs) + 1):
         count = [0]
 
-        def failing(value: np.ndarray, view: np.ndarray, _nth: int = nth,
+        def failing(value: np.ndarray, view: np.ndarray, commits: Any = (), _nth: int = nth,
                     _count: list[int] = count) -> np.ndarray:
             _count[0] += 1
             if _count[0] == _nth:
                 raise MemoryError(f"staging output {_nth}: injected")
-            return real(value, view)
+            return real(value, view, commits)
 
         monkeypatch.setattr(reference_engine, "stage_output", failing)
         arrays = _sentinels(outs)

@@ -12,13 +12,14 @@ a failure never leaves a partial result. Workspace: 0 bytes. No knobs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hipdnn.engines.base import Engine, ExecutionPlan, Knob, KnobValue
 from hipdnn.engines.reference import kernels as K
+from hipdnn.engines.reference._parallel import PARALLEL_MIN_SIZE, map_chunks
 from hipdnn.engines.reference._pointwise import POINTWISE_OPS, pointwise
 from hipdnn.errors import ExecutionError, GraphNotSupportedError, HipdnnError, VariantPackError
 from hipdnn.interop import dtype_to_numpy, host_view
@@ -292,10 +293,28 @@ _HANDLERS: dict[type[Node], Callable[[_Run, Any], None]] = {
 _HANDLERS_TYPES = tuple(_HANDLERS)
 
 
-def stage_output(value: np.ndarray, view: np.ndarray) -> np.ndarray:
-    """``value`` as a new array of ``view``'s dtype and shape (never a view of any buffer: an
-    output may alias an input, so the commit must not read memory it writes)."""
+def stage_output(value: np.ndarray, view: np.ndarray,
+                 commits: Sequence[np.ndarray] = ()) -> np.ndarray:
+    """``value`` as an array of ``view``'s dtype and shape that no commit writes into.
+
+    An output may alias an input, so the commit must not read memory it writes: a value that
+    may be caller memory is copied. A value the engine allocated itself (it owns its data, has
+    ``view``'s dtype and shape, and overlaps none of the ``commits`` views) is already staged:
+    no copy (for a large batchnorm output that copy was a serial pass over the whole tensor).
+    """
+    if (value.dtype == view.dtype and value.shape == view.shape and value.base is None
+            and value.flags.owndata
+            and not any(np.may_share_memory(value, c) for c in commits)):
+        return value
     return np.array(np.broadcast_to(value, view.shape), dtype=view.dtype, copy=True)
+
+
+def commit_output(view: np.ndarray, value: np.ndarray) -> None:
+    """Copy a staged ``value`` into ``view`` (same dtype: cannot fail), large ones on the pool."""
+    if view.ndim and view.shape[0] > 1 and view.size >= PARALLEL_MIN_SIZE:
+        map_chunks(lambda sl: np.copyto(view[sl], value[sl], casting="no"), view)
+    else:
+        np.copyto(view, value, casting="no")
 
 
 class ReferencePlan(ExecutionPlan):
@@ -346,10 +365,11 @@ class ReferencePlan(ExecutionPlan):
                                          f"{self.engine.name}: {exc}") from exc
             # stage every output in its own memory and dtype first (this may fail: nothing is
             # written yet), then commit with same-dtype copies, which cannot fail
-            staged = [(view, stage_output(run.env[t.uid], view))
+            views = [view for _, view in outputs]
+            staged = [(view, stage_output(run.env[t.uid], view, views))
                       for t, view in outputs if t.uid is not None]
         for view, value in staged:
-            np.copyto(view, value, casting="no")
+            commit_output(view, value)
 
 
 class ReferenceEngine(Engine):
