@@ -457,8 +457,9 @@ class GraphPlans(GraphExec):
 
     def _snapshot(self) -> Graph:
         """A validated private copy for engines: a cached plan, shared by every graph of the
-        same key, must not see later edits of the graph it was first built from."""
-        snap = serialize.from_dict(serialize.graph_to_dict(self), self._handle, type(self))  # type: ignore[arg-type]
+        same key, must not see later edits of the graph it was first built from. It holds no
+        Handle (engines are given it), so a cached plan never keeps a dropped Handle alive."""
+        snap = serialize.from_dict(serialize.graph_to_dict(self), None, type(self))  # type: ignore[arg-type]
         snap.tensors = validate_graph(snap, memo=False)  # a private one-off: not memoized
         return snap
 

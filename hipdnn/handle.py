@@ -11,6 +11,7 @@ the first time they need it, and :meth:`Handle.close` closes every state that ha
 
 from __future__ import annotations
 
+import collections
 import itertools
 import operator
 import threading
@@ -23,8 +24,8 @@ from hipdnn.errors import ArgumentError, GraphStateError, ValidationError
 if TYPE_CHECKING:
     from types import TracebackType
 
-__all__ = ["Handle", "check_handle", "create_handle", "default_handle", "destroy_handle", "get_stream",
-           "on_close", "set_stream"]
+__all__ = ["Handle", "check_handle", "collected_serials", "create_handle", "default_handle",
+           "destroy_handle", "get_stream", "on_close", "set_stream"]
 
 T = TypeVar("T")
 _serials = itertools.count(1)
@@ -32,6 +33,22 @@ _serials = itertools.count(1)
 #: drops the plans and answers cached for it, so their MIOpen objects go before the handle), and
 #: for a thread's default handles when that thread ends.
 _close_listeners: list[Callable[[int], None]] = []
+
+
+#: Serials of Handles garbage-collected without close(). Their finalizers only queue them (a
+#: finalizer may run inside any code, cache code included); caches drain the queue themselves.
+_collected: collections.deque[int] = collections.deque()
+
+
+def collected_serials() -> list[int]:
+    """Serials of Handles collected without ``close()`` since the last call (each returned once)."""
+    out = []
+    while _collected:
+        try:
+            out.append(_collected.popleft())
+        except IndexError:  # drained by another thread meanwhile
+            break
+    return out
 
 
 def on_close(listener: Callable[[int], None]) -> None:
@@ -86,6 +103,8 @@ class Handle:
         self._closed = False
         #: Unique per Handle object in this process (plan-cache key; never reused).
         self.serial = next(_serials)
+        # dropped without close(): its serial is queued for the caches (see collected_serials)
+        weakref.finalize(self, _collected.append, self.serial).atexit = False
 
     def state(self, key: Hashable, factory: Callable[[Handle], T]) -> T:
         """The engine state stored under ``key``, created with ``factory(self)`` on first use."""

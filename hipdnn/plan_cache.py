@@ -4,7 +4,8 @@ Keys are ``(graph.key(), engine.cache_token, knob settings, handle serial)``, so
 with the same structure again reuses the plan instead of rebuilding it. Every key ends with the
 serial of the :class:`~hipdnn.handle.Handle` it was made for; when that Handle closes, its plans
 (those no live graph holds) are closed and its answers dropped, so their MIOpen objects are freed
-with the handle. Both caches are bounded: at most ``maxsize`` plans and ``max_answers`` answers,
+with the handle. Cached plans do not keep a Handle alive: one dropped without ``close()`` is
+forgotten the same way at the cache's next lookup or insert after it was collected. Both caches are bounded: at most ``maxsize`` plans and ``max_answers`` answers,
 least recently used dropped first. ``cache_token`` is
 ``(engine_id, serial of the engine object)``: two engine objects of the same name (e.g. an
 emulated MIOpen 3.4 and 3.5 MIOPEN_ENGINE) never share plans or answers. Graphs hold references to
@@ -22,7 +23,7 @@ from typing import Any
 
 from hipdnn.engines.base import ExecutionPlan
 from hipdnn.engines.engine_registry import subscribe
-from hipdnn.handle import on_close
+from hipdnn.handle import _collected, collected_serials, on_close
 from hipdnn.validation import clear_validation_memo
 
 __all__ = ["PlanCache", "clear_plan_cache", "plan_cache"]
@@ -65,8 +66,15 @@ class PlanCache:
             if not keys:
                 del self._by_handle[serial]  # type: ignore[arg-type]
 
+    def _drain(self) -> None:
+        """Forget what was cached for Handles garbage-collected without close()."""
+        if _collected:
+            for serial in collected_serials():
+                self.purge_handle(serial)
+
     def answer(self, key: Hashable) -> tuple[bool, Any]:
         """(found, value) for a cached engine answer (support reason or knob list)."""
+        self._drain()
         with self._lock:
             if key in self._answers:
                 self._answers.move_to_end(key)
@@ -118,6 +126,7 @@ class PlanCache:
 
     def insert(self, key: Hashable, plan: ExecutionPlan, holder: object) -> None:
         """Cache a freshly built plan, held by ``holder``."""
+        self._drain()
         with self._lock:
             self._hold(plan, holder)
             if not self.enabled:

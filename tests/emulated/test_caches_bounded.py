@@ -202,3 +202,24 @@ def test_every_seed_row_frees_its_cached_objects_with_the_handle(
     h.close()
     assert len(emulated_device.live_objects()) == baseline, emulated_device.live_objects()
     assert not emulated_device.live_allocations()
+
+
+def test_handles_dropped_without_close_leave_nothing_cached(
+        emulated_device: EmulatedDevice, emulated_miopen_engine: MiopenEngine) -> None:
+    """A script that makes a Handle per graph and never closes it: cached plans do not keep the
+    Handle alive, and once it is collected the cache forgets it at its next lookup (its MIOpen
+    handle and descriptors were pinned until LRU eviction: up to 256 MIOpen handles)."""
+    import gc
+
+    baseline = len(emulated_device.live_objects())
+    for i in range(6):
+        g, pack = _bn_graph(Handle(), 2, 1 + i)  # the graph holds the only reference
+        _build_run(g, pack)
+        g.close()
+        del g, pack
+        gc.collect()
+        # this cycle's plan (and only it) may still be cached until the next lookup
+        assert len(emulated_device.live_objects()) <= baseline + 3 + 1
+    plan_cache.answer(("any key",))  # a lookup forgets the collected handles
+    assert len(plan_cache) == 0 and len(plan_cache._answers) == 0
+    assert len(emulated_device.live_objects()) == baseline, emulated_device.live_objects()

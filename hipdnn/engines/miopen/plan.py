@@ -105,9 +105,10 @@ class MiopenPlan(ExecutionPlan):
         produced = {t.uid for n in m.nodes for t in n.outputs.values() if t is not None}
         self._io = [(role, t.uid, t, t.uid in produced) for role, t in m.t.items()
                     if role not in SCALAR_ROLES and not t.is_virtual]
-        # (Handle, its state) the plan ran on last: one tuple, read and replaced whole, so a
-        # thread never pairs another thread's Handle with its own state
-        self._last: tuple[Handle | None, MiopenHandleState] = (None, state)
+        # (serial of the Handle the plan ran on last, its state): one tuple, read and replaced
+        # whole, so a thread never pairs another thread's Handle with its own state; a serial,
+        # not the Handle, so a cached plan does not keep a dropped Handle alive
+        self._last: tuple[int, MiopenHandleState] = (0, state)
         scalars = [(role, m.t[role]) for role in SCALAR_ROLES if role in m.t]
         # scalars baked into the graph are read once; the others come from each variant pack
         self._baked = {role: float(t.value) for role, t in scalars if t.value is not None}
@@ -148,14 +149,14 @@ class MiopenPlan(ExecutionPlan):
         # a compiled fusion plan is bound to the MIOpen handle it was compiled on
         if handle is None or self.path == Path.FUSED:
             state = self._state
-        elif handle is (last := self._last)[0]:
+        elif handle.serial == (last := self._last)[0]:
             state = last[1]
         else:
             try:
                 state = self.engine.handle_state(handle)  # type: ignore[attr-defined]
             except GraphStateError as exc:  # closed meanwhile, by another thread
                 raise _closed_error(self, handle) from exc
-            self._last = (handle, state)
+            self._last = (handle.serial, state)
         if state.closed:
             _refuse(self, handle)
         return state
