@@ -286,6 +286,13 @@ class GraphExec:
             raise WorkspaceError(f"the plan needs a workspace of {size} bytes; got None "
                                  f"(allocate graph.get_workspace_size() bytes)")
         buf = interop.resolve(workspace)
+        if buf.scalar is not None:
+            raise WorkspaceError(f"the workspace must be memory (an array, tensor or device "
+                                 f"pointer int) of at least {size} bytes; got a "
+                                 f"{type(workspace).__name__} value {workspace!r:.40}")
+        if buf.readonly:
+            raise WorkspaceError(f"the workspace ({buf.kind}) is read-only; the plan writes "
+                                 f"its {size} bytes of workspace: pass writable memory")
         nbytes = buf.nbytes
         span, numel, itemsize = buf.span, buf.numel, buf.itemsize
         if span is not None and numel and itemsize and (

@@ -53,6 +53,12 @@ def _spatial_arg(value: Ints, ref: Tensor, what: str, node: str) -> tuple[int, .
 
 
 
+def _required_slope(value: Any, op: str, name: str) -> None:
+    if value is None:
+        raise ValidationError(f"{op}: negative_slope is required; valid: a finite float (e.g. "
+                              f"0.01); use relu() for a plain ReLU", node=name or None)
+
+
 class GraphOps:
     """Mixin holding the op builders (conv, batchnorm, pointwise)."""
 
@@ -314,12 +320,16 @@ class GraphOps:
 
     def leaky_relu(self, input: Tensor, negative_slope: float, *,
                    compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
-        """Leaky ReLU (cudnn-frontend's ``leaky_relu``): RELU_FWD with ``negative_slope``."""
+        """Leaky ReLU (cudnn-frontend's ``leaky_relu``): RELU_FWD with ``negative_slope``
+        (required: a finite float)."""
+        _required_slope(negative_slope, "leaky_relu", name)
         return self.relu(input, negative_slope, compute_data_type=compute_data_type, name=name)
 
     def leaky_relu_backward(self, loss: Tensor, input: Tensor, negative_slope: float, *,
                             compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
-        """Leaky dReLU (cudnn-frontend's ``leaky_relu_backward``): RELU_BWD with the slope."""
+        """Leaky dReLU (cudnn-frontend's ``leaky_relu_backward``): RELU_BWD with the slope
+        (required: a finite float)."""
+        _required_slope(negative_slope, "leaky_relu_backward", name)
         return self.relu_backward(loss, input, negative_slope,
                                   compute_data_type=compute_data_type, name=name)
 
