@@ -6,6 +6,7 @@ what stays behind (process RSS, the plan cache, live MIOpen objects and device a
     python benchmarks/bench_leak.py --engine reference # one engine only
     python benchmarks/bench_leak.py --mode handles     # fresh handles, one structure
     python benchmarks/bench_leak.py --mode structures  # distinct structures, one handle
+    python benchmarks/bench_leak.py --mode dropped     # handles never closed, just dropped
 
 Every cycle makes a new :class:`hipdnn.Handle`, a BN-training graph whose shape no earlier cycle
 used (so nothing is served from a cache), builds it, executes it on numpy arrays, checks one
@@ -98,13 +99,14 @@ def cycle_shape(i: int) -> tuple[int, int, int, int]:
 
 #: What changes from cycle to cycle: "both" (a fresh Handle and a new shape), "handles" (a fresh
 #: Handle, always the same shape), "structures" (a new shape, one Handle for the whole run,
-#: closed at the end).
-MODES = ("both", "handles", "structures")
+#: closed at the end), "dropped" (a fresh Handle and a new shape, the Handle never closed).
+MODES = ("both", "handles", "structures", "dropped")
 
 
-def one_cycle(i: int, engine: str, handle: Handle | None = None, same_shape: bool = False) -> None:
+def one_cycle(i: int, engine: str, handle: Handle | None = None, same_shape: bool = False,
+              close: bool = True) -> None:
     """A graph of cycle ``i``'s shape (or always the first) on ``handle`` (None: a new Handle,
-    closed after): build, execute, check, close."""
+    closed after unless ``close`` is False: then just dropped): build, execute, check, close."""
     shape = cycle_shape(0 if same_shape else i)
     c = shape[1]
     x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape) % 7
@@ -113,7 +115,7 @@ def one_cycle(i: int, engine: str, handle: Handle | None = None, same_shape: boo
     try:
         _build_run_check(i, engine, h, x, c)
     finally:
-        if own:
+        if own and close:
             h.close()
 
 
@@ -170,6 +172,7 @@ def run(engine: str, cycles: int, samples: int = 10,
 
     def sample(i: int) -> Sample:
         gc.collect()
+        plan_cache.forget_collected()  # what the next build would do first
         s = Sample(i, rss_bytes(), len(plan_cache), plan_cache.answer_count,
                    len(device.live_objects()) if device is not None else 0,
                    len(device.live_allocations()) if device is not None else 0)
@@ -183,7 +186,7 @@ def run(engine: str, cycles: int, samples: int = 10,
         for i in range(cycles):
             if i % every == 0:
                 out.append(sample(i))
-            one_cycle(i, name, shared, same_shape=mode == "handles")
+            one_cycle(i, name, shared, same_shape=mode == "handles", close=mode != "dropped")
             if device is not None:
                 device.clear_calls()  # the call log is the device's, not ours
         if shared is not None:
@@ -203,11 +206,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mode", choices=MODES, default="both",
                     help="both: a fresh Handle and a new shape per cycle; handles: a fresh "
                          "Handle, same shape; structures: a new shape, one Handle (closed at "
-                         "the end)")
+                         "the end); dropped: like both, the Handle never closed")
     args = ap.parse_args(argv)
     engines = ["reference", "miopen"] if args.engine == "both" else [args.engine]
     what = {"both": "fresh Handle, distinct shape", "handles": "fresh Handle, same shape",
-            "structures": "one Handle, distinct shapes"}[args.mode]
+            "structures": "one Handle, distinct shapes",
+            "dropped": "fresh Handle never closed, distinct shape"}[args.mode]
     ok = True
     for engine in engines:
         print(f"{engine}: {args.cycles} cycles ({what}; build, execute, close)")

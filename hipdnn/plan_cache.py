@@ -66,6 +66,11 @@ class PlanCache:
             if not keys:
                 del self._by_handle[serial]  # type: ignore[arg-type]
 
+    def forget_collected(self) -> None:
+        """Forget now what was cached for Handles garbage-collected without ``close()`` (done
+        anyway at the next lookup or insert)."""
+        self._drain()
+
     def _drain(self) -> None:
         """Forget what was cached for Handles garbage-collected without close()."""
         if _collected:

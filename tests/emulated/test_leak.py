@@ -75,3 +75,9 @@ def test_distinct_structures_on_one_handle_stay_within_the_cache_bounds(
 def test_fresh_handles_on_one_structure_leave_nothing_behind() -> None:
     samples = _bench().run("miopen", 40, samples=4, mode="handles")
     assert all(s.plans == 0 and s.answers == 0 and s.miopen_objects == 0 for s in samples)
+
+
+@pytest.mark.parametrize("engine", ["reference", "miopen"])
+def test_handles_never_closed_leave_nothing_behind(engine: str) -> None:
+    samples = _bench().run(engine, 60, samples=4, mode="dropped")
+    assert all(s.plans == 0 and s.answers == 0 and s.miopen_objects == 0 for s in samples)
