@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from hipdnn import interop, serialize
+from hipdnn import interop, pictures, serialize
 from hipdnn.errors import ValidationError
 from hipdnn.graph_highlevel import HighLevel, accepting_framework_tensors
 from hipdnn.graph_ops import GraphOps
@@ -253,13 +253,15 @@ class Graph(HighLevel, GraphOps, MathOps, GraphPlans):
         return cls.from_json(text, handle=handle)
 
     def __repr__(self) -> str:
-        lines = [f"Graph({self.name!r}, io={self.io_data_type.name}, "
-                 f"intermediate={self.intermediate_data_type.name}, "
-                 f"compute={self.compute_data_type.name}, {len(self.nodes)} node(s))"]
-        lines += [f"  {t!r}" for t in self.all_tensors if t._producer is None and
-                  not t.is_virtual]
-        lines += [f"  {n!r}" for n in self.nodes]
-        return "\n".join(lines)
+        return pictures.graph_text(self)
+
+    def _repr_svg_(self) -> str:
+        """Jupyter's picture of the graph (see :mod:`hipdnn.pictures`)."""
+        return pictures.graph_svg(self)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the picture and a table of the tensors."""
+        return pictures.graph_html(self)
 
     def __enter__(self) -> Graph:
         return self

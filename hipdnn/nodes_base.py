@@ -94,7 +94,18 @@ class Node:
         outs = ", ".join(f"{p}={t.name!r}" for p, t in self.outputs.items() if t is not None)
         attrs = ", ".join(f"{k}={v!r}" for k, v in self.attributes().items() if v is not None)
         extra = f" {{{attrs}}}" if attrs else ""
-        return f"{type(self).__name__}({self.name!r}: {ins} -> {outs}{extra})"
+        one = f"{type(self).__name__}({self.name!r}: {ins} -> {outs}{extra})"
+        if len(one) <= 100:
+            return one
+        head = f"{type(self).__name__}({self.name!r}: {ins} -> {outs}"
+        if len(head) <= 100:  # attributes on their own line
+            return f"{head}\n  {{{attrs}}})"
+        pad = "\n    "  # long nodes (BN with running stats) one port per line
+        ins = pad.join(f"{p}={t.name!r}" for p, t in self.inputs.items() if t is not None)
+        outs = pad.join(f"{p}={t.name!r}" for p, t in self.outputs.items() if t is not None)
+        tail = f"\n  {{{attrs}}}" if attrs else ""
+        return (f"{type(self).__name__}({self.name!r}:\n  in:{pad}{ins}\n  out:{pad}{outs}"
+                f"{tail})")
 
 
 def param_dims(x_dim: Sequence[int]) -> tuple[int, ...]:

@@ -394,3 +394,20 @@ class KnobType(enum.IntEnum):
     TILE_M = 26
     TILE_N = 27
     WARP_SPEC_CFG = 28
+
+
+def _enum_str(self: enum.IntEnum) -> str:
+    return f"{type(self).__name__}.{self.name}"
+
+
+def _enum_format(self: enum.IntEnum, spec: str) -> str:
+    return format(int(self), spec)
+
+
+# print(t.get_data_type()) shows DataType.FLOAT, not 1 (Python 3.11 made IntEnum's str the
+# int's); format() and f-strings keep the number, so messages and C calls are unchanged.
+for _enum in [v for v in list(globals().values())
+              if isinstance(v, type) and issubclass(v, enum.IntEnum) and v is not enum.IntEnum]:
+    _enum.__str__ = _enum_str  # type: ignore[method-assign,assignment]
+    _enum.__format__ = _enum_format  # type: ignore[method-assign,assignment]
+del _enum

@@ -18,7 +18,7 @@ DOC = ROOT / "docs" / "INTERNALS.md"
 LAYERS: dict[str, tuple[str, ...]] = {
     "core": ("errors", "types", "shapes", "tensor", "handle", "logs", "progress", "interop",
              "_packsig", "_dlpack", "_hostmem", "_interop_dtypes"),
-    "graph IR": ("nodes_base", "nodes_norm", "nodes_stats", "nodes", "serialize"),
+    "graph IR": ("nodes_base", "nodes_norm", "nodes_stats", "nodes", "serialize", "pictures"),
     "engine contract": ("engines", "engines.base", "engines.knobs", "engines.engine_registry",
                         "validation"),
     "engines": ("engines.reference", "engines.miopen"),

@@ -231,5 +231,5 @@ def test_graph_repr_lists_inputs_and_nodes() -> None:
     text = repr(g)
     assert text.splitlines()[0] == ("Graph('seed', io=FLOAT, intermediate=FLOAT, compute=FLOAT, "
                                     "2 node(s))")
-    assert "Tensor(name='x'" in text and "ConvFpropNode('conv': X='x', W='w' -> Y='conv::Y'" in text
+    assert "    x: FLOAT (default) [2, 3, 6, 6]" in text and "ConvFpropNode('conv': X='x', W='w' -> Y='conv::Y'" in text
     assert "PointwiseNode('relu': IN_0='conv::Y' -> OUT_0='relu::OUT_0' {mode='RELU_FWD'})" in text
