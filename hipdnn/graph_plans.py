@@ -271,7 +271,7 @@ class GraphPlans(GraphExec):
         self._candidates = [c for c in self._candidates
                             if c[0].name not in drop and c[0].engine_id not in drop]
 
-    def deselect_workspace_greater_than(self, workspace: int) -> None:
+    def deselect_workspace_greater_than(self, workspace: int | None) -> None:
         """Skip plans needing more than ``workspace`` bytes (cudnn-frontend's filter).
 
         A plan's workspace is known once it is built, so the limit applies in ``build_plans``

@@ -235,6 +235,7 @@ class GraphAutotune:
     _specs: list[tuple[int, dict[str, Any]]]
     _deselected: list[str | int]
     _workspace_cap: int | None
+    _over_cap: int
 
     if TYPE_CHECKING:
         def _pack(self, variant_pack: Mapping[Any, Any]) -> dict[int, Any]: ...
@@ -372,9 +373,14 @@ class GraphAutotune:
             if mode == TuneMode.EXHAUSTIVE and BENCHMARKING_KNOB in offered:
                 knobs.setdefault(BENCHMARKING_KNOB, 1)
             native.create_execution_plan_ext(engine_id, knobs)
+        # the workspace cap is applied once the plans (and so their workspaces) exist, so that
+        # the plans it bars are counted as deselected, as upstream counts them
+        native.deselect_workspace_greater_than(None)
+        native.build_plans(BuildPlanPolicy.ALL)
+        built = len(native.plans)
         if self._workspace_cap is not None:
             native.deselect_workspace_greater_than(self._workspace_cap)
-        native.build_plans(BuildPlanPolicy.ALL)
+        self._over_cap = built - len(native.plans)
         self._order = list(native.plans)
 
     def _check_pack(self, pack: Mapping[int, Any]) -> None:
@@ -417,7 +423,7 @@ class GraphAutotune:
         cfg = config if config is not None else AutotuneConfig()
         cfg.check()
         h = native_handle(handle)
-        deselected = 0
+        deselected = self._over_cap = 0
         try:
             if workspace_size is not None:
                 if not self._specs:
@@ -475,7 +481,7 @@ class GraphAutotune:
                 **base, "min_time_ms": min(times), "avg_time_ms": mean, "stddev_ms": spread,
                 "iterations_run": len(times), "converged": converged, "succeeded": True}))
         if not measured:
-            self._nothing_timed(deselected, filtered, over_budget, failed)
+            self._nothing_timed(deselected, self._over_cap, filtered, over_budget, failed)
         measured.sort(key=lambda m: (m[0], m[1]))
         results = [AutotuneResult(rank=r, **fields) for r, (_, _, fields) in enumerate(measured)]
         results += [AutotuneResult(**fields) for fields in failed]
@@ -485,11 +491,13 @@ class GraphAutotune:
         return results
 
     @staticmethod
-    def _nothing_timed(deselected: int, filtered: int, over_budget: int,
+    def _nothing_timed(deselected: int, over_cap: int, filtered: int, over_budget: int,
                        failed: list[dict[str, Any]]) -> None:
         parts = []
         if deselected:
             parts.append(f"{deselected} deselected (deselect_engines)")
+        if over_cap:
+            parts.append(f"{over_cap} deselected (deselect_workspace_greater_than)")
         if filtered:
             parts.append(f"{filtered} excluded by engineIdFilter")
         if over_budget:

@@ -266,3 +266,40 @@ def test_name_accessors_take_an_optional_handle(engine: str) -> None:
                  lambda: g.get_plan_name_at_index(0, handle=gone)):
         with pytest.raises(RuntimeError, match="destroyed"):
             call()
+
+
+def test_workspace_cap_bars_plan_specs_and_says_so(engine: str) -> None:
+    # deselect_workspace_greater_than() on the plan-spec path: a plan needing more than the cap
+    # is not timed, and when nothing is left the error counts it as deselected, as upstream's
+    # does; a plan within the cap (CPU_REFERENCE_ENGINE needs none) is timed as usual.
+    def tuned(cap: int | None) -> tuple[fe.Graph, Any]:
+        g, ts = conv_graph()
+        handle = fe.create_handle()
+        assert g.build_operation_graph(handle).is_good()
+        assert g.add_engine(fnv1a_64(engine)).is_good()
+        if cap is not None:
+            assert g.deselect_workspace_greater_than(cap) is g
+        pack, _bufs = buffers(ts)
+        ws = fe.DeviceBuffer(1 << 25)
+        try:
+            return g, g.autotune(handle, pack, ws.ptr(), workspace_size=1 << 25,
+                                 config=fe.AutotuneConfig(strategy=fe.AutotuneStrategy.FIXED_AVERAGE,
+                                                          timed_iterations=1))
+        except RuntimeError as exc:
+            return g, exc
+
+    _, free = tuned(None)
+    assert isinstance(free, list) and free[0].succeeded
+    need = free[0].workspace_size
+    assert (need > 0) == (engine == "MIOPEN_ENGINE")  # both branches below are exercised
+    if need == 0:
+        _, capped = tuned(0)
+        assert isinstance(capped, list) and capped[0].succeeded and capped[0].workspace_size == 0
+        return
+    g, capped = tuned(need - 1)
+    assert isinstance(capped, RuntimeError)
+    assert str(capped).startswith("Autotune failed: No execution plans were benchmarkable: ")
+    assert "1 deselected (deselect_workspace_greater_than)" in str(capped)
+    assert g.get_execution_plan_count() == 0
+    _, fits = tuned(need)
+    assert isinstance(fits, list) and fits[0].succeeded and fits[0].workspace_size == need
