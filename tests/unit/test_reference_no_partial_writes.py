@@ -157,3 +157,24 @@ def test_an_output_aliasing_an_input_reads_the_input_before_it_is_overwritten() 
     g.execute({xt: buf, r: buf, a: other})
     np.testing.assert_array_equal(buf, np.maximum(x, 0))
     np.testing.assert_array_equal(other, np.abs(x))
+
+
+def test_staging_copies_only_what_may_be_caller_memory() -> None:
+    """An array numpy allocated for the engine is staged as is (no copy); caller memory (a
+    host_view over a pointer) and anything overlapping an output view are copied."""
+    from hipdnn.interop import host_view, resolve
+
+    class T:
+        dim, stride, data_type, name, uid = (2, 3), (3, 1), hipdnn.DataType.FLOAT, "t", 1
+
+    own = np.arange(6, dtype=np.float32).reshape(2, 3)  # a view of an owning array
+    out = np.zeros((2, 3), np.float32)
+    assert reference_engine.stage_output(own, out, [out]) is own
+    caller = np.ones((2, 3), np.float32)
+    view = host_view(resolve(caller), T())
+    staged = reference_engine.stage_output(view, out, [out])
+    assert staged is not view and not np.shares_memory(staged, caller)
+    assert reference_engine.stage_output(own, own, [own]) is not own  # overlaps a commit
+    assert reference_engine.stage_output(own.astype(np.float64), out, [out]).dtype == np.float32
+    reference_engine.commit_output(out, own)
+    np.testing.assert_array_equal(out, own)

@@ -298,15 +298,24 @@ def stage_output(value: np.ndarray, view: np.ndarray,
     """``value`` as an array of ``view``'s dtype and shape that no commit writes into.
 
     An output may alias an input, so the commit must not read memory it writes: a value that
-    may be caller memory is copied. A value the engine allocated itself (it owns its data, has
-    ``view``'s dtype and shape, and overlaps none of the ``commits`` views) is already staged:
+    may be caller memory is copied. A value the engine allocated itself (numpy owns the memory
+    under it, it has ``view``'s dtype and shape, and overlaps none of the ``commits`` views) is
+    already staged:
     no copy (for a large batchnorm output that copy was a serial pass over the whole tensor).
     """
-    if (value.dtype == view.dtype and value.shape == view.shape and value.base is None
-            and value.flags.owndata
+    if (value.dtype == view.dtype and value.shape == view.shape and _engine_owned(value)
             and not any(np.may_share_memory(value, c) for c in commits)):
         return value
     return np.array(np.broadcast_to(value, view.shape), dtype=view.dtype, copy=True)
+
+
+def _engine_owned(a: np.ndarray) -> bool:
+    """True when ``a`` is (a view of) an array numpy allocated: caller memory reaches the engine
+    only through :func:`hipdnn.interop.host_view`, whose arrays rest on a ``HostSpan``."""
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    return root.base is None and root.flags.owndata
 
 
 def commit_output(view: np.ndarray, value: np.ndarray) -> None:
