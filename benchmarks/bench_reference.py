@@ -6,7 +6,7 @@ graph built with the public API on CPU_REFERENCE_ENGINE (outputs written into ar
 requested layout, as a user sees it). Both sides run FP32 with the same
 number of threads (PyTorch's ``set_num_threads`` = numpy's BLAS threads); each case alternates
 ours/PyTorch repeats and keeps the best time of each, which is the fairest number on a shared
-machine. Target (DESIGN.md): geometric mean of ours/PyTorch <= 2.
+machine. Target: geometric mean of ours/PyTorch <= 2.
 
     python benchmarks/bench_reference.py            # full suite (~1-3 min)
     python benchmarks/bench_reference.py --quick    # a few cases, for a smoke run

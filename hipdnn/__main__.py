@@ -55,7 +55,7 @@ def ref_conv_bias_relu(x: np.ndarray, w: np.ndarray, b: np.ndarray, pad: int) ->
 
 def ref_bn_train(x: np.ndarray, s: np.ndarray, b: np.ndarray, eps: float, m: float,
                  rm: np.ndarray, rv: np.ndarray) -> dict[str, np.ndarray]:
-    """Batchnorm training as MIOpen defines it (DESIGN.md), float64."""
+    """Batchnorm training as MIOpen defines it (see hipdnn/engines/reference/kernels.py), float64."""
     x64 = x.astype(np.float64)
     axes = (0, 2, 3)
     count = x.size // x.shape[1]
@@ -239,7 +239,8 @@ def list_engines() -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point (``python -m hipdnn`` / ``hipdnn-demo``); runs the demo by default."""
-    ap = argparse.ArgumentParser(prog="python -m hipdnn", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m hipdnn",
+                                 description=__doc__.splitlines()[0].replace("``", ""))
     sub = ap.add_subparsers(dest="command")
     demo = sub.add_parser("demo", help="build, run and verify conv and batchnorm graphs")
     names = ["auto", *(e.name for e in registry().values())]

@@ -32,3 +32,27 @@ def test_readme_quickstart_runs_and_matches_numpy() -> None:
     want = max(float(np.sum(patch * ws[5])) + float(bs[0, 5, 0, 0]), 0.0)
     assert abs(float(out[0, 5, 0, 0]) - want) <= 1e-3 * max(1.0, abs(want))
     assert out.shape == (8, 64, 56, 56) and np.all(out >= 0)
+
+
+def test_every_python_block_runs_in_order() -> None:
+    """Every ```python block of the README runs on this (CPU-only or not) machine, in order, in
+    one namespace (the Knobs block continues the quick start's graph)."""
+    blocks = _python_blocks()
+    assert len(blocks) >= 4
+    namespace: dict[str, object] = {"__name__": "readme"}
+    for i, block in enumerate(blocks):
+        try:
+            exec(compile(block, f"{README}:python block {i}", "exec"), namespace)
+        except Exception as exc:  # name the block that failed
+            raise AssertionError(f"README python block {i} failed: {exc!r}\n{block}") from exc
+
+
+def test_cli_help_has_no_raw_rst() -> None:
+    import subprocess
+    import sys
+
+    root = README.parent
+    for args in (["--help"], ["info", "--help"], ["demo", "--help"], ["engines", "--help"]):
+        out = subprocess.run([sys.executable, "-m", "hipdnn", *args], cwd=root, text=True,
+                             capture_output=True, check=True).stdout
+        assert "``" not in out and ":func:" not in out and ":class:" not in out, (args, out)

@@ -4,7 +4,7 @@ Inputs are logical N,C,(D),H,W arrays of any strides and dtype (float16, ``ml_dt
 float32, float64); per-channel parameters have shape (C,) (any shape with C elements is accepted).
 Used by CPU_REFERENCE_ENGINE and by the emulated MIOpen device in the tests.
 
-Batchnorm follows DESIGN.md "Numerics" (MIOpen's definition, spatial mode):
+Batchnorm follows MIOpen's definition (spatial mode):
 saved inverse variance = 1/sqrt(biased batch variance + eps); running mean
 ``(1-m)*old + m*mean``; running variance uses the unbiased variance ``var*M/(M-1)`` (M = N*spatial;
 no correction when M == 1).
