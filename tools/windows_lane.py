@@ -39,11 +39,17 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import threading
 import time
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import IO
 
+try:
+    import fcntl
+except ModuleNotFoundError:  # not POSIX (the lane needs Linux anyway)
+    fcntl = None  # type: ignore[assignment]
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10: the copy pip vendors
@@ -155,17 +161,28 @@ class Wine:
                          "PYTHONIOENCODING": "utf-8"})
 
     def run(self, args: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, list[str]]:
-        """Run ``wine args``; print and return the output lines (stdout and stderr as pipes)."""
+        """Run ``wine args``; print and return the output lines (stdout and stderr as pipes).
+
+        The output is read by a thread and the call ends when the program exits, not at the
+        pipe's end: a wineserver started by this call inherits the pipe and outlives it.
+        """
         proc = subprocess.Popen([self.wine, *args], cwd=cwd, env={**self.env, **(env or {})},
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, errors="replace")
+        lines: list[str] = []
+
+        def pump(stream: IO[str]) -> None:
+            for line in stream:
+                sys.stdout.write(line)
+                lines.append(line.rstrip("\n"))
+
         assert proc.stdout is not None
-        lines = []
-        for line in proc.stdout:
-            sys.stdout.write(line)
-            lines.append(line.rstrip("\n"))
+        reader = threading.Thread(target=pump, args=(proc.stdout,), daemon=True)
+        reader.start()
+        status = proc.wait()
+        reader.join(timeout=5)  # what is still in the pipe; then leave the wineserver's end alone
         sys.stdout.flush()
-        return proc.wait(), lines
+        return status, list(lines)
 
     def ensure_prefix(self) -> None:
         if (self.prefix / "system.reg").exists():
@@ -354,6 +371,14 @@ def run_lane(python_version: str, pytest_args: Sequence[str], install_missing: b
     wine_bin, gcc = prerequisites(install_missing)
     cache = lane_cache()
     cache.mkdir(parents=True, exist_ok=True)
+    # one lane at a time per cache: they share the prefix, the interpreters and site-packages
+    lock = (cache / ".lock").open("w")
+    if fcntl is not None:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            log(f"another windows lane is using {cache}; waiting for it")
+            fcntl.flock(lock, fcntl.LOCK_EX)
     wine = Wine(wine_bin, cache)
     wine.ensure_prefix()
     step("wine prefix")
