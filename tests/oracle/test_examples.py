@@ -15,7 +15,7 @@ import hipdnn.__main__ as cli
 from hipdnn.engines.reference import kernels
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*.py") if not p.name.startswith("_"))
 
 
 def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
