@@ -188,6 +188,30 @@ def test_batchnorm_backward(engine: str) -> None:
     np.testing.assert_allclose(res[dbias].ravel(), bt.grad.numpy(), rtol=2e-3, atol=2e-3)
 
 
+def test_batchnorm_backward_without_saved_statistics(engine: str) -> None:
+    # upstream's batchnorm_backward(dy, x, scale, attrs) with no saved mean/inv_variance: the
+    # statistics come from x (MIOpen: NULL saved pointers; epsilon 1e-5), on both engines
+    rng = np.random.default_rng(6)
+    xd, dyd = rng.standard_normal((2, 3, 5, 4)) * 2 + 1, rng.standard_normal((2, 3, 5, 4))
+    sd = rng.standard_normal((1, 3, 1, 1))
+    g = float_graph("bn_bwd_recompute")
+    dy, x = (hipdnn.Tensor.create([2, 3, 5, 4], hipdnn.DataType.FLOAT) for _ in range(2))
+    scale = hipdnn.Tensor.create([1, 3, 1, 1], hipdnn.DataType.FLOAT)
+    dx, dscale, dbias = g.batchnorm_backward(dy, x, scale, hipdnn.BatchnormBackwardAttributes())
+    for t in (dx, dscale, dbias):
+        t.set_output(True)
+    handle = build_all(g, engine)
+    res = run(g, handle, {dy: dyd, x: xd, scale: sd},
+              {dx: (2, 3, 5, 4), dscale: (1, 3, 1, 1), dbias: (1, 3, 1, 1)})
+    xt = torch.from_numpy(xd).requires_grad_()
+    st = torch.from_numpy(sd.ravel()).requires_grad_()
+    bt = torch.zeros(3, dtype=torch.float64, requires_grad=True)
+    F.batch_norm(xt, None, None, st, bt, training=True, eps=1e-5).backward(torch.from_numpy(dyd))
+    np.testing.assert_allclose(res[dx], xt.grad.numpy(), rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(res[dscale].ravel(), st.grad.numpy(), rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(res[dbias].ravel(), bt.grad.numpy(), rtol=2e-3, atol=2e-3)
+
+
 def test_batchnorm_inference_both_forms(engine: str) -> None:
     rng = np.random.default_rng(6)
     xd = rng.standard_normal((2, 3, 4, 4))

@@ -241,7 +241,7 @@ class BnBackwardRunner(Runner):
         return ("miopenBatchNormalizationBackward_V2",
                 (ctx.handle, _SPATIAL, ONE, ZERO, ONE, ZERO, self.x.raw, p["x"], self.dy.raw, dy,
                  self.dx.raw, p["dx"], q, q, q, q, p["scale"], p["dscale"], p["dbias"],
-                 DEFAULT_EPSILON, p["mean"], p["inv_variance"]))
+                 DEFAULT_EPSILON, p.get("mean"), p.get("inv_variance")))  # None: recompute
 
     def calls(self, ctx: Ctx) -> list[Call] | None:
         p, q = ctx.ptr, self.p.raw

@@ -300,9 +300,15 @@ def _match_bn_backward(graph: Any, nodes: Sequence[Any]) -> Match:
     dy, x = need(bwd, "inputs", "DY"), need(bwd, "inputs", "X")
     roles: dict[str, Tensor] = {"x": x}
     _take(bwd, "outputs", ("DX", "DSCALE", "DBIAS"), rule, roles)
-    params = [(p, need(bwd, "inputs", p)) for p in ("SCALE", "MEAN", "INV_VARIANCE")]
+    # Without both saved statistics (plain row only) MIOpen recomputes them from x: NULL
+    # savedMean/savedInvVariance, its documented behaviour.
+    saved: tuple[str, ...] = ("MEAN", "INV_VARIANCE")
+    if row == Row.BN_BACKWARD and all(port_tensor(bwd, "inputs", p, required=False) is None
+                                      for p in saved):
+        saved = ()
+    params = [(p, need(bwd, "inputs", p)) for p in ("SCALE", *saved)]
     params += [("DSCALE", roles["dscale"]), ("DBIAS", roles["dbias"])]
-    for port, t in params[:3]:
+    for port, t in params[:1 + len(saved)]:
         check_virtual(bwd, port, t, False, rule)
         roles[port.lower()] = t
     check_virtual(bwd, "X", x, False, rule)
