@@ -51,9 +51,11 @@ __all__ = [
 
 _F32 = np.float32
 _F64 = np.float64
-#: Elements per block (1 MiB of float32): large enough to amortise the per-call overhead, small
-#: enough that a block, its temporary and its constant tiles stay in cache.
-BLOCK = 1 << 18
+#: Elements per block (2 MiB of float32): large enough to amortise the per-call overhead (the
+#: numpy calls between GIL releases: on 16 threads, 8x256x56x56, halving the block cost 1.5x and
+#: doubling it from 1 MiB saved 10-25%, benchmarks/bench_reference.py cases), small enough that
+#: a block and its temporary stay in a core's L2 / the shared cache.
+BLOCK = 1 << 19
 #: Largest channel-first (C, S) expansion of a per-channel constant (elements; 8 MiB).
 MAX_TILE = 1 << 21
 #: One-pass variance while sum(x**2) <= this * sum((x-mean)**2) per channel; else two passes.
