@@ -28,6 +28,13 @@ def report(graph: Any) -> None:
             print(f"  not used: {engine}: {why or 'can run this graph, ranked lower'}")
 
 
+def workspace(graph: Any) -> Any:
+    """The workspace the selected plan needs (None when it needs none); host memory is fine:
+    hipdnn stages host buffers for MIOpen."""
+    size = graph.get_workspace_size()
+    return np.empty(size, np.uint8) if size else None
+
+
 def check(name: str, got: Any, want: Any, atol: float, rtol: float) -> bool:
     """PASS/FAIL line for one output: |got - want| <= atol + rtol * |want| everywhere."""
     g = np.asarray(got, np.float64)

@@ -9,7 +9,7 @@ PyTorch autograd through ``batch_norm(training=True)`` (numpy without PyTorch).
 from __future__ import annotations
 
 import numpy as np
-from _check import bn_backward, check, report
+from _check import bn_backward, check, report, workspace
 
 import hipdnn
 
@@ -33,7 +33,7 @@ def main() -> int:
     g.build()
     report(g)
     got = {t: np.empty(t.get_dim(), np.float32) for t in (dx, dscale, dbias)}
-    g.execute({xt: x, dyt: dy, st: scale, mt: mean, it: inv_std, **got})
+    g.execute({xt: x, dyt: dy, st: scale, mt: mean, it: inv_std, **got}, workspace(g))
 
     want = bn_backward(dy, x, scale, eps)
     ok = [check(n, got[t].reshape(np.shape(w)), w, 1e-4, 1e-4)

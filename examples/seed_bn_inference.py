@@ -9,7 +9,7 @@ MIOpen: miopenBatchNormalizationForwardInference_V2. Checked against PyTorch's
 from __future__ import annotations
 
 import numpy as np
-from _check import bn_inference, check, report
+from _check import bn_inference, check, report, workspace
 
 import hipdnn
 
@@ -29,7 +29,7 @@ def main() -> int:
     g.build()
     report(g)
     y = np.empty(x.shape, np.float32)
-    g.execute({xt: x, mt: mean, vt: var, st: scale, bt: bias, yt: y})
+    g.execute({xt: x, mt: mean, vt: var, st: scale, bt: bias, yt: y}, workspace(g))
     return 0 if check("y", y, bn_inference(x, mean, var, scale, bias, 1e-5), 1e-4, 1e-4) else 1
 
 

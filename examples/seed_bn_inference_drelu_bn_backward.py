@@ -11,7 +11,7 @@ PyTorch autograd of batchnorm + ReLU (numpy without PyTorch).
 from __future__ import annotations
 
 import numpy as np
-from _check import bn_backward, check, report
+from _check import bn_backward, check, report, workspace
 
 import hipdnn
 
@@ -38,7 +38,7 @@ def main() -> int:
     g.build()
     report(g)
     got = {t: np.empty(t.get_dim(), np.float32) for t in (dx, dscale, dbias)}
-    g.execute({xt: x, dyt: dy, st: scale, bt: bias, mt: mean, it: inv_std, **got})
+    g.execute({xt: x, dyt: dy, st: scale, bt: bias, mt: mean, it: inv_std, **got}, workspace(g))
 
     y_ref = (x - mean64) * inv64 * scale + bias  # the recomputed forward (float64)
     d_ref = np.where(y_ref > 0, dy, 0.0)  # ReLU backward

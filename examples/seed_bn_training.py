@@ -10,7 +10,7 @@ miopenBatchNormalizationForwardTraining_V2. Checked against PyTorch (numpy witho
 from __future__ import annotations
 
 import numpy as np
-from _check import bn_training, check, report
+from _check import bn_training, check, report, workspace
 
 import hipdnn
 
@@ -33,7 +33,7 @@ def main() -> int:
     g.build()
     report(g)
     got = [np.empty(t.get_dim(), np.float32) for t in outs]  # type: ignore[union-attr]
-    g.execute({xt: x, st: scale, bt: bias, rmt: rm, rvt: rv, **dict(zip(outs, got, strict=True))})
+    g.execute({xt: x, st: scale, bt: bias, rmt: rm, rvt: rv, **dict(zip(outs, got, strict=True))}, workspace(g))
 
     y, mean, inv_std = bn_training(x, scale, bias, eps)
     m = x.size // x.shape[1]

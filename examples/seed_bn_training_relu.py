@@ -9,7 +9,7 @@ ActivationForward]; else batchnorm then activation. Checked against PyTorch (num
 from __future__ import annotations
 
 import numpy as np
-from _check import bn_training, check, report
+from _check import bn_training, check, report, workspace
 
 import hipdnn
 
@@ -29,7 +29,7 @@ def main() -> int:
     g.build()
     report(g)
     got = {t: np.empty(t.get_dim(), np.float32) for t in (out, mean, inv_var)}  # type: ignore[union-attr]
-    g.execute({xt: x, st: scale, bt: bias, **got})
+    g.execute({xt: x, st: scale, bt: bias, **got}, workspace(g))
 
     y_ref, mean_ref, inv_ref = bn_training(x, scale, bias, eps)
     ok = [check("relu(y)", got[out], np.maximum(y_ref, 0), 1e-4, 1e-4),

@@ -9,7 +9,7 @@ calls); the CPU reference engine node by node. Checked against PyTorch (numpy wi
 from __future__ import annotations
 
 import numpy as np
-from _check import check, conv_fprop, report
+from _check import check, conv_fprop, report, workspace
 
 import hipdnn
 
@@ -28,7 +28,7 @@ def main() -> int:
     g.build()
     report(g)
     y = np.empty(yt.get_dim(), np.float32)
-    g.execute({xt: x, wt: w, bt: b, yt: y})
+    g.execute({xt: x, wt: w, bt: b, yt: y}, workspace(g))
     want = np.maximum(conv_fprop(x, w, 1) + b, 0.0)
     return 0 if check("y", y, want, 1e-4, 1e-4) else 1
 

@@ -9,7 +9,7 @@ The output's dims are those of the forward input (set with set_dim). Checked aga
 from __future__ import annotations
 
 import numpy as np
-from _check import check, conv_dgrad, report
+from _check import check, conv_dgrad, report, workspace
 
 import hipdnn
 from hipdnn.shapes import packed_strides
@@ -30,7 +30,7 @@ def main() -> int:
     g.build()
     report(g)
     dx = np.empty(x_shape, np.float32)
-    g.execute({dyt: dy, wt: w, dxt: dx})
+    g.execute({dyt: dy, wt: w, dxt: dx}, workspace(g))
     return 0 if check("dx", dx, conv_dgrad(dy, w, x_shape, 1), 1e-4, 1e-4) else 1
 
 

@@ -9,7 +9,7 @@ engine runs it with BLAS. Checked against PyTorch (numpy without PyTorch).
 from __future__ import annotations
 
 import numpy as np
-from _check import check, conv_fprop, report
+from _check import check, conv_fprop, report, workspace
 
 import hipdnn
 
@@ -30,7 +30,7 @@ def main() -> int:
     g.build()
     report(g)
     y = np.empty((2, 10, 10, 16), np.float32).transpose(0, 3, 1, 2)  # y is NHWC too
-    g.execute({xt: x_nhwc, wt: w_nhwc, yt: y})
+    g.execute({xt: x_nhwc, wt: w_nhwc, yt: y}, workspace(g))
     return 0 if check("y", y, conv_fprop(x, w, 1), 1e-4, 1e-4) else 1
 
 

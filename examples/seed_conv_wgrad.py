@@ -9,7 +9,7 @@ The output's dims are the filter's (set with set_dim). Checked against PyTorch's
 from __future__ import annotations
 
 import numpy as np
-from _check import check, conv_wgrad, report
+from _check import check, conv_wgrad, report, workspace
 
 import hipdnn
 from hipdnn.shapes import packed_strides
@@ -30,7 +30,7 @@ def main() -> int:
     g.build()
     report(g)
     dw = np.empty(w_shape, np.float32)
-    g.execute({xt: x, dyt: dy, dwt: dw})
+    g.execute({xt: x, dyt: dy, dwt: dw}, workspace(g))
     return 0 if check("dw", dw, conv_wgrad(x, dy, w_shape, 1), 1e-3, 1e-4) else 1
 
 
