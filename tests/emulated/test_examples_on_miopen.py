@@ -62,3 +62,10 @@ def test_autotune_example_times_both_engines(emulated_miopen_engine: Any,
     rc, out = _run("autotune", capsys)
     assert rc == 0, out
     assert "MIOPEN_ENGINE" in out and "CPU_REFERENCE_ENGINE:3 node(s): " in out
+
+
+def test_cudnn_frontend_port_runs_on_miopen(emulated_miopen_engine: Any,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out = _run("cudnn_frontend_port", capsys)
+    assert rc == 0, out
+    assert "engine: MIOPEN_ENGINE" in out and "FAIL" not in out, out
