@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Sequence
 from math import prod
+from typing import NamedTuple
 
 import numpy as np
 
@@ -158,7 +159,7 @@ def _check(
             raise ValueError(f"conv parameter {tuple(prm)} must have {nsp} entries")
 
 
-def conv_fprop(
+def _conv_fprop_block(
     x: np.ndarray,
     w: np.ndarray,
     pre_padding: Sequence[int],
@@ -168,13 +169,7 @@ def conv_fprop(
     groups: int = 1,
     acc: type = _F32,
 ) -> np.ndarray:
-    """Forward cross-correlation: y[n,k,o] = sum_{c,r} x[n, g*Cg+c, o*stride + r*dilation - pre] * w[k,c,r].
-
-    ``acc`` is the accumulation type (float64 gives exact sums of integer products).
-
-    >>> conv_fprop(np.ones((1, 1, 3, 3)), np.ones((1, 1, 2, 2)), [0, 0], [0, 0], [1, 1], [1, 1]).tolist()
-    [[[[4.0, 4.0], [4.0, 4.0]]]]
-    """
+    """:func:`conv_fprop` on one block (every image and output row at once)."""
     nsp = x.ndim - 2
     _check(x.shape, w.shape, groups, nsp, pre_padding, post_padding, stride, dilation)
     y_dim = conv_output_dims(x.shape, w.shape, pre_padding, post_padding, stride, dilation)
@@ -201,7 +196,7 @@ def conv_fprop(
     return y.reshape(n, k, *out_sp)
 
 
-def conv_dgrad(
+def _conv_dgrad_block(
     dy: np.ndarray,
     w: np.ndarray,
     x_shape: Sequence[int],
@@ -211,7 +206,7 @@ def conv_dgrad(
     dilation: Sequence[int],
     groups: int = 1,
 ) -> np.ndarray:
-    """Gradient of :func:`conv_fprop` with respect to x (shape ``x_shape``), via GEMM + col2im."""
+    """:func:`conv_dgrad` on one block (every image and output row at once)."""
     nsp = dy.ndim - 2
     x_shape = tuple(int(v) for v in x_shape)
     _check(x_shape, w.shape, groups, nsp, pre_padding, post_padding, stride, dilation)
@@ -268,7 +263,7 @@ def conv_dgrad(
     return dxp[keep_cf]
 
 
-def conv_wgrad(
+def _conv_wgrad_block(
     x: np.ndarray,
     dy: np.ndarray,
     w_shape: Sequence[int],
@@ -278,7 +273,7 @@ def conv_wgrad(
     dilation: Sequence[int],
     groups: int = 1,
 ) -> np.ndarray:
-    """Gradient of :func:`conv_fprop` with respect to w (shape ``w_shape``): dy^T @ im2col(x)."""
+    """:func:`conv_wgrad` on one block (every image and output row at once)."""
     nsp = x.ndim - 2
     w_shape = tuple(int(v) for v in w_shape)
     _check(x.shape, w_shape, groups, nsp, pre_padding, post_padding, stride, dilation)
@@ -307,3 +302,139 @@ def conv_wgrad(
     colsg = cols.reshape(n, g, cg * kk, p)
     dw = np.matmul(dyc, colsg.swapaxes(-1, -2)).sum(axis=0, dtype=_F32)  # (G, Kg, Cg*KK)
     return dw.reshape(w_shape)
+
+
+# ---------------------------------------------------------------------------- bounded memory
+#: Largest im2col/col2im column matrix (bytes) built at once; bigger problems run in slabs of
+#: images and of output rows (first spatial axis), so memory stays near the tensors' own size.
+COLUMN_BYTES_LIMIT = 1 << 28
+
+
+class _Slab(NamedTuple):
+    """A block of images and output rows, and the rows of the input padded along the first
+    spatial axis (see :func:`_pad_rows`) that they read."""
+
+    images: slice
+    rows: slice  # output rows along the first spatial axis
+    inputs: slice  # padded input rows along the first spatial axis
+    pre: tuple[int, ...]  # padding of the slab: none along the first spatial axis
+    post: tuple[int, ...]
+
+
+def _slabs(n: int, out_sp: Sequence[int], ksize: Sequence[int], channels: int,
+           pre: Sequence[int], post: Sequence[int], stride: Sequence[int],
+           dilation: Sequence[int], itemsize: int) -> list[_Slab] | None:
+    """Slabs whose column matrices stay under :data:`COLUMN_BYTES_LIMIT`; None: one block."""
+    per_row = prod(out_sp[1:]) * prod(ksize) * channels * itemsize
+    if n * out_sp[0] * per_row <= COLUMN_BYTES_LIMIT or min(out_sp) < 1:
+        return None
+    rows = max(1, COLUMN_BYTES_LIMIT // per_row)
+    images = max(1, rows // out_sp[0]) if rows >= out_sp[0] else 1
+    rows = min(rows, out_sp[0])
+    span = dilation[0] * (ksize[0] - 1) + 1
+    return [_Slab(slice(i0, min(i0 + images, n)), slice(a, min(a + rows, out_sp[0])),
+                  slice(a * stride[0], (min(a + rows, out_sp[0]) - 1) * stride[0] + span),
+                  (0, *pre[1:]), (0, *post[1:]))
+            for i0 in range(0, n, images) for a in range(0, out_sp[0], rows)]
+
+
+def _pad_rows(a: np.ndarray, pre: int, post: int) -> np.ndarray:
+    """``a`` zero-padded along axis 2 (a negative ``post`` crops), as the windows read it."""
+    if not pre and not post:
+        return a
+    rows = a.shape[2]
+    keep = min(rows, rows + post)
+    out = np.zeros((*a.shape[:2], pre + rows + post, *a.shape[3:]), dtype=a.dtype)
+    out[:, :, pre:pre + keep] = a[:, :, :keep]
+    return out
+
+
+def conv_fprop(
+    x: np.ndarray,
+    w: np.ndarray,
+    pre_padding: Sequence[int],
+    post_padding: Sequence[int],
+    stride: Sequence[int],
+    dilation: Sequence[int],
+    groups: int = 1,
+    acc: type = _F32,
+) -> np.ndarray:
+    """Forward cross-correlation: y[n,k,o] = sum_{c,r} x[n, g*Cg+c, o*stride + r*dilation - pre] * w[k,c,r].
+
+    ``acc`` is the accumulation type (float64 gives exact sums of integer products). Large
+    problems run in slabs (:data:`COLUMN_BYTES_LIMIT`).
+
+    >>> conv_fprop(np.ones((1, 1, 3, 3)), np.ones((1, 1, 2, 2)), [0, 0], [0, 0], [1, 1], [1, 1]).tolist()
+    [[[[4.0, 4.0], [4.0, 4.0]]]]
+    """
+    _check(x.shape, w.shape, groups, x.ndim - 2, pre_padding, post_padding, stride, dilation)
+    y_dim = conv_output_dims(x.shape, w.shape, pre_padding, post_padding, stride, dilation)
+    slabs = _slabs(x.shape[0], y_dim[2:], w.shape[2:], x.shape[1], pre_padding, post_padding,
+                   stride, dilation, np.dtype(acc).itemsize)
+    if slabs is None:
+        return _conv_fprop_block(x, w, pre_padding, post_padding, stride, dilation, groups, acc)
+    xp = _pad_rows(x, pre_padding[0], post_padding[0])
+    y: np.ndarray = np.empty(y_dim, dtype=acc)
+    for sl in slabs:
+        y[sl.images, :, sl.rows] = _conv_fprop_block(
+            xp[sl.images, :, sl.inputs], w, sl.pre, sl.post, stride, dilation, groups, acc)
+    return y
+
+
+def conv_dgrad(
+    dy: np.ndarray,
+    w: np.ndarray,
+    x_shape: Sequence[int],
+    pre_padding: Sequence[int],
+    post_padding: Sequence[int],
+    stride: Sequence[int],
+    dilation: Sequence[int],
+    groups: int = 1,
+) -> np.ndarray:
+    """Gradient of :func:`conv_fprop` with respect to x (shape ``x_shape``), via GEMM + col2im;
+    large problems run in slabs (:data:`COLUMN_BYTES_LIMIT`)."""
+    x_shape = tuple(int(v) for v in x_shape)
+    _check(x_shape, w.shape, groups, dy.ndim - 2, pre_padding, post_padding, stride, dilation)
+    y_dim = conv_output_dims(x_shape, w.shape, pre_padding, post_padding, stride, dilation)
+    slabs = _slabs(x_shape[0], y_dim[2:], w.shape[2:], x_shape[1], pre_padding, post_padding,
+                   stride, dilation, 4)
+    if slabs is None or tuple(dy.shape) != y_dim:
+        return _conv_dgrad_block(dy, w, x_shape, pre_padding, post_padding, stride, dilation,
+                                 groups)
+    pre0, rows = pre_padding[0], x_shape[2]
+    dxp = np.zeros((*x_shape[:2], max(pre0 + rows + post_padding[0], pre0 + rows),
+                    *x_shape[3:]), dtype=_F32)
+    for sl in slabs:
+        part = (len(range(*sl.images.indices(x_shape[0]))), x_shape[1],
+                sl.inputs.stop - sl.inputs.start, *x_shape[3:])
+        dxp[sl.images, :, sl.inputs] += _conv_dgrad_block(
+            dy[sl.images, :, sl.rows], w, part, sl.pre, sl.post, stride, dilation, groups)
+    return dxp[:, :, pre0:pre0 + rows]
+
+
+def conv_wgrad(
+    x: np.ndarray,
+    dy: np.ndarray,
+    w_shape: Sequence[int],
+    pre_padding: Sequence[int],
+    post_padding: Sequence[int],
+    stride: Sequence[int],
+    dilation: Sequence[int],
+    groups: int = 1,
+) -> np.ndarray:
+    """Gradient of :func:`conv_fprop` with respect to w (shape ``w_shape``): dy^T @ im2col(x);
+    large problems run in slabs (:data:`COLUMN_BYTES_LIMIT`) whose partial sums are added."""
+    w_shape = tuple(int(v) for v in w_shape)
+    _check(x.shape, w_shape, groups, x.ndim - 2, pre_padding, post_padding, stride, dilation)
+    y_dim = conv_output_dims(x.shape, w_shape, pre_padding, post_padding, stride, dilation)
+    slabs = _slabs(x.shape[0], y_dim[2:], w_shape[2:], x.shape[1], pre_padding, post_padding,
+                   stride, dilation, 4)
+    if slabs is None or tuple(dy.shape) != y_dim:
+        return _conv_wgrad_block(x, dy, w_shape, pre_padding, post_padding, stride, dilation,
+                                 groups)
+    xp = _pad_rows(x, pre_padding[0], post_padding[0])
+    dw = np.zeros(w_shape, dtype=_F32)
+    for sl in slabs:
+        dw += _conv_wgrad_block(xp[sl.images, :, sl.inputs], dy[sl.images, :, sl.rows], w_shape,
+                                sl.pre, sl.post, stride, dilation, groups)
+    return dw
