@@ -69,3 +69,15 @@ def test_cudnn_frontend_port_runs_on_miopen(emulated_miopen_engine: Any,
     rc, out = _run("cudnn_frontend_port", capsys)
     assert rc == 0, out
     assert "engine: MIOPEN_ENGINE" in out and "FAIL" not in out, out
+
+
+OTHERS = ["conv_fprop_nhwc", "conv_bias_relu_fusion", "batchnorm_train_backward",
+          "engines_and_knobs", "json_round_trip"]
+
+
+@pytest.mark.parametrize("name", OTHERS)
+def test_other_examples_pass_with_miopen_registered(name: str, emulated_miopen_engine: Any,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out = _run(name, capsys)
+    assert rc == 0, out
+    assert "PASS" in out and "FAIL" not in out, out
