@@ -9,6 +9,7 @@ variance updated with the unbiased variance (M/(M-1), M = N*H*W).
 from __future__ import annotations
 
 import numpy as np
+from _check import report
 
 import hipdnn
 
@@ -37,6 +38,7 @@ def main() -> int:
         t.set_output(True)
         results[key] = pack[t] = np.zeros(t.get_dim(), np.float32)
     fwd.build()
+    report(fwd)
     fwd.execute(pack)
 
     # backward: dx, dscale, dbias from the saved statistics
@@ -51,6 +53,7 @@ def main() -> int:
         t.set_output(True)
         grads[key] = pack2[t] = np.zeros(t.get_dim(), np.float32)
     bwd.build()
+    report(bwd)
     bwd.execute(pack2)
     print("engines:", fwd.get_plan_name(), "/", bwd.get_plan_name())
 

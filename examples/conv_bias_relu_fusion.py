@@ -9,6 +9,7 @@ keeping the conv output and the biased value as FP32 intermediates and rounding 
 from __future__ import annotations
 
 import numpy as np
+from _check import report
 
 import hipdnn
 
@@ -33,7 +34,7 @@ def main() -> int:
     biased = graph.bias(conv, bt, name="bias")
     out = graph.relu(biased, name="relu").set_output(True)
     graph.build()
-    print("engine:", graph.get_plan_name())
+    report(graph)
 
     y = np.empty(out.get_dim(), np.float16)
     graph.execute({xt: x, wt: w, bt: b, out: y})

@@ -8,6 +8,7 @@ Dims are always logical N, C, H, W; the NHWC layout is expressed by the strides 
 from __future__ import annotations
 
 import numpy as np
+from _check import report
 
 import hipdnn
 from hipdnn.shapes import packed_strides
@@ -43,6 +44,7 @@ def main() -> int:
     wt = graph.tensor(dim=w.shape, stride=packed_strides(w.shape, "NHWC"), name="w")
     yt = graph.conv_fprop(xt, wt, padding=1, stride=2, name="conv").set_output(True)
     graph.build()
+    report(graph)
     print("output dims", yt.get_dim(), "strides", yt.get_stride(), "engine", graph.get_plan_name())
 
     y = nhwc(np.zeros(yt.get_dim(), np.float32))  # output in NHWC too, as its strides say

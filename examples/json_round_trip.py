@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+from _check import report
 
 import hipdnn
 
@@ -44,6 +45,7 @@ def main() -> int:
     outs = []
     for graph in (original, copy):
         graph.build()
+        report(graph)
         out = np.zeros((2, 3, 4, 4), np.float32)
         graph.execute({1: x, 2: mean, 3: var, 4: scale, 5: bias, 10: out})
         outs.append(out)
