@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from hipdnn import interop, pictures, serialize
-from hipdnn.errors import ValidationError
+from hipdnn.errors import ArgumentError, ValidationError
 from hipdnn.graph_highlevel import HighLevel, accepting_framework_tensors
 from hipdnn.graph_ops import GraphOps
 from hipdnn.graph_ops_math import MathOps
@@ -85,7 +85,9 @@ class Graph(HighLevel, GraphOps, MathOps, GraphPlans):
     ) -> None:
         for key in cudnn_only:
             if key not in _IGNORED_CUDNN_ARGS:
-                raise TypeError(f"Graph() got an unexpected keyword argument {key!r}")
+                raise ArgumentError(f"Graph() got an unexpected keyword argument {key!r}; valid "
+                                    f"cudnn-frontend-only ones (ignored): "
+                                    f"{list(_IGNORED_CUDNN_ARGS)}")
         if any(v is not None for v in cudnn_only.values()):
             warnings.warn(f"Graph(): {sorted(cudnn_only)} are cudnn-frontend options with no "
                           f"meaning here; ignored", stacklevel=2)
@@ -155,7 +157,9 @@ class Graph(HighLevel, GraphOps, MathOps, GraphPlans):
         """
         for key, val in cudnn_only.items():
             if key not in ("ragged_offset", "reordering_type"):
-                raise TypeError(f"tensor() got an unexpected keyword argument {key!r}")
+                raise ArgumentError(f"tensor() got an unexpected keyword argument {key!r}; "
+                                    f"valid: dim, stride, data_type, is_virtual, "
+                                    f"is_pass_by_value, name, uid, value")
             if val not in (None, 0) and getattr(val, "name", "NONE") != "NONE":
                 raise ValidationError(f"{key} is not supported", tensor=name or None)
         t = Tensor(dim, stride, data_type, name=name or f"tensor_{len(self.all_tensors)}",

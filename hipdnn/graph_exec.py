@@ -14,6 +14,7 @@ calling ``execute`` with the same tensors or pointers skips resolution and valid
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -35,7 +36,7 @@ from hipdnn.nodes_norm import SCALAR_RANGES
 from hipdnn.progress import Progress
 from hipdnn.shapes import overlap_free
 from hipdnn.tensor import Tensor
-from hipdnn.types import check_float, to_int
+from hipdnn.types import DataType, check_float, to_int
 
 if TYPE_CHECKING:
     from hipdnn.engines.base import ExecutionPlan
@@ -129,6 +130,57 @@ class BoundExecution:
     def __repr__(self) -> str:
         return (f"<BoundExecution graph={self._graph.name!r} plan={self.plan.name!r} "
                 f"tensors={sorted(self.buffers)}>")
+
+
+def _byte_range(t: Tensor, buf: Buffer) -> tuple[int, int] | None:
+    """Absolute byte range ``[lo, hi)`` the output ``buf`` covers, when known."""
+    if buf.scalar is not None or buf.ptr == 0:
+        return None
+    span = buf.span
+    if span is None and buf.shape is None and t.dim is not None and t.stride is not None:
+        lo = sum((d - 1) * s for d, s in zip(t.dim, t.stride, strict=True) if s < 0)
+        hi = 1 + sum((d - 1) * s for d, s in zip(t.dim, t.stride, strict=True) if s > 0)
+        itemsize = DataType(t.data_type).itemsize or 1
+        span = (lo * itemsize, hi * itemsize)
+    if span is None or span[1] <= span[0]:
+        return None
+    return buf.ptr + span[0], buf.ptr + span[1]
+
+
+#: Work bound of the exact element-overlap test of two outputs in one block (numpy's
+#: ``max_work``; beyond it, they count as sharing).
+_SHARE_WORK: Any = 100_000
+
+
+def _check_outputs_disjoint(tensors: Mapping[int, Tensor], buffers: Mapping[int, Buffer]) -> None:
+    """Two outputs backed by the same memory would overwrite each other's results (one of
+    them silently wrong): refused. An output may alias an input (in-place ops)."""
+    spans = []
+    for uid, buf in buffers.items():
+        t = tensors.get(uid)
+        if t is None or t._producer is None:
+            continue
+        rng = _byte_range(t, buf)
+        if rng is not None:
+            spans.append((rng, t, buf))
+    if len(spans) < 2:
+        return
+    spans.sort(key=lambda item: item[0])
+    for (r1, t1, b1), (r2, t2, b2) in itertools.combinations(spans, 2):
+        if r2[0] >= r1[1] or r1[0] >= r2[1] or (b1.device != b2.device and b1.device_known
+                                                 and b2.device_known):
+            continue
+        if b1.array is not None and b2.array is not None:
+            try:
+                if not np.shares_memory(b1.array, b2.array, max_work=_SHARE_WORK):
+                    continue  # interleaved views of one block (e.g. a[::2] and a[1::2])
+            except np.exceptions.TooHardError:
+                pass
+        raise VariantPackError(
+            f"variant pack: output tensors {t1.name!r} (uid {t1.uid}) and {t2.name!r} (uid "
+            f"{t2.uid}) share memory (bytes {max(r1[0], r2[0]):#x}..{min(r1[1], r2[1]):#x}); "
+            f"each output needs its own buffer, or one would overwrite the other",
+            tensor=t2.name)
 
 
 def _handle_closed(handle: Handle, what: str) -> PlanClosedError:
@@ -261,12 +313,19 @@ class GraphExec:
             except VariantPackError as exc:
                 raise VariantPackError(f"variant pack: tensor {t.name!r} (uid {t.uid}): {exc}",
                                        tensor=t.name) from exc
+            if t.is_pass_by_value and buf.kind == "int":
+                raise VariantPackError(
+                    f"variant pack: pass-by-value tensor {t.name!r} (uid {t.uid}) got the int "
+                    f"{value!r}, which would be read as a pointer; valid: its value as a float "
+                    f"(e.g. {float(value)!r}) or a one-element host array", tensor=t.name)
             if interop.check_against(buf, t, "execute: variant pack"):
                 _check_restrided(plans, t, buf)
             if t._producer is not None:
                 _check_output_buffer(t, buf)
             assert t.uid is not None
             buffers[t.uid] = buf
+        if len(buffers) > 2:
+            _check_outputs_disjoint(self.tensors, buffers)
         missing = [t for t in self._required if t.uid not in buffers]
         if missing:
             names = ", ".join(f"{t.name!r} (uid {t.uid})" for t in missing)

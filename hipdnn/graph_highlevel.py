@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hipdnn._interop_dtypes import dtype_to_numpy, dtype_to_torch
-from hipdnn.errors import GraphStateError, ValidationError, VariantPackError
+from hipdnn.errors import ArgumentError, GraphStateError, ValidationError, VariantPackError
 from hipdnn.tensor import Tensor
 from hipdnn.types import HeurMode
 
@@ -217,7 +217,8 @@ class HighLevel:
     def _run_pack(self, pack: dict[Any, Any], kwargs: Mapping[str, Any]) -> None:
         unknown = set(kwargs) - {"handle", "workspace"}
         if unknown:
-            raise TypeError(f"graph call got unexpected keyword arguments {sorted(unknown)}")
+            raise ArgumentError(f"graph call got unexpected keyword arguments {sorted(unknown)}; "
+                                f"valid: handle, workspace")
         workspace = kwargs.get("workspace", self._hl_workspace)
         if workspace is None and self.get_workspace_size() and not self._hl_workspace_alloc:
             raise VariantPackError("workspace_alloc=False: pass workspace= to the call")

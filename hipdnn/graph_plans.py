@@ -261,7 +261,13 @@ class GraphPlans(GraphExec):
         Call after ``create_execution_plans`` (it is run first when needed) and before
         ``build_plans``. Names that match no candidate are ignored, as in cudnn-frontend.
         """
-        drop = {names} if isinstance(names, (str, int)) else set(names)
+        items = [names] if isinstance(names, (str, int)) else names
+        if isinstance(names, bytes) or not isinstance(items, (list, tuple, set, frozenset)) or \
+                not all(isinstance(n, (str, int)) and not isinstance(n, bool) for n in items):
+            raise ArgumentError(f"deselect_engines: {names!r:.60} is not an engine name or id; "
+                                f"valid: a str name or int id, or a list of them (registered: "
+                                f"{[e.name for e in registry().values()]})")
+        drop = set(items)
         if self._candidates is None:
             self.create_execution_plans()
         assert self._candidates is not None

@@ -503,3 +503,69 @@ def _knobs_unsupported_engine(out: Outputs) -> None:
 
 add("knobs", "knobs_of_engine_that_declines", hipdnn.GraphNotSupportedError,
     ("CATALOG_WS_ENGINE", "relu graphs only"), _knobs_unsupported_engine)
+
+
+# -- found while building the catalog ---------------------------------------------------------
+
+def _bn_eps_pack(value: Any) -> Any:
+    def run(out: Outputs) -> None:
+        g = graph()
+        t = {n: g.tensor(dim=[1, 3, 1, 1], name=n) for n in ("scale", "bias")}
+        x = g.tensor(dim=list(SHAPE), name="x")
+        eps = g.tensor(dim=[1, 1, 1, 1], name="eps_in", is_pass_by_value=True)
+        outs = [o for o in g.batchnorm(x, t["scale"], t["bias"], eps, name="bn") if o is not None]
+        for o in outs:
+            o.set_output(True)
+        g.build()
+        pack = {x: np.ones(SHAPE, np.float32), t["scale"]: np.ones((1, 3, 1, 1), np.float32),
+                t["bias"]: np.zeros((1, 3, 1, 1), np.float32), eps: value,
+                outs[0]: out.np(), outs[1]: out.np((1, 3, 1, 1)), outs[2]: out.np((1, 3, 1, 1))}
+        g.execute(pack)
+    return run
+
+
+for _name, _value in {"int": 2, "numpy_int": np.int64(1), "pointer_like": 0x7F0000001000}.items():
+    # an int for a pass-by-value scalar was read as a pointer (a crash on the reference engine)
+    add("variant_pack", f"pass_by_value_{_name}", VP, ("eps_in", "pointer", "float"),
+        _bn_eps_pack(_value))
+
+
+def _two_outputs_one_buffer(view: Any) -> Any:
+    def run(out: Outputs) -> None:
+        g = graph()
+        x = g.tensor(dim=list(SHAPE), name="x")
+        g.relu(x).set_output(True).set_name("y1")
+        g.mul(x, x).set_output(True).set_name("y2")
+        g.build()
+        y1 = g.tensors[next(t.uid for t in g.tensors.values() if t.name == "y1")]
+        y2 = g.tensors[next(t.uid for t in g.tensors.values() if t.name == "y2")]
+        a, b = view(out)
+        g.execute({x: np.ones(SHAPE, np.float32), y1: a, y2: b})
+    return run
+
+
+add("variant_pack", "two_outputs_same_array", VP, ("'y1'", "'y2'", "share memory"),
+    _two_outputs_one_buffer(lambda out: (out.np(),) * 2))
+add("variant_pack", "two_outputs_overlapping_halves", VP, ("'y1'", "'y2'", "share memory"),
+    _two_outputs_one_buffer(lambda out: (lambda base: (base[:96].reshape(SHAPE),
+                                                       base[48:144].reshape(SHAPE)))(
+        out.np((144,)))))
+
+
+def _deselect(names: Any) -> Any:
+    def run(out: Outputs) -> None:
+        g, _x, _y = relu_graph(build=False)
+        g.deselect_engines(names)
+    return run
+
+
+for _name, _names in {"float": 5.5, "none": None, "list_of_floats": [1.5], "bytes": b"MIOPEN"}.items():
+    add("knobs", f"deselect_engines_{_name}", hipdnn.ArgumentError, ("deselect_engines",),
+        _deselect(_names))
+
+
+def _tensor_kw(out: Outputs) -> None:
+    graph().tensor(dims=[1, 2])
+
+
+add("dims", "tensor_unknown_keyword", hipdnn.ArgumentError, ("dims", "valid: dim"), _tensor_kw)

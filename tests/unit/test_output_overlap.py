@@ -140,3 +140,37 @@ def test_expanded_torch_output_fails_execute() -> None:
     with pytest.raises(hipdnn.VariantPackError, match=r"output tensor 'y'.*overlap"):
         g.execute({x: torch.ones(2, 3, 4, 4), y: base.expand(2, 3, 4, 4)})
     assert bool((base == SENTINEL).all())
+
+
+def _two_outputs() -> tuple[hipdnn.Graph, Any, Any, Any]:
+    g = hipdnn.Graph(io_data_type=F32)
+    x = g.tensor(dim=[2, 3, 4, 4], name="x")
+    y1 = g.relu(x).set_output(True).set_name("y1")
+    y2 = g.mul(x, x).set_output(True).set_name("y2")
+    g.build()
+    return g, x, y1, y2
+
+
+def test_two_outputs_in_one_buffer_are_refused() -> None:
+    g, x, y1, y2 = _two_outputs()
+    base = np.full(144, SENTINEL, np.float32)
+    xs = np.linspace(-1, 1, 96, dtype=np.float32).reshape(2, 3, 4, 4)
+    with pytest.raises(hipdnn.VariantPackError, match=r"'y1'.*'y2'.*share memory"):
+        g.execute({x: xs, y1: base[:96].reshape(2, 3, 4, 4), y2: base[48:].reshape(2, 3, 4, 4)})
+    assert (base == SENTINEL).all()
+
+
+def test_interleaved_outputs_and_in_place_inputs_are_fine() -> None:
+    """Views of one block that share no element (a[..., ::2], a[..., 1::2]) are separate
+    outputs; an output may alias an input (in place)."""
+    g, x, y1, y2 = _two_outputs()
+    block = np.full((2, 3, 4, 8), SENTINEL, np.float32)
+    xs = np.linspace(-1, 1, 96, dtype=np.float32).reshape(2, 3, 4, 4)
+    g.execute({x: xs, y1: block[..., ::2], y2: block[..., 1::2]})
+    np.testing.assert_array_equal(block[..., ::2], np.maximum(xs, 0))
+    np.testing.assert_array_equal(block[..., 1::2], xs * xs)
+    inplace = xs.copy()
+    other = np.empty_like(xs)
+    g.execute({x: inplace, y1: inplace, y2: other})
+    np.testing.assert_array_equal(inplace, np.maximum(xs, 0))
+    np.testing.assert_array_equal(other, xs * xs)

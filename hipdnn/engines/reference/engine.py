@@ -369,14 +369,19 @@ class ReferencePlan(ExecutionPlan):
                     step(run, node)
                 except HipdnnError:
                     raise
-                except (ValueError, TypeError, IndexError) as exc:
+                except (ValueError, TypeError, IndexError, OverflowError, MemoryError) as exc:
                     raise ExecutionError(f"node {node.name!r} ({type(node).__name__}) failed on "
-                                         f"{self.engine.name}: {exc}") from exc
+                                         f"{self.engine.name}: {type(exc).__name__}: "
+                                         f"{exc}") from exc
             # stage every output in its own memory and dtype first (this may fail: nothing is
             # written yet), then commit with same-dtype copies, which cannot fail
             views = [view for _, view in outputs]
-            staged = [(view, stage_output(run.env[t.uid], view, views))
-                      for t, view in outputs if t.uid is not None]
+            try:
+                staged = [(view, stage_output(run.env[t.uid], view, views))
+                          for t, view in outputs if t.uid is not None]
+            except MemoryError as exc:
+                raise ExecutionError(f"{self.engine.name}: out of host memory staging the "
+                                     f"outputs: {exc}") from exc
         for view, value in staged:
             commit_output(view, value)
 
