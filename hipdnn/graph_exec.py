@@ -183,6 +183,13 @@ def _check_outputs_disjoint(tensors: Mapping[int, Tensor], buffers: Mapping[int,
             tensor=t2.name)
 
 
+def _workspace_buffer(workspace: Any) -> Buffer:
+    try:
+        return interop.resolve(workspace)
+    except VariantPackError as exc:
+        raise WorkspaceError(f"workspace: {exc}") from None
+
+
 def _handle_closed(handle: Handle, what: str) -> PlanClosedError:
     return PlanClosedError(f"{what}: {handle!r} is closed (its engine state is gone); use an "
                            f"open Handle: graph.execute(pack, workspace, handle=hipdnn.Handle())")
@@ -340,11 +347,17 @@ class GraphExec:
 
     def _resolve_workspace(self, workspace: Any, size: int) -> Buffer | None:
         if size == 0:
+            if workspace is not None and type(workspace) is not int:
+                buf = _workspace_buffer(workspace)  # not needed, but it must be memory
+                if buf.scalar is not None:
+                    raise WorkspaceError(f"the workspace must be memory (an array, tensor or "
+                                         f"device pointer int) or None; got a "
+                                         f"{type(workspace).__name__} value {workspace!r:.40}")
             return None
         if workspace is None:
             raise WorkspaceError(f"the plan needs a workspace of {size} bytes; got None "
                                  f"(allocate graph.get_workspace_size() bytes)")
-        buf = interop.resolve(workspace)
+        buf = _workspace_buffer(workspace)
         if buf.scalar is not None:
             raise WorkspaceError(f"the workspace must be memory (an array, tensor or device "
                                  f"pointer int) of at least {size} bytes; got a "

@@ -110,6 +110,12 @@ class GraphPlans(GraphExec):
                 f"graph {self.name!r} changed since build() (a tensor, node or graph setting "
                 f"was edited); its plans describe the old graph: call build() again")
 
+    def _check_handle_open(self) -> None:
+        if self._handle is not None and self._handle.closed:
+            raise PlanClosedError(f"graph {self.name!r}: its {self._handle!r} is closed; build "
+                                  f"on an open Handle (build_operation_graph(handle) or "
+                                  f"Graph(handle=hipdnn.Handle()))")
+
     def _check_open(self) -> None:
         if self._closed:
             raise PlanClosedError(f"graph {self.name!r} is closed")
@@ -122,6 +128,7 @@ class GraphPlans(GraphExec):
         if handle is not None and handle is not self._handle:
             self._handle = handle
             self._forget_bindings()
+        self._check_handle_open()
         self._key = self._structure_key()
 
     def _structure_key(self) -> bytes:
@@ -319,6 +326,7 @@ class GraphPlans(GraphExec):
         ``HIPDNN_PROGRESS=0``) keeps it quiet; see :mod:`hipdnn.progress`.
         """
         self._check_open()
+        self._check_handle_open()
         policy = to_enum(BuildPlanPolicy, policy, "build plan policy")
         if self._candidates is None:
             self.create_execution_plans()

@@ -34,6 +34,9 @@ __all__ = [
 
 
 _INTS = frozenset({int})
+#: Largest convolution padding, stride or dilation (a C int in MIOpen's and cuDNN's APIs).
+_ATTR_MAX = 2**31 - 1
+
 #: conv_fprop data types: floating point, or INT8 X and W (computed in INT32, as in cuDNN).
 _FPROP_TYPES = FLOAT_TYPES | {DataType.INT8}
 
@@ -100,6 +103,10 @@ class _ConvNode(Node):
             if any(v < low for v in vals):
                 raise ValidationError(f"{what} {list(vals)} must be >= {low} in every dimension",
                                       node=self.name)
+            if any(v > _ATTR_MAX for v in vals):
+                raise ValidationError(f"{what} {list(vals)} is too large; valid: {low}..2**31-1 "
+                                      f"in every dimension (a 32-bit int, as MIOpen and cuDNN "
+                                      f"take it)", node=self.name)
         if self.convolution_mode == ConvolutionMode.NOT_SET:
             raise ValidationError("convolution_mode is NOT_SET; use CROSS_CORRELATION or "
                                   "CONVOLUTION", node=self.name)

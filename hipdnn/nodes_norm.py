@@ -208,6 +208,26 @@ def _broadcast(node: Node, tensors: list[tuple[str, Tensor]]) -> tuple[int, ...]
     return tuple(out)
 
 
+#: The pointwise modes each attribute applies to (set for any other mode, it would be ignored).
+_ATTR_MODES: dict[str, frozenset[PointwiseMode]] = {
+    **dict.fromkeys(("relu_lower_clip", "relu_upper_clip", "relu_lower_clip_slope"),
+                    frozenset({PointwiseMode.RELU_FWD, PointwiseMode.RELU_BWD})),
+    "swish_beta": frozenset({PointwiseMode.SWISH_FWD, PointwiseMode.SWISH_BWD}),
+    "elu_alpha": frozenset({PointwiseMode.ELU_FWD, PointwiseMode.ELU_BWD}),
+    "softplus_beta": frozenset({PointwiseMode.SOFTPLUS_FWD, PointwiseMode.SOFTPLUS_BWD}),
+    "axis": frozenset({PointwiseMode.GEN_INDEX}),
+}
+
+
+def _check_attrs_apply(node: Any) -> None:
+    for key, modes in _ATTR_MODES.items():
+        if getattr(node, key) is not None and node.mode not in modes:
+            valid = " or ".join(sorted(m.name for m in modes))
+            raise ValidationError(f"{key}={getattr(node, key)!r} does not apply to pointwise mode "
+                                  f"{node.mode.name} (it would be ignored); {key} is for "
+                                  f"{valid} only", node=node.name)
+
+
 def _check_clips(node: Any) -> None:
     lo, hi = node.relu_lower_clip, node.relu_upper_clip
     if lo is not None and hi is not None and hi < lo:
@@ -275,6 +295,7 @@ class PointwiseNode(Node):
         for key in _FLOAT_ATTRS:  # attributes may have been edited since construction
             check_float(getattr(self, key), key, node=self.name)
         _check_clips(self)
+        _check_attrs_apply(self)
         if self.mode == PointwiseMode.RELU_BWD:
             dy, x = self.inputs["IN_0"], self.inputs["IN_1"]
             assert dy is not None and x is not None

@@ -178,6 +178,20 @@ def _validate_full(graph: Graph) -> dict[int, Tensor]:
             raise ValidationError("dims are not set and cannot be inferred; use set_dim([...])",
                                   node=t._producer.name if t._producer is not None else None,
                                   tensor=t.name)
+        if t.value is not None and not t.is_pass_by_value:
+            raise ValidationError("a value is set but the tensor is not pass-by-value (the value "
+                                  "would be ignored); valid: set_is_pass_by_value(True) for a "
+                                  "one-element scalar, or set_value(None)", tensor=t.name)
+        if t.is_pass_by_value:
+            if t._producer is not None:
+                raise ValidationError("an op result cannot be pass-by-value (pass-by-value "
+                                      "tensors are host scalar inputs); valid: "
+                                      "set_is_pass_by_value(False)", node=t._producer.name,
+                                      tensor=t.name)
+            if t.dim is not None and any(d != 1 for d in t.dim):
+                raise ValidationError(f"a pass-by-value tensor is a host scalar: dims "
+                                      f"{list(t.dim)} must all be 1 (one element)",
+                                      tensor=t.name)
         if t.stride is not None:
             _check_extent(t)
             if t._producer is not None:

@@ -569,3 +569,11 @@ def _tensor_kw(out: Outputs) -> None:
 
 
 add("dims", "tensor_unknown_keyword", hipdnn.ArgumentError, ("dims", "valid: dim"), _tensor_kw)
+
+
+for _name, _ws in {"str": "workspace", "float": 64.0, "list": [0, 1], "dict": {}}.items():
+    def _unneeded(out: Outputs, ws: Any = _ws) -> None:
+        g, x, y = relu_graph()
+        assert g.get_workspace_size() == 0
+        g.execute(relu_pack(out, x, y), ws)
+    add("workspace", f"unneeded_but_{_name}", WS, ("workspace",), _unneeded)

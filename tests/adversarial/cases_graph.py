@@ -543,3 +543,62 @@ def _compute_on_pointwise(out: Outputs) -> None:
 
 
 add("pointwise", "compute_int32_on_float", V, ("act", "compute_data_type"), _compute_on_pointwise)
+
+# -- found while building the catalog ---------------------------------------------------------
+
+_MISPLACED: dict[str, tuple[str, int, dict[str, Any]]] = {
+    "lower_clip_on_add": ("ADD", 2, {"relu_lower_clip": 1.0}),
+    "upper_clip_on_mul": ("MUL", 2, {"relu_upper_clip": 6.0}),
+    "slope_on_sigmoid": ("SIGMOID_FWD", 1, {"relu_lower_clip_slope": 0.1}),
+    "swish_beta_on_relu": ("RELU_FWD", 1, {"swish_beta": 2.0}),
+    "elu_alpha_on_sqrt": ("SQRT", 1, {"elu_alpha": 2.0}),
+    "softplus_beta_on_tanh": ("TANH_FWD", 1, {"softplus_beta": 1.0}),
+    "axis_on_relu": ("RELU_FWD", 1, {"axis": 1}),
+}
+for _name, (_mode, _n, _kw) in _MISPLACED.items():
+    def _misplaced(out: Outputs, mode: str = _mode, n: int = _n,
+                   kw: dict[str, Any] = _kw) -> None:
+        g = graph()
+        ins = [g.tensor(dim=list(SHAPE), name=f"i{k}") for k in range(n)]
+        g.pointwise(mode, *ins, name="pw", **kw).set_output(True)
+        g.build()
+    add("pointwise", f"attribute_{_name}", V, ("pw", next(iter(_kw)), "does not apply"),
+        _misplaced)
+
+for _name, _attrs in {"stride_2_70": {"stride": [2**70, 1]}, "padding_2_40": {"padding": [2**40, 0]},
+                      "dilation_2_31": {"dilation": [2**31, 1]}}.items():
+    def _big(out: Outputs, attrs: dict[str, Any] = _attrs) -> None:
+        g, *_ = conv_graph(**attrs)
+        g.build()
+    add("conv", _name, V, ("conv", "2**31-1"), _big)
+
+
+def _value_not_pbv(out: Outputs) -> None:
+    g = graph()
+    x = g.tensor(dim=list(SHAPE), name="xv")
+    x.set_value(3.0)
+    g.relu(x).set_output(True)
+    g.build()
+
+
+add("dims", "value_on_tensor_not_pass_by_value", V, ("xv", "not pass-by-value"), _value_not_pbv)
+
+
+def _pbv_big(out: Outputs) -> None:
+    g = graph()
+    x = g.tensor(dim=list(SHAPE), name="pbv", is_pass_by_value=True)
+    g.relu(x).set_output(True)
+    g.build()
+
+
+add("dims", "pass_by_value_with_many_elements", V, ("pbv", "must all be 1"), _pbv_big)
+
+
+def _pbv_output(out: Outputs) -> None:
+    g = graph()
+    x = g.tensor(dim=list(SHAPE), name="x")
+    g.relu(x, name="act").set_output(True).set_name("yp").set_is_pass_by_value(True)
+    g.build()
+
+
+add("dims", "pass_by_value_output", V, ("yp", "act", "pass-by-value"), _pbv_output)

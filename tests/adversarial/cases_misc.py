@@ -305,3 +305,12 @@ def _io_tuples(out: Outputs) -> None:
 
 
 add("lifecycle", "set_io_tuples_unknown_name", V, ("nope", "not a recorded input"), _io_tuples)
+
+
+def _build_on_closed_handle(out: Outputs) -> None:
+    g, _x, _y = relu_graph(handle=_closed_handle(), build=False)
+    g.build()
+
+
+add("lifecycle", "build_on_closed_handle", hipdnn.PlanClosedError, ("closed", "open Handle"),
+    _build_on_closed_handle)

@@ -134,7 +134,7 @@ def test_a_failing_staging_writes_no_output(monkeypatch: pytest.MonkeyPatch, nam
         monkeypatch.setattr(reference_engine, "stage_output", failing)
         arrays = _sentinels(outs)
         before = {t: a.tobytes() for t, a in arrays.items()}
-        with pytest.raises(ExecutionError, match="out of host memory.*injected") as info:
+        with pytest.raises(ExecutionError, match=r"out of host memory.*injected") as info:
             g.execute({**pack, **arrays})
         assert isinstance(info.value.__cause__, MemoryError)
         assert count[0] == nth
