@@ -325,10 +325,10 @@ class GraphExec:
                     f"variant pack: pass-by-value tensor {t.name!r} (uid {t.uid}) got the int "
                     f"{value!r}, which would be read as a pointer; valid: its value as a float "
                     f"(e.g. {float(value)!r}) or a one-element host array", tensor=t.name)
-            if interop.check_against(buf, t, "execute: variant pack"):
-                _check_restrided(plans, t, buf)
             if t._producer is not None:
                 _check_output_buffer(t, buf)
+            if interop.check_against(buf, t, "execute: variant pack"):
+                _check_restrided(plans, t, buf)
             assert t.uid is not None
             buffers[t.uid] = buf
         if len(buffers) > 2:
