@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from hipdnn.errors import ValidationError
+from hipdnn.errors import ArgumentError, ValidationError
 from hipdnn.types import DataType, to_data_type, to_int, to_int_tuple
 
 if TYPE_CHECKING:
@@ -52,6 +52,16 @@ def _float(value: Any, what: str, name: str) -> float | None:
     except (TypeError, ValueError):
         raise ValidationError(f"{what}: {value!r} is not a number; {what} takes a float or "
                               f"None", tensor=name or "<unnamed>") from None
+
+
+def _bool(value: Any, what: str, name: str) -> bool:
+    """A flag: bool, numpy bool, or the ints 0 and 1; anything else (e.g. the str "false",
+    which bool() would take as True) is an ArgumentError naming the flag."""
+    numpy_bool = type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_")
+    if isinstance(value, bool) or numpy_bool or (type(value) is int and value in (0, 1)):
+        return bool(value)
+    raise ArgumentError(f"{what}: {value!r:.40} ({type(value).__name__}) is not a flag; valid: "
+                        f"True or False", tensor=name or "<unnamed>")
 
 
 def _dtype(value: Any, name: str) -> DataType:
@@ -97,8 +107,8 @@ class Tensor:
         self.stride: tuple[int, ...] | None = _int_tuple(stride, "stride", self.name)
         self.data_type: DataType = _dtype(data_type, self.name)
         self.uid: int | None = _uid(uid, self.name)
-        self.is_virtual: bool = bool(is_virtual)
-        self.is_pass_by_value: bool = bool(is_pass_by_value)
+        self.is_virtual: bool = _bool(is_virtual, "is_virtual", name)
+        self.is_pass_by_value: bool = _bool(is_pass_by_value, "is_pass_by_value", name)
         self.value: float | None = _float(value, "value", self.name)
         self._graph = graph
         self._producer: Node | None = None
@@ -109,19 +119,19 @@ class Tensor:
     # -- cudnn-frontend setters (chainable) -------------------------------------------------
     def set_output(self, is_output: bool = True) -> Tensor:
         """Mark as a graph output (non-virtual) or back to virtual; same as set_is_virtual(not b)."""
-        self.is_virtual = not bool(is_output)
+        self.is_virtual = not _bool(is_output, "set_output", self.name)
         self._touch()
         return self
 
     def set_is_virtual(self, is_virtual: bool) -> Tensor:
         """Virtual tensors live only inside the graph and never appear in the variant pack."""
-        self.is_virtual = bool(is_virtual)
+        self.is_virtual = _bool(is_virtual, "is_virtual", self.name)
         self._touch()
         return self
 
     def set_is_pass_by_value(self, is_pass_by_value: bool) -> Tensor:
         """Pass-by-value tensors are host scalars (epsilon, momentum)."""
-        self.is_pass_by_value = bool(is_pass_by_value)
+        self.is_pass_by_value = _bool(is_pass_by_value, "is_pass_by_value", self.name)
         self._touch()
         return self
 

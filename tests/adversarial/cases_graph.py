@@ -602,3 +602,14 @@ def _pbv_output(out: Outputs) -> None:
 
 
 add("dims", "pass_by_value_output", V, ("yp", "act", "pass-by-value"), _pbv_output)
+
+for _name, _flag in {"str_false": "false", "none": None, "two": 2, "list": [True]}.items():
+    def _flag_case(out: Outputs, flag: Any = _flag) -> None:
+        g = graph()
+        x = g.tensor(dim=list(SHAPE), name="x")
+        g.relu(x).set_name("yf").set_output(flag)
+    add("dims", f"set_output_{_name}", A, ("yf", "set_output", "True or False"), _flag_case)
+
+    def _virtual_flag(out: Outputs, flag: Any = _flag) -> None:
+        graph().tensor(dim=list(SHAPE), name="xf", is_virtual=flag)
+    add("dims", f"is_virtual_{_name}", A, ("xf", "is_virtual"), _virtual_flag)

@@ -5,6 +5,7 @@ culprit, and every sentinel-filled output untouched, as on CPU_REFERENCE_ENGINE
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 from typing import Any
@@ -49,3 +50,6 @@ def test_case_on_miopen_engine(case: Case, emulated_miopen_engine: Any,
         assert culprit in str(info.value), f"{culprit!r} not named in: {info.value}"
     out.check()
     assert built, "MIOPEN_ENGINE built no plan: the case ran on another engine"
+    del info
+    gc.collect()  # the cases' graphs (and the plans they hold) go with this test
+    hipdnn.clear_plan_cache()
