@@ -7,6 +7,7 @@ RSS is flat once the bounded validation memo is full (made small here so it fill
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import sys
 from pathlib import Path
@@ -15,9 +16,18 @@ from types import ModuleType
 import pytest
 
 from hipdnn import validation
+from hipdnn.plan_cache import plan_cache
 
 ROOT = Path(__file__).resolve().parents[2]
 MB = 2**20
+
+
+@pytest.fixture(autouse=True)
+def _nothing_cached_before() -> None:
+    """Start from an empty plan cache: what earlier tests left (e.g. a default handle's answers)
+    would otherwise be counted in the first sample and vanish by the last."""
+    gc.collect()
+    plan_cache.clear()
 
 
 def _bench() -> ModuleType:
