@@ -14,6 +14,7 @@ Lanes:
   GPU of ``tools/stub_hip`` (a gfx90a or gfx942 ``libamdhip64`` + a rocblas whose calls succeed,
   compiled with the machine's C compiler) first on the library path: the REAL libMIOpen decides
   (solutions, fusion compiles, Find 2.0, kernel builds); launches are recorded, nothing computed.
+  A third process per version (``-gfx942-switches``) runs with the documented MIOpen switches.
   The 6.4.3 processes run inside tools/miopen_toolchain.py's root (3.4.0 builds kernels there).
 - ``windows``: tools/windows_lane.py: the built wheel on a Windows CPython 3.11 under Debian's
   ``wine64`` (cached under ``<cache>/../windows``): the demo, the examples, and ``tests/unit``,
@@ -43,6 +44,7 @@ import argparse
 import collections
 import os
 import re
+import shutil
 import site
 import subprocess
 import sys
@@ -68,8 +70,12 @@ AMDKERNELS_VERSION = AMDKERNELS_VERSIONS[0]
 # f2x3 (Debian's build lacks its assembly source, so a fusion plan choosing it fails with status 7).
 AMDKERNELS_ENV = {"MIOPEN_DEBUG_CONV_GEMM": "0", "MIOPEN_DEBUG_AMD_WINOGRAD_RXS_F2X3_G1": "0",
                   "AMD_COMGR_CACHE": "1"}
-#: Fake devices of the stubgpu lane (tools/stub_hip): one pytest process per version x arch.
-STUBGPU_ARCHS = ("gfx90a", "gfx942")
+#: The stubgpu lane's processes per MIOpen version (tools/stub_hip): fake arch x profile.
+#: "switches" runs tests/stubgpu's switches-only modules with STUBGPU_SWITCHES set (its own
+#: caches): Debian's builds lack the GCN asm kernel sources, so with those solvers enabled
+#: Find 2.0 aborts the process (an uncaught miopen::Exception) and gfx942 fusion compiles fail.
+STUBGPU_RUNS = (("gfx90a", "default"), ("gfx942", "default"), ("gfx942", "switches"))
+STUBGPU_SWITCHES = {"MIOPEN_DEBUG_AMD_WINOGRAD_RXS_F2X3_G1": "0", "MIOPEN_DEBUG_GCN_ASM_KERNELS": "0"}
 NO_TESTS = 5
 _SUMMARY = re.compile(r"^=+ .*\bin [\d.]+s\b.*=+$")
 
@@ -167,7 +173,7 @@ def amdkernels_command(sysroot: miopen_sysroot.Sysroot, pytest_args: Sequence[st
     return cmd, env
 
 
-def stubgpu_command(sysroot: miopen_sysroot.Sysroot, arch: str,
+def stubgpu_command(sysroot: miopen_sysroot.Sysroot, arch: str, profile: str,
                     pytest_args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     """Command and environment running ``pytest tests/stubgpu`` on the stub ``arch`` GPU.
 
@@ -179,9 +185,14 @@ def stubgpu_command(sysroot: miopen_sysroot.Sysroot, arch: str,
     from stub_hip.build import build_stubgpu
 
     stub = build_stubgpu(sysroot)
-    work = miopen_sysroot.cache_dir() / sysroot.version / "stubgpu" / arch
-    for sub in ("userdb", "kcache", "comgr"):
+    work = miopen_sysroot.cache_dir() / sysroot.version / "stubgpu" / (
+        arch if profile == "default" else f"{arch}-{profile}")
+    for sub in ("kcache", "comgr"):
         (work / sub).mkdir(parents=True, exist_ok=True)
+    # a fresh user db per run: Find 2.0 records in it would steer later immediate-mode choices
+    userdb = work / "userdb-run"
+    shutil.rmtree(userdb, ignore_errors=True)
+    userdb.mkdir()
     log = work / "stubgpu-log.jsonl"
     log.unlink(missing_ok=True)
     cmd, env = live_command(sysroot, pytest_args)
@@ -189,9 +200,14 @@ def stubgpu_command(sysroot: miopen_sysroot.Sysroot, arch: str,
     cmd[cmd.index("tests/live")] = "tests/stubgpu"
     env.update({"HIPDNN_STUBGPU_DIR": str(stub.libdir), "HIPDNN_STUBGPU_ARCH": arch,
                 "HIPDNN_STUBGPU_VERSION": sysroot.version, "HIPDNN_STUBGPU_LOG": str(log),
-                "MIOPEN_USER_DB_PATH": str(work / "userdb"), "MIOPEN_CUSTOM_CACHE_DIR": str(work / "kcache"),
+                "MIOPEN_USER_DB_PATH": str(userdb), "MIOPEN_CUSTOM_CACHE_DIR": str(work / "kcache"),
                 "AMD_COMGR_CACHE": "1", "AMD_COMGR_CACHE_DIR": str(work / "comgr")})
     env.pop("HIPDNN_STUBGPU_HOOK", None)
+    for name in STUBGPU_SWITCHES:
+        env.pop(name, None)
+    env["HIPDNN_STUBGPU_PROFILE"] = profile
+    if profile == "switches":
+        env.update(STUBGPU_SWITCHES)
     return cmd, env
 
 
@@ -221,16 +237,20 @@ def _stubgpu_lanes(sysroots: dict[str, miopen_sysroot.Sysroot], versions: Sequen
     required = os.environ.get("HIPDNN_REQUIRE_STUBGPU", "").strip() == "1"
     out: list[LaneResult] = []
     for version in versions:
-        for arch in STUBGPU_ARCHS:
-            name = f"stubgpu-{version}-{arch}"
+        for arch, profile in STUBGPU_RUNS:
+            name = f"stubgpu-{version}-{arch}" + ("" if profile == "default" else f"-{profile}")
             sysroot = sysroots.get(version)
             why = ("the stubgpu lane needs Linux (a Debian sysroot)" if not sys.platform.startswith("linux")
                    else None if sysroot is not None
                    else problem or f"no sysroot for MIOpen {version} in {miopen_sysroot.cache_dir()}")
             if why is None and sysroot is not None:
                 try:
-                    cmd, env = stubgpu_command(sysroot, arch, pytest_args)
+                    cmd, env = stubgpu_command(sysroot, arch, profile, pytest_args)
                     cmd, env, note = with_toolchain(version, cmd, env)
+                    if note:  # no kernel compilers: a kernel cached by a run that had them
+                        kcache = Path(env["MIOPEN_CUSTOM_CACHE_DIR"])  # would change the answers
+                        shutil.rmtree(kcache, ignore_errors=True)
+                        kcache.mkdir(parents=True)
                 except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:  # no C compiler, ...
                     why = f"building the stub GPU failed: {exc}"
                 else:

@@ -8,7 +8,7 @@ whose kernel it cannot build). The default mirrors what the Debian 6.4.3/7.2.4 b
 dilation; and the NA pairs [BNInference|BNForward, ActivationForward] / [BNBackward,
 ActivationBackward], fp32/fp16, 4-D NCHW packed. For convolutions it follows what the REAL
 library decided in the stubgpu lane (tests/stubgpu/test_crosscheck.py ties the two): on gfx942
-the fused Winograd solvers (fp32 always, fp16 at stride 1) and on gfx90a/gfx908 the 1x1 fused
+the fused Winograd solvers (fp32 always, fp16 at stride 1 on 3.5; 3.4 has no fp16 one) and on gfx90a/gfx908 the 1x1 fused
 asm solver are chosen, and Debian's builds lack their assembly sources, so the compile fails
 with status 7 ("Failed to load kernel source"); elsewhere fp32 fuses (ConvOclDirectFwdFused).
 """
@@ -101,7 +101,7 @@ def default_fusion_applicable(plan: FusionPlan, ops: list[FusionOp], version: tu
         if arch == "gfx942" and x.dtype == FLOAT:
             return BuildFailure("ConvBinWinogradRxSf2x3g1Fused: Failed to load kernel source "
                                 "Conv_Winograd_v30_3_1_fp32_f2x3_stride*.s (not in Debian's build)")
-        if arch == "gfx942" and x.dtype == HALF and all(s == 1 for s in conv.strides):
+        if arch == "gfx942" and x.dtype == HALF and all(s == 1 for s in conv.strides) and version >= (3, 5, 0):
             return BuildFailure("ConvWinoRageRxSFused<2-3>: Failed to load kernel source "
                                 "Conv_Winograd_Rage_v4_*_fp16_fp32acc_f2x3_stride1.s (not in Debian's build)")
         if x.dtype != FLOAT or w.dtype != FLOAT:

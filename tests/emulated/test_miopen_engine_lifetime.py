@@ -158,6 +158,11 @@ def test_find2_errors_are_typed(emulated_device: EmulatedDevice,
             before = dict(emulated_device.live_allocations())
             bufs, ws, outs = _pack(case, plan)
             emulated_device.fail(name, 5)
+            if name == "miopenFindSolutions":  # a failing search: the heuristic solution runs
+                plan.execute(bufs, ws, h)
+                assert "Find 2.0 failed (miopenFindSolutions: status 5)" in plan.describe()
+                assert np.any(outs["y"])
+                continue
             with pytest.raises(MiopenExecutionError) as info:
                 plan.execute(bufs, ws, h)
             assert info.value.function == name and "convolution fprop" in str(info.value)

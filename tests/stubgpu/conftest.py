@@ -27,7 +27,23 @@ for _p in (_ROOT / "tools", _ROOT / "tests" / "emulated"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-from stubgpu_util import LaunchLog, Stub, lane_arch, lane_version, why_not  # noqa: E402
+from stubgpu_util import (  # noqa: E402
+    SWITCHES_MODULES,
+    LaunchLog,
+    Stub,
+    lane_arch,
+    lane_profile,
+    lane_version,
+    why_not,
+)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Collect the switches-only modules in the "switches" processes, the others elsewhere."""
+    name = collection_path.name
+    if not (name.startswith("test_") and name.endswith(".py")):
+        return None
+    return True if (name in SWITCHES_MODULES) != (lane_profile() == "switches") else None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

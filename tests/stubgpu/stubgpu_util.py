@@ -6,11 +6,24 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["API", "COMPILES_KERNELS", "LaunchLog", "Stub", "lane_arch", "lane_version", "why_not"]
+__all__ = ["API", "COMPILES_KERNELS", "DECISIONS", "SWITCHES", "SWITCHES_MODULES", "LaunchLog", "Stub", "child_command",
+           "lane_arch", "lane_profile", "lane_version", "why_not"]
+
+#: The documented MIOpen switches of the "switches" processes (tools/run_tests.py): Debian's
+#: builds lack the assembly sources of the Winograd RxS and other GCN asm solvers, and with them
+#: enabled Find 2.0 aborts the process and gfx942 fusion compiles fail with status 7.
+SWITCHES = {"MIOPEN_DEBUG_AMD_WINOGRAD_RXS_F2X3_G1": "0", "MIOPEN_DEBUG_GCN_ASM_KERNELS": "0"}
+#: Test modules collected only in the "switches" processes (all others only in "default" ones).
+SWITCHES_MODULES = frozenset({"test_switches.py"})
+
+#: What the real library decided per (row, dtype, layout) in this process (test_decisions.py's
+#: records; test_emulation_agrees.py compares the emulated device's decisions to them).
+DECISIONS: dict[tuple[str, str, str], dict[str, Any]] = {}
 
 #: miopenGetVersion() of each Debian build.
 API = {"6.4.3": (3, 4, 0), "7.2.4": (3, 5, 1)}
@@ -23,6 +36,24 @@ COMPILES_KERNELS = {"7.2.4": True, "6.4.3": False}
 def lane_version() -> str:
     """The MIOpen Debian version of this process ("" outside the lane)."""
     return os.environ.get("HIPDNN_STUBGPU_VERSION", "")
+
+
+def lane_profile() -> str:
+    """ "switches" in the processes run with :data:`SWITCHES`, else "default"."""
+    return os.environ.get("HIPDNN_STUBGPU_PROFILE", "default")
+
+
+def child_command(code: str) -> list[str]:
+    """A command running ``python -c code`` the way this process runs: under the sysroot's
+    loader with the same library path (stub first), the venv's site dirs and tests/emulated."""
+    argv = Path(f"/proc/{os.getpid()}/cmdline").read_bytes().split(b"\0")
+    prefix = [a.decode() for a in argv[:3]] if len(argv) > 2 and argv[1] == b"--library-path" else []
+    boot = ("import os, site, sys\n"
+            "for d in os.environ.get('HIPDNN_SITE_DIRS', '').split(os.pathsep):\n"
+            "    d and site.addsitedir(d)\n"
+            f"sys.path[:0] = [{str(Path(__file__).resolve().parents[2])!r}, "
+            f"{str(Path(__file__).resolve().parents[1] / 'emulated')!r}]\n")
+    return [*prefix, os.path.realpath(sys.executable), "-c", boot + code]
 
 
 def lane_arch() -> str:

@@ -12,7 +12,6 @@ import os
 import shutil
 import struct
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 from stub_hip.build import ARCHS, hip_imports
-from stubgpu_util import API, Stub
+from stubgpu_util import API, Stub, child_command
 
 from miopen_ctypes.errors import HipError
 
@@ -198,9 +197,7 @@ def test_launch_hook_contract(stub: Stub, tmp_path: Path) -> None:
     obj = tmp_path / "kern.o"  # any ELF64 with the symbols: the stub never runs code
     subprocess.run([cc, "-c", "-o", str(obj), str(kern)], check=True)
     soname = "libamdhip64.so.6" if stub.version == "6.4.3" else "libamdhip64.so.7"
-    argv = Path(f"/proc/{os.getpid()}/cmdline").read_bytes().split(b"\0")
-    loader_prefix = [a.decode() for a in argv[:3]] if argv[1] == b"--library-path" else []
-    cmd = [*loader_prefix, os.path.realpath(sys.executable), "-c", textwrap.dedent(_CHILD), soname, str(obj)]
+    cmd = [*child_command(textwrap.dedent(_CHILD)), soname, str(obj)]
     env = dict(os.environ, HIPDNN_STUBGPU_HOOK=str(hook))
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr

@@ -16,6 +16,7 @@ from hipdnn.engines.miopen.memory import DeviceBlock
 from hipdnn.engines.miopen.patterns import Row
 from hipdnn.engines.miopen.runtime import Call, replay
 from hipdnn.errors import ExecutionError, KnobError
+from hipdnn.logs import logger
 from hipdnn.shapes import packed_strides
 from miopen_ctypes import types as mt
 from miopen_ctypes.enums import (
@@ -25,6 +26,7 @@ from miopen_ctypes.enums import (
     miopenTensorArgumentId_t,
     miopenTuningPolicy_t,
 )
+from miopen_ctypes.errors import MIOpenStatusError
 from miopen_ctypes.hip import HipLibrary
 from miopen_ctypes.loader import MIOpenLibrary
 
@@ -98,6 +100,8 @@ class ConvOp:
         self._problem: Owned | None = None
         self._solution: Owned | None = None
         self._solution_ws = 0
+        #: Why the plan runs differently than asked (e.g. Find 2.0 failed); shown by describe().
+        self.notes: list[str] = []
 
     # ------------------------------------------------------------------ queries (immediate mode)
     def _quad(self) -> tuple[Any, Any, Any, Any]:
@@ -152,7 +156,12 @@ class ConvOp:
         """Run the convolution: ``ptrs`` maps the direction's roles to device pointers (Find 2.0
         runs first when it has not chosen a solution yet)."""
         if self.benchmarking and self._solution is None:
-            self._find(handle, ptrs, ws, ws_size)
+            try:
+                self._find(handle, ptrs, ws, ws_size)
+            except MIOpenStatusError as exc:
+                if exc.function != "miopenFindSolutions":
+                    raise
+                self._heuristic_instead(handle, exc)
         planned = self.calls(handle, ptrs, ws)
         assert planned is not None
         replay(self.lib, planned)
@@ -172,6 +181,23 @@ class ConvOp:
             args[i].id, args[i].buffer = int(tid), ptrs[role]
         return [("miopenRunSolution", (handle, self._solution.raw, 3, args, ws or None,
                                        self._solution_ws))]
+
+    def _heuristic_instead(self, handle: Any, exc: MIOpenStatusError) -> None:
+        """Find 2.0 failed (the real 3.4.0 answers status 7 when a solver's kernel does not
+        build): run the heuristic (immediate-mode) solution within the limit instead, so the
+        plan stays usable. If that fails too its error propagates and the next execute tries
+        Find 2.0 again."""
+        sols = [(s, w) for s, w in self.solutions(handle) if w <= self.limit]
+        if not sols:
+            raise exc
+        sid, size = sols[0]
+        note = (f"Find 2.0 failed ({exc.function}: status {exc.status}); the heuristic solution "
+                f"{sid} runs instead")
+        if note not in self.notes:
+            self.notes.append(note)
+            logger.warning("MIOPEN_ENGINE: %s", note)
+        getattr(self.lib, self.direction.compile_solution)(handle, *self._quad(), sid)
+        self.benchmarking, self.solution_id, self.workspace_size = 0, sid, size
 
     def _find(self, handle: Any, ptrs: Mapping[str, int], ws: int, ws_size: int) -> None:
         """Find 2.0 with tuning; the output is a scratch copy so find never writes user data."""
@@ -213,6 +239,10 @@ class ConvOp:
                 lib.miopenGetSolutionWorkspaceSize(sol.handle, ctypes.byref(size))
                 if size.value <= self.limit:
                     self._solution, self._solution_ws = self.res.add(sol), int(size.value)
+                    if caps.has("miopenGetSolutionSolverId"):
+                        solver = ctypes.c_uint64()
+                        lib.miopenGetSolutionSolverId(sol.handle, ctypes.byref(solver))
+                        self.solution_id = int(solver.value)
                     break
             if self._solution is None:
                 raise ExecutionError(f"Find 2.0 returned no solution within the workspace "

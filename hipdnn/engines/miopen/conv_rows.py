@@ -45,6 +45,7 @@ class ConvRunner(Runner):
         self.op = conv_op_for(lib, hip, res, m)
         self.workspace_size = self.op.prepare(handle, benchmarking, limit, solutions)
         self.path = Path.FIND2 if benchmarking else Path.IMMEDIATE
+        self.notes = self.op.notes  # the same list: Find 2.0's fallback shows up in describe()
 
     def run_with_host_work(self, ctx: Ctx) -> None:
         """Find 2.0 before its first run: the convolution finds its solution, then runs."""
@@ -59,7 +60,10 @@ class ConvBiasActRunner(Runner):
 
     def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any,
                  benchmarking: int, limit: int | None,
-                 solutions: list[tuple[int, int]] | None = None) -> None:
+                 solutions: list[tuple[int, int]] | None = None, *,
+                 workaround: str | None = None) -> None:
+        """``workaround``: the note of an architecture workaround (hipdnn/engines/miopen/
+        workarounds.py) that rules the fused path out: unfused without trying it."""
         self.lib, self.m = lib, m
         a = m.activation
         assert a is not None
@@ -71,7 +75,13 @@ class ConvBiasActRunner(Runner):
                      if bias is not None else None)
         self.op = conv_op_for(lib, hip, res, m)
         self.w = self.op.descs["w"]
-        self.fusion: FusionPlan | None = FusionPlan(lib, res, self.x)
+        self.fusion: FusionPlan | None = None
+        self.notes = self.op.notes
+        if workaround is not None:
+            self.notes.append(workaround)
+            self._unfused(lib, res, m, handle, benchmarking, limit, solutions)
+            return
+        self.fusion = FusionPlan(lib, res, self.x)
         self.conv_op = self.fusion.conv_forward(self.op.conv, self.w)
         self.bias_op = self.fusion.bias_forward(self.bias) if self.bias is not None else None
         self.act_op = self.fusion.activation_forward(a.mode)
@@ -80,7 +90,7 @@ class ConvBiasActRunner(Runner):
             self.workspace_size = self.fusion.workspace_size
             return
         assert self.fusion.declined is not None
-        self.notes = (self.fusion.declined_note(),)
+        self.notes.append(self.fusion.declined_note())
         if DataType(x.data_type) == DataType.BFLOAT16:
             raise MiopenNotSupportedError(
                 f"{m.row.value} (node {', '.join(repr(n.name) for n in m.nodes)})",
@@ -89,6 +99,14 @@ class ConvBiasActRunner(Runner):
                 "path is not offered because MIOpen's standalone activation kernels support "
                 "fp32/fp16 only", "miopenCompileFusionPlan", self.fusion.declined)
         self.fusion = None
+        self._unfused(lib, res, m, handle, benchmarking, limit, solutions)
+
+    def _unfused(self, lib: MIOpenLibrary, res: Resources, m: Match, handle: Any,
+                 benchmarking: int, limit: int | None,
+                 solutions: list[tuple[int, int]] | None) -> None:
+        a = m.activation
+        assert a is not None
+        x = m.t["x"]
         self.path = Path.UNFUSED
         self.act = res.add(ActivationDesc(lib, a.mode, a.alpha, a.beta, a.gamma))
         conv_ws = self.op.prepare(handle, benchmarking, limit, solutions)

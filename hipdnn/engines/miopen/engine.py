@@ -34,8 +34,10 @@ from hipdnn.engines.miopen.memory import MiopenHandleState
 from hipdnn.engines.miopen.patterns import Declined, Match, Row, match
 from hipdnn.engines.miopen.plan import MiopenPlan
 from hipdnn.engines.miopen.runtime import Runner
+from hipdnn.engines.miopen.workarounds import workaround_for
 from hipdnn.errors import EngineError, HipdnnError
 from hipdnn.handle import default_handle
+from hipdnn.logs import logger
 from hipdnn.types import DataType, KnobValueType
 from miopen_ctypes._discovery import forget_failures
 from miopen_ctypes.enums import miopenStatus_t
@@ -114,6 +116,16 @@ def check_library_rules(m: Match, lib: MIOpenLibrary) -> None:
                        "MIOpen 3.4 launches its 5-D channels-last batchnorm kernels with a workgroup "
                        "per channel x depth, reading past the per-channel tensors (run by AMD's "
                        "kernels, tests/amdkernels)")
+
+
+def check_arch_rules(m: Match, arch: str) -> None:
+    """Raise :class:`Declined` when a workaround leaves no path for ``m`` on ``arch``: bf16
+    conv + bias + activation runs only fused, and the fused path is not used there."""
+    w = workaround_for(m.row, arch)
+    if w is not None and m.row == Row.CONV_BIAS_ACT and DataType(m.t["x"].data_type) == DataType.BFLOAT16:
+        raise Declined(f"node {m.nodes[0].name!r}: bf16 {m.row.value} runs only as a MIOpen fusion "
+                       f"plan (MIOpen's standalone activation kernels support fp32/fp16 only), "
+                       f"and {w.note(arch)}")
 
 
 def _default_miopen() -> MIOpenLibrary:
@@ -228,6 +240,7 @@ class MiopenEngine(Engine):
             m = match(graph)
             state = self.handle_state(handle)
             check_library_rules(m, state.lib)
+            check_arch_rules(m, state.arch)
             if m.has_conv:
                 self._solutions(m, state)
         except (Declined, Unavailable) as exc:
@@ -277,6 +290,7 @@ class MiopenEngine(Engine):
             m = match(graph)
             state = self.handle_state(handle)
             check_library_rules(m, state.lib)
+            check_arch_rules(m, state.arch)
         except (Declined, Unavailable) as exc:
             raise EngineError(f"MIOPEN_ENGINE cannot build this graph: {exc}") from exc
         lib, hip = self.libraries()
@@ -290,6 +304,8 @@ class MiopenEngine(Engine):
         except BaseException:
             res.close()
             raise
+        for note in runner.notes:  # why the path is not the row's first choice
+            logger.info("MIOPEN_ENGINE: %s on %s: %s", m.row.value, state.arch or "?", note)
         settings = {BENCHMARKING_KNOB: bench}
         if m.has_conv:
             settings[WORKSPACE_SIZE_LIMIT_KNOB] = (
@@ -303,5 +319,7 @@ class MiopenEngine(Engine):
         if m.row in _BN_RUNNERS:
             return _BN_RUNNERS[m.row](lib, hip, res, m, h)
         if m.row == Row.CONV_BIAS_ACT:
-            return ConvBiasActRunner(lib, hip, res, m, h, bench, limit)
+            w = workaround_for(m.row, state.arch)
+            return ConvBiasActRunner(lib, hip, res, m, h, bench, limit,
+                                     workaround=None if w is None else w.note(state.arch))
         return ConvRunner(lib, hip, res, m, h, bench, limit)

@@ -182,6 +182,21 @@ class MiopenHandleState:
         """The ``miopenHandle_t``."""
         return self._owned.handle
 
+    @property
+    def arch(self) -> str:
+        """The device's ``gcnArchName`` without target features (``"gfx942"``; "" when the HIP
+        runtime cannot say), read once per handle."""
+        arch = getattr(self, "_arch", None)
+        if arch is None:
+            arch = ""
+            if self.hip is not None and "hipGetDevicePropertiesR0600" in self.hip.symbols:
+                try:
+                    arch = self.hip.gcn_arch_name(self.device)
+                except Exception:  # an arch we cannot read applies no workaround
+                    arch = ""
+            self._arch = arch
+        return arch
+
     def set_stream(self, stream: int | None) -> None:
         """``miopenSetStream`` when the stream changed (idempotent)."""
         stream = stream or None

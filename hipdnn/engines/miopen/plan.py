@@ -93,7 +93,9 @@ class MiopenPlan(ExecutionPlan):
 
     def __init__(self, engine: MiopenEngine, knobs: Mapping[str, KnobValue], m: Match,
                  runner: Runner, res: Resources, state: MiopenHandleState, hip: HipLibrary) -> None:
-        super().__init__(engine, knobs, name=f"{engine.name}:{m.row.name.lower()}:{runner.path}",
+        tags = "".join(f"[{n.split(':', 1)[0]}]" for n in getattr(runner, "notes", ())
+                       if n.startswith("workaround "))
+        super().__init__(engine, knobs, name=f"{engine.name}:{m.row.name.lower()}:{runner.path}{tags}",
                          workspace_size=runner.workspace_size)
         self.match, self.runner, self.path, self.row = m, runner, runner.path, m.row
         self._state, self._hip = state, hip

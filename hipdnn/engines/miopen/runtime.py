@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,7 +80,7 @@ class Runner:
     #: The bound MIOpen library the calls go to.
     lib: Any = None
     #: Why the path was chosen when it is not the row's first choice (shown by describe()).
-    notes: tuple[str, ...] = ()
+    notes: Sequence[str] = ()
 
     def run(self, ctx: Ctx) -> None:
         """Issue the calls: replays :meth:`calls`, or :meth:`run_with_host_work` when the calls
