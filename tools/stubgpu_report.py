@@ -6,7 +6,7 @@ convolution solution id, workspace bytes, kernels launched, or the decline with 
 Runs tests/stubgpu/test_decisions.py (as ``tools/run_tests.py --lane stubgpu`` does, default
 processes only) with ``HIPDNN_STUBGPU_REPORT`` set, then prints the records as a table.
 
-    python tools/stubgpu_report.py --out t.md   # markdown table (docs/STUBGPU.md)
+    python tools/stubgpu_report.py --out table.txt   # markdown table (for docs/STUBGPU.md)
     python tools/stubgpu_report.py --json   # the records
 
 Kernels are launched into the stub's log, never executed: no number is computed.
