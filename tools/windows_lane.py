@@ -108,6 +108,15 @@ def find_wine() -> str | None:
     return None
 
 
+def find_wineserver(wine: str) -> str | None:
+    """The wineserver that belongs to ``wine`` (Debian: /usr/lib/wine/wineserver64 beside wine64)."""
+    folder = Path(wine).resolve().parent
+    for name in ("wineserver64", "wineserver"):
+        if os.access(folder / name, os.X_OK):
+            return str(folder / name)
+    return shutil.which("wineserver")
+
+
 def find_mingw() -> str | None:
     return shutil.which("x86_64-w64-mingw32-gcc")
 
@@ -190,8 +199,19 @@ class Wine:
         log(f"creating the Wine prefix {self.prefix}")
         self.prefix.parent.mkdir(parents=True, exist_ok=True)
         rc, _ = self.run(["wineboot", "-i"], self.prefix.parent)
+        # The wineserver writes the registry (system.reg) when it exits, not when wineboot
+        # returns: without waiting, the check below raced it (seen in a cold-cache CI run).
+        self.wait_for_server()
         if rc != 0 or not (self.prefix / "system.reg").exists():
-            raise RuntimeError(f"wineboot -i failed ({rc})")
+            raise RuntimeError(f"wineboot -i failed (exit status {rc}; {self.prefix / 'system.reg'} "
+                               f"{'exists' if (self.prefix / 'system.reg').exists() else 'was not written'})")
+
+    def wait_for_server(self) -> None:
+        """Wait until this prefix's wineserver has exited (and so saved the registry)."""
+        server = find_wineserver(self.wine)
+        if server is None:
+            raise RuntimeError(f"no wineserver found next to {self.wine} or on PATH")
+        subprocess.run([server, "-w"], env=self.env, stdin=subprocess.DEVNULL, check=False, timeout=300)
 
 
 # --------------------------------------------------------------------------------- the interpreter
