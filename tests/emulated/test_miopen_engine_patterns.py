@@ -3,12 +3,15 @@ dtype and layout, and everything else is declined with a reason naming the faili
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 from test_miopen_engine_graphs import DTYPES, LAYOUT_NAMES, build, new_graph
 
+from hipdnn.engines.miopen import roles
 from hipdnn.engines.miopen.patterns import Declined, Row, match
+from hipdnn.engines.miopen.roles import BnTraining, is_scalar
 from hipdnn.graph import Graph
 from hipdnn.types import ConvolutionMode
 from hipdnn.types import DataType as D
@@ -28,9 +31,47 @@ def test_every_row_matches(row: Row, layout: str) -> None:
         assert m.has_conv == row.name.startswith("CONV")
 
 
+#: The contract class (hipdnn/engines/miopen/roles.py) each row's Match.t is.
+ROW_CLASSES = {
+    Row.CONV_FPROP: roles.ConvFprop, Row.CONV_DGRAD: roles.ConvDgrad,
+    Row.CONV_WGRAD: roles.ConvWgrad, Row.CONV_BIAS_ACT: roles.ConvBiasAct,
+    Row.BN_INFERENCE: roles.BnInference, Row.BN_INFERENCE_INV: roles.BnInferenceInv,
+    Row.BN_TRAINING: roles.BnTraining, Row.BN_TRAINING_ACT: roles.BnTrainingAct,
+    Row.BN_BACKWARD: roles.BnBackward, Row.BN_INF_DRELU_BN_BWD: roles.BnInfDreluBnBwd,
+}
+
+
+@pytest.mark.parametrize("row", list(Row))
+def test_row_contract(row: Row) -> None:
+    """Each row's tensors are its roles class: every graph tensor a row binds is a field (the
+    non-virtual ones exactly once), scalars are pass-by-value fields, a misspelled role fails."""
+    case = build(row, D.FLOAT, "NCHW")
+    m = match(case.graph)
+    assert type(m.t) is ROW_CLASSES[row]
+    assert m.data_type == D.FLOAT
+    bound = {f.name: getattr(m.t, f.name) for f in dataclasses.fields(m.t)}
+    graph_uids = {t.uid for n in case.graph.nodes for t in (*n.inputs.values(), *n.outputs.values())
+                  if t is not None}
+    assert all(t.uid in graph_uids for t in bound.values() if t is not None)
+    pack = [t.uid for t in bound.values() if t is not None and not t.is_virtual
+            and not t.is_pass_by_value]
+    assert len(pack) == len(set(pack))
+    want_pack = {t.uid for n in case.graph.nodes
+                 for port, t in (*n.inputs.items(), *n.outputs.items())
+                 if t is not None and not t.is_virtual and not t.is_pass_by_value}
+    assert set(pack) == want_pack
+    for f in dataclasses.fields(m.t):
+        if is_scalar(f) and bound[f.name] is not None:
+            assert f.name in ("epsilon", "momentum")
+    with pytest.raises(AttributeError):
+        m.t.inv_varaince  # type: ignore[union-attr]  # noqa: B018
+
+
 def test_running_stats_roles() -> None:
     m = match(build(Row.BN_TRAINING, D.HALF, "NHWC", running=True).graph)
-    assert {"prev_running_mean", "next_running_variance", "momentum"} <= set(m.t)
+    assert isinstance(m.t, BnTraining)
+    assert m.t.prev_running_mean is not None and m.t.next_running_variance is not None
+    assert m.t.momentum is not None
 
 
 def _declined(g: Graph) -> str:

@@ -44,20 +44,20 @@ for row in (Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD, Row.CONV_BIAS_ACT):
         p = mt.miopenProblem_t()
         lib.miopenCreateConvProblem(ctypes.byref(p), op.conv.handle, op.direction.problem)
         res.add(Owned(lib, p, "miopenDestroyProblem"))
-        for role, tid in zip(op.direction.roles, op.direction.find_ids):
-            lib.miopenSetProblemTensorDescriptor(p, tid, op.descs[role].handle)
-        if "x" in op.descs and "w" in op.descs and "y" in op.descs:
-            n = len(m.t["x"].dim)
+        for desc, tid in zip(op.descs, op.direction.find_ids):
+            lib.miopenSetProblemTensorDescriptor(p, tid, desc.handle)
+        if row in (Row.CONV_FPROP, Row.CONV_BIAS_ACT):  # descs: (w, x, y)
+            n = len(m.t.x.dim)
             out, nd = (ctypes.c_int * n)(), ctypes.c_int()
-            lib.miopenGetConvolutionNdForwardOutputDim(op.conv.handle, op.descs["x"].handle,
-                                                      op.descs["w"].handle, ctypes.byref(nd), out)
-            want = tuple(m.t["conv_y" if row == Row.CONV_BIAS_ACT else "y"].dim)
+            lib.miopenGetConvolutionNdForwardOutputDim(op.conv.handle, op.descs[1].handle,
+                                                      op.descs[0].handle, ctypes.byref(nd), out)
+            want = tuple((m.t.conv_y if row == Row.CONV_BIAS_ACT else m.t.y).dim)
             assert tuple(out[: nd.value]) == want, (row, lay, tuple(out[: nd.value]), want)
         if row == Row.CONV_BIAS_ACT:
-            x = res.add(TensorDesc(lib, m.t["x"].data_type, m.t["x"].dim, m.t["x"].stride))
+            x = res.add(TensorDesc(lib, m.t.x.data_type, m.t.x.dim, m.t.x.stride))
             plan = FusionPlan(lib, res, x)
-            plan.conv_forward(op.conv, op.descs["w"])
-            b = m.t["bias"]
+            plan.conv_forward(op.conv, op.descs[0])
+            b = m.t.bias
             plan.bias_forward(res.add(TensorDesc(lib, b.data_type, b.dim, b.stride)))
             plan.activation_forward(m.activation.mode)
             plan._res.close()
@@ -65,7 +65,7 @@ for row in (Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD, Row.CONV_BIAS_ACT):
 for row in (Row.BN_INFERENCE, Row.BN_TRAINING_ACT, Row.BN_INF_DRELU_BN_BWD):
     for dt, lay in configs:
         m = match(build(row, dt, lay).graph)
-        x = res.add(TensorDesc(lib, m.t["x"].data_type, m.t["x"].dim, m.t["x"].stride))
+        x = res.add(TensorDesc(lib, m.t.x.data_type, m.t.x.dim, m.t.x.stride))
         q = res.add(bn_param_desc(lib, x))
         dims, strides, dtype = (ctypes.c_int * 5)(), (ctypes.c_int * 5)(), ctypes.c_uint()
         lib.miopenGetTensorDescriptor(q.handle, ctypes.byref(dtype), dims, strides)

@@ -11,7 +11,16 @@ import numpy as np
 from hipdnn.engines.miopen.descriptors import ActivationDesc, Resources, TensorDesc, bn_param_desc
 from hipdnn.engines.miopen.fusion import ONE, ZERO, FusionPlan
 from hipdnn.engines.miopen.memory import copy, tensor_nbytes
-from hipdnn.engines.miopen.patterns import Match, Row
+from hipdnn.engines.miopen.patterns import Match
+from hipdnn.engines.miopen.roles import (
+    BnBackward,
+    BnInfDreluBnBwd,
+    BnInference,
+    BnInferenceInv,
+    BnTraining,
+    BnTrainingAct,
+)
+from hipdnn.engines.miopen.rules import Tensor
 from hipdnn.engines.miopen.runtime import Arena, Call, Ctx, Path, Runner, replay
 from miopen_ctypes.enums import miopenBatchNormMode_t
 from miopen_ctypes.hip import HipLibrary
@@ -36,7 +45,7 @@ FUSION_NCHW_ONLY = ("MIOpen 3.4's batchnorm + activation fusion kernels compute 
                     "compiled and gave wrong results, a 5-D one left elements unwritten): unfused")
 
 
-def _desc(lib: MIOpenLibrary, res: Resources, t: Any) -> TensorDesc:
+def _desc(lib: MIOpenLibrary, res: Resources, t: Tensor) -> TensorDesc:
     return res.add(TensorDesc(lib, t.data_type, t.dim, t.stride))
 
 
@@ -46,7 +55,7 @@ def _act(lib: MIOpenLibrary, res: Resources, m: Match) -> ActivationDesc:
     return res.add(ActivationDesc(lib, a.mode, a.alpha, a.beta, a.gamma))
 
 
-def derive_variance(hip: HipLibrary, ctx: Ctx, inv_variance: int, dst: int, channels: int) -> float:
+def derive_variance(hip: HipLibrary, ctx: Ctx[Any], inv_variance: int, dst: int, channels: int) -> float:
     """variance = 1/inv^2 - eps on the host, written to ``dst``; returns eps (> 0).
 
     MIOpen's inference calls take a variance; with eps <= half the smallest 1/inv^2, the
@@ -63,7 +72,7 @@ def derive_variance(hip: HipLibrary, ctx: Ctx, inv_variance: int, dst: int, chan
     return eps
 
 
-class BnInferenceRunner(Runner):
+class BnInferenceRunner(Runner[BnInference[int, float] | BnInferenceInv[int]]):
     """BN inference: miopenBatchNormalizationForwardInference_V2 (with the inverse-variance
     form, the variance is derived on the host into the workspace first)."""
 
@@ -71,44 +80,52 @@ class BnInferenceRunner(Runner):
 
     def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
         self.lib, self.hip = lib, hip
-        self.x, self.y = _desc(lib, res, m.t["x"]), _desc(lib, res, m.t["y"])
+        t = m.t
+        assert isinstance(t, (BnInference, BnInferenceInv))
+        self.x, self.y = _desc(lib, res, t.x), _desc(lib, res, t.y)
         self.p = res.add(bn_param_desc(lib, self.x))
-        self.channels = int(m.t["x"].dim[1])
-        self.inv = m.row == Row.BN_INFERENCE_INV
+        self.channels = int(t.x.dim[1])
+        self.inv = isinstance(t, BnInferenceInv)
         self.workspace_size = self.channels * 4 if self.inv else 0
 
-    def _call(self, ctx: Ctx, variance: int, epsilon: float) -> Call:
+    def _call(self, ctx: Ctx[BnInference[int, float] | BnInferenceInv[int]], variance: int,
+              epsilon: float) -> Call:
         p, q = ctx.ptr, self.p.raw
         return ("miopenBatchNormalizationForwardInference_V2",
-                (ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p["x"], self.y.raw, p["y"],
-                 q, q, q, q, p["scale"], p["bias"], p["mean"], variance, epsilon))
+                (ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p.x, self.y.raw, p.y,
+                 q, q, q, q, p.scale, p.bias, p.mean, variance, epsilon))
 
-    def calls(self, ctx: Ctx) -> list[Call] | None:
-        if self.inv:  # host work (the derived variance) between calls
+    def calls(self, ctx: Ctx[BnInference[int, float] | BnInferenceInv[int]]) -> list[Call] | None:
+        p = ctx.ptr
+        if isinstance(p, BnInferenceInv):  # host work (the derived variance) between calls
             return None
-        return [self._call(ctx, ctx.ptr["variance"], ctx.scalars["epsilon"])]
+        return [self._call(ctx, p.variance, p.epsilon)]
 
-    def run_with_host_work(self, ctx: Ctx) -> None:
+    def run_with_host_work(self, ctx: Ctx[BnInference[int, float] | BnInferenceInv[int]]) -> None:
         """Inverse variance: derive the variance into the workspace, then the same call."""
-        eps = derive_variance(self.hip, ctx, ctx.ptr["inv_variance"], ctx.ws, self.channels)
+        p = ctx.ptr
+        assert isinstance(p, BnInferenceInv)
+        eps = derive_variance(self.hip, ctx, p.inv_variance, ctx.ws, self.channels)
         replay(self.lib, [self._call(ctx, ctx.ws, eps)])
 
 
-class BnTrainingRunner(Runner):
+class BnTrainingRunner(Runner[BnTraining[int, float]]):
     """BN training (batch statistics; running statistics when the graph has them), optionally
     followed by an activation: 3.5 miopenBatchNormForwardTrainingActivation, else the fusion plan
     [BatchNormForward, ActivationForward], else _V2 then miopenActivationForward."""
 
     def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
         self.lib, self.hip, self.m = lib, hip, m
-        self.x, self.y = _desc(lib, res, m.t["x"]), _desc(lib, res, m.t["y"])
+        t = m.t
+        assert isinstance(t, BnTraining)
+        self.x, self.y = _desc(lib, res, t.x), _desc(lib, res, t.y)
         self.p = res.add(bn_param_desc(lib, self.x))
-        self.running = "prev_running_mean" in m.t
-        self.param_bytes = int(m.t["x"].dim[1]) * 4
+        self.running = t.prev_running_mean is not None
+        self.param_bytes = int(t.x.dim[1]) * 4
         self.arena = Arena()
         self.fusion: FusionPlan | None = None
         self.act: ActivationDesc | None = None
-        if m.row == Row.BN_TRAINING:
+        if not isinstance(t, BnTrainingAct):
             self.path = Path.V2
         elif lib.capabilities.has("miopenBatchNormForwardTrainingActivation"):
             self.path, self.act = Path.BN_ACTIVATION, _act(lib, res, m)
@@ -135,37 +152,42 @@ class BnTrainingRunner(Runner):
     def _unfused(self, res: Resources, notes: tuple[str, ...]) -> None:
         self.path, self.notes = Path.UNFUSED, notes
         self.act = _act(self.lib, res, self.m)
-        self.arena.reserve("bn_y", tensor_nbytes(self.m.t["x"]))
+        assert isinstance(self.m.t, BnTrainingAct)
+        self.arena.reserve("bn_y", tensor_nbytes(self.m.t.x))
 
-    def _running(self, ctx: Ctx, *, copy_prev: bool) -> tuple[int | None, int | None, float] | None:
+    def _running(self, ctx: Ctx[BnTraining[int, float]], *,
+                 copy_prev: bool) -> tuple[int | None, int | None, float] | None:
         """Running-stat pointers and factor; the previous stats are copied to the next ones
         first when they differ (``copy_prev``), else None is returned for such a pack."""
         p = ctx.ptr
         if not self.running:
             return None, None, 0.0
-        for prev, nxt in (("prev_running_mean", "next_running_mean"),
-                          ("prev_running_variance", "next_running_variance")):
-            if p[prev] != p[nxt]:
+        assert (p.prev_running_mean is not None and p.prev_running_variance is not None
+                and p.next_running_mean is not None and p.next_running_variance is not None
+                and p.momentum is not None)
+        for prev, nxt in ((p.prev_running_mean, p.next_running_mean),
+                          (p.prev_running_variance, p.next_running_variance)):
+            if prev != nxt:
                 if not copy_prev:
                     return None
-                copy(self.hip, p[nxt], p[prev], self.param_bytes)
-        return p["next_running_mean"], p["next_running_variance"], ctx.scalars["momentum"]
+                copy(self.hip, nxt, prev, self.param_bytes)
+        return p.next_running_mean, p.next_running_variance, p.momentum
 
-    def calls(self, ctx: Ctx) -> list[Call] | None:
+    def calls(self, ctx: Ctx[BnTraining[int, float]]) -> list[Call] | None:
         running = self._running(ctx, copy_prev=False)  # copies between calls: not prebuilt
         return None if running is None else self._calls(ctx, *running)
 
-    def run_with_host_work(self, ctx: Ctx) -> None:
+    def run_with_host_work(self, ctx: Ctx[BnTraining[int, float]]) -> None:
         """Running statistics in other buffers: copy them to the next ones, then the calls."""
         running = self._running(ctx, copy_prev=True)
         assert running is not None
         replay(self.lib, self._calls(ctx, *running))
 
-    def _calls(self, ctx: Ctx, run_mean: int | None, run_var: int | None,
+    def _calls(self, ctx: Ctx[BnTraining[int, float]], run_mean: int | None, run_var: int | None,
                factor: float) -> list[Call]:
         p, q = ctx.ptr, self.p.raw
-        eps = ctx.scalars["epsilon"]
-        mean, inv = p.get("mean"), p.get("inv_variance")
+        eps = p.epsilon
+        mean, inv = p.mean, p.inv_variance
         if self.path == Path.FUSED:
             assert self.fusion is not None and self.fusion.args is not None and self.m.activation
             a, ar = self.m.activation, self.arena
@@ -174,31 +196,31 @@ class BnTrainingRunner(Runner):
             args = self.fusion.args.raw
             return [
                 ("miopenSetOpArgsBatchNormForward",
-                 (args, self.bn_op, ONE, ZERO, p["scale"], p["bias"],
+                 (args, self.bn_op, ONE, ZERO, p.scale, p.bias,
                   mean or ar.at(ctx, "mean"), inv or ar.at(ctx, "inv_variance"),
                   run_mean, run_var, factor, eps)),
                 ("miopenSetOpArgsActivForward",
                  (args, self.act_op, ONE, ZERO, a.alpha, a.beta, a.gamma)),
-                self.fusion.execute_call(ctx.handle, self.x, p["x"], self.y, p["y"], ctx.ws)]
-        common = (ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p["x"])
+                self.fusion.execute_call(ctx.handle, self.x, p.x, self.y, p.y, ctx.ws)]
+        common = (ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p.x)
         if self.path == Path.BN_ACTIVATION:
             assert self.act is not None
             return [("miopenBatchNormForwardTrainingActivation",
-                     (*common, self.y.raw, p["y"], q, q, q, q, p["scale"], p["bias"], factor,
+                     (*common, self.y.raw, p.y, q, q, q, q, p.scale, p.bias, factor,
                       run_mean, run_var, eps, mean, inv, self.act.raw))]
         unfused = self.path == Path.UNFUSED
-        y = self.arena.at(ctx, "bn_y") if unfused else p["y"]
+        y = self.arena.at(ctx, "bn_y") if unfused else p.y
         out: list[Call] = [("miopenBatchNormalizationForwardTraining_V2",
                             (*common, self.x.raw if unfused else self.y.raw, y, q, q, q, q,
-                             p["scale"], p["bias"], factor, run_mean, run_var, eps, mean, inv))]
+                             p.scale, p.bias, factor, run_mean, run_var, eps, mean, inv))]
         if unfused:
             assert self.act is not None
             out.append(("miopenActivationForward",
-                        (ctx.handle, self.act.raw, ONE, self.x.raw, y, ZERO, self.y.raw, p["y"])))
+                        (ctx.handle, self.act.raw, ONE, self.x.raw, y, ZERO, self.y.raw, p.y)))
         return out
 
 
-class BnBackwardRunner(Runner):
+class BnBackwardRunner(Runner[BnBackward[int] | BnInfDreluBnBwd[int]]):
     """BN backward (_V2), and BN inference + DReLU + BN backward: 3.5
     miopenBatchNormBackwardActivation, else the fusion plan [BatchNormBackward,
     ActivationBackward], else recompute (ForwardInference_V2 with variance derived from the saved
@@ -206,14 +228,16 @@ class BnBackwardRunner(Runner):
 
     def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
         self.lib, self.hip, self.m = lib, hip, m
-        self.x = _desc(lib, res, m.t["x"])
-        self.dy, self.dx = _desc(lib, res, m.t["dy"]), _desc(lib, res, m.t["dx"])
+        t = m.t
+        assert isinstance(t, (BnBackward, BnInfDreluBnBwd))
+        self.x = _desc(lib, res, t.x)
+        self.dy, self.dx = _desc(lib, res, t.dy), _desc(lib, res, t.dx)
         self.p = res.add(bn_param_desc(lib, self.x))
-        self.channels = int(m.t["x"].dim[1])
+        self.channels = int(t.x.dim[1])
         self.arena = Arena()
         self.fusion: FusionPlan | None = None
         self.act: ActivationDesc | None = None
-        if m.row == Row.BN_BACKWARD:
+        if isinstance(t, BnBackward):
             self.path = Path.V2
         elif lib.capabilities.has("miopenBatchNormBackwardActivation"):
             self.path, self.act = Path.BN_ACTIVATION, _act(lib, res, m)
@@ -230,57 +254,60 @@ class BnBackwardRunner(Runner):
             else:
                 self.path, self.act = Path.UNFUSED, _act(lib, res, m)
                 self.notes = (plan.declined_note() if plan is not None else FUSION_NCHW_ONLY,)
-                nbytes = tensor_nbytes(m.t["x"])
+                nbytes = tensor_nbytes(t.x)
                 self.arena.reserve("variance", self.channels * 4)
                 self.arena.reserve("bn_y", nbytes)
                 self.arena.reserve("drelu", nbytes)
         self.workspace_size = self.arena.size
 
-    def _backward_v2(self, ctx: Ctx, dy: int) -> Call:
+    def _backward_v2(self, ctx: Ctx[BnBackward[int] | BnInfDreluBnBwd[int]], dy: int) -> Call:
         p, q = ctx.ptr, self.p.raw
         return ("miopenBatchNormalizationBackward_V2",
-                (ctx.handle, _SPATIAL, ONE, ZERO, ONE, ZERO, self.x.raw, p["x"], self.dy.raw, dy,
-                 self.dx.raw, p["dx"], q, q, q, q, p["scale"], p["dscale"], p["dbias"],
-                 DEFAULT_EPSILON, p.get("mean"), p.get("inv_variance")))  # None: recompute
+                (ctx.handle, _SPATIAL, ONE, ZERO, ONE, ZERO, self.x.raw, p.x, self.dy.raw, dy,
+                 self.dx.raw, p.dx, q, q, q, q, p.scale, p.dscale, p.dbias,
+                 DEFAULT_EPSILON, p.mean, p.inv_variance))  # None: recompute
 
-    def calls(self, ctx: Ctx) -> list[Call] | None:
+    def calls(self, ctx: Ctx[BnBackward[int] | BnInfDreluBnBwd[int]]) -> list[Call] | None:
         p, q = ctx.ptr, self.p.raw
-        if self.path == Path.V2:
-            return [self._backward_v2(ctx, p["dy"])]
+        if isinstance(p, BnBackward):
+            return [self._backward_v2(ctx, p.dy)]
         if self.path == Path.BN_ACTIVATION:
             assert self.act is not None
             return [("miopenBatchNormBackwardActivation",
-                     (ctx.handle, _SPATIAL, ONE, ZERO, ONE, ZERO, self.x.raw, p["x"], self.dy.raw,
-                      p["dy"], self.dx.raw, p["dx"], q, q, q, q, p["scale"], p["bias"],
-                      p["dscale"], p["dbias"], DEFAULT_EPSILON, p["mean"], p["inv_variance"],
+                     (ctx.handle, _SPATIAL, ONE, ZERO, ONE, ZERO, self.x.raw, p.x, self.dy.raw,
+                      p.dy, self.dx.raw, p.dx, q, q, q, q, p.scale, p.bias,
+                      p.dscale, p.dbias, DEFAULT_EPSILON, p.mean, p.inv_variance,
                       self.act.raw))]
         if self.path == Path.FUSED:
             assert self.fusion is not None and self.fusion.args is not None and self.m.activation
             a, args = self.m.activation, self.fusion.args.raw
             # y must be a valid buffer of x's shape; the ReLU derivative uses the recomputed BN output
             return [("miopenSetOpArgsBatchNormBackward",
-                     (args, self.bn_op, ONE, ZERO, p["x"], p["scale"], p["bias"], p["dscale"],
-                      p["dbias"], p["mean"], p["inv_variance"])),
+                     (args, self.bn_op, ONE, ZERO, p.x, p.scale, p.bias, p.dscale,
+                      p.dbias, p.mean, p.inv_variance)),
                     ("miopenSetOpArgsActivBackward",
-                     (args, self.act_op, ONE, ZERO, p["x"], None, a.alpha, a.beta, a.gamma)),
-                    self.fusion.execute_call(ctx.handle, self.dy, p["dy"], self.dx, p["dx"],
+                     (args, self.act_op, ONE, ZERO, p.x, None, a.alpha, a.beta, a.gamma)),
+                    self.fusion.execute_call(ctx.handle, self.dy, p.dy, self.dx, p.dx,
                                              ctx.ws)]
         return None  # unfused: the variance is derived on the host between calls
 
-    def run_with_host_work(self, ctx: Ctx) -> None:
+    def run_with_host_work(self, ctx: Ctx[BnBackward[int] | BnInfDreluBnBwd[int]]) -> None:
         """Unfused: recompute (variance derived on the host), activation backward, backward."""
-        self._unfused(ctx)
+        p = ctx.ptr
+        assert isinstance(p, BnInfDreluBnBwd)
+        self._unfused(ctx, p)
 
-    def _unfused(self, ctx: Ctx) -> None:
-        lib, p, q, ar = self.lib, ctx.ptr, self.p.raw, self.arena
+    def _unfused(self, ctx: Ctx[BnBackward[int] | BnInfDreluBnBwd[int]],
+                 p: BnInfDreluBnBwd[int]) -> None:
+        lib, q, ar = self.lib, self.p.raw, self.arena
         var, bn_y, drelu = ar.at(ctx, "variance"), ar.at(ctx, "bn_y"), ar.at(ctx, "drelu")
-        eps = derive_variance(self.hip, ctx, p["inv_variance"], var, self.channels)
+        eps = derive_variance(self.hip, ctx, p.inv_variance, var, self.channels)
         lib.miopenBatchNormalizationForwardInference_V2(
-            ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p["x"], self.x.raw, bn_y,
-            q, q, q, q, p["scale"], p["bias"], p["mean"], var, eps)
+            ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p.x, self.x.raw, bn_y,
+            q, q, q, q, p.scale, p.bias, p.mean, var, eps)
         assert self.act is not None
         # y = x = the recomputed pre-activation: ReLU/clipped ReLU/clamp derivatives gate on x
         lib.miopenActivationBackward(ctx.handle, self.act.raw, ONE, self.x.raw, bn_y,
-                                     self.dy.raw, p["dy"], self.x.raw, bn_y, ZERO,
+                                     self.dy.raw, p.dy, self.x.raw, bn_y, ZERO,
                                      self.x.raw, drelu)
         replay(lib, [self._backward_v2(ctx, drelu)])

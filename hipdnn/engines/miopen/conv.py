@@ -1,13 +1,14 @@
 """Convolutions on MIOpen: immediate mode (benchmarking 0) or Find 2.0 with tuning (1).
 
 The three directions share one shape: descriptors ``(A, B, conv, C)`` where C is the output --
-forward (w, x, conv, y), backward data (dy, w, conv, dx), backward weights (dy, x, conv, dw).
+forward (w, x, conv, y), backward data (dy, w, conv, dx), backward weights (dy, x, conv, dw):
+the ``operands()`` of the row classes in hipdnn/engines/miopen/roles.py.
 """
 
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,14 +42,13 @@ _MAX_FIND = 16
 @dataclass(frozen=True)
 class Direction:
     """One convolution direction: its immediate-mode C functions (full names, so grep finds
-    each call site), descriptor roles (A, B, output) and Find 2.0 ids."""
+    each call site) and the Find 2.0 ids of its operands (A, B, output)."""
 
     solution_count: str
     get_solution: str
     compile_solution: str
     immediate: str
     problem: miopenProblemDirection_t
-    roles: tuple[str, str, str]
     find_ids: tuple[miopenTensorArgumentId_t, miopenTensorArgumentId_t, miopenTensorArgumentId_t]
 
 
@@ -56,18 +56,17 @@ DIRECTIONS: dict[Row, Direction] = {
     Row.CONV_FPROP: Direction(
         "miopenConvolutionForwardGetSolutionCount", "miopenConvolutionForwardGetSolution",
         "miopenConvolutionForwardCompileSolution", "miopenConvolutionForwardImmediate",
-        miopenProblemDirection_t.miopenProblemDirectionForward, ("w", "x", "y"), (_W, _X, _Y)),
+        miopenProblemDirection_t.miopenProblemDirectionForward, (_W, _X, _Y)),
     Row.CONV_DGRAD: Direction(
         "miopenConvolutionBackwardDataGetSolutionCount", "miopenConvolutionBackwardDataGetSolution",
         "miopenConvolutionBackwardDataCompileSolution", "miopenConvolutionBackwardDataImmediate",
-        miopenProblemDirection_t.miopenProblemDirectionBackward, ("dy", "w", "dx"), (_Y, _W, _X)),
+        miopenProblemDirection_t.miopenProblemDirectionBackward, (_Y, _W, _X)),
     Row.CONV_WGRAD: Direction(
         "miopenConvolutionBackwardWeightsGetSolutionCount",
         "miopenConvolutionBackwardWeightsGetSolution",
         "miopenConvolutionBackwardWeightsCompileSolution",
         "miopenConvolutionBackwardWeightsImmediate",
-        miopenProblemDirection_t.miopenProblemDirectionBackwardWeights, ("dy", "x", "dw"),
-        (_Y, _X, _W)),
+        miopenProblemDirection_t.miopenProblemDirectionBackwardWeights, (_Y, _X, _W)),
 }
 
 
@@ -80,17 +79,17 @@ def conv_geometry(node: Any) -> tuple[list[int], list[int], list[int], int]:
 class ConvOp:
     """One convolution owned by a plan: descriptors, the chosen solution, the call.
 
-    ``tensors`` maps the direction's roles to (dtype, dims); descriptors use packed strides of
-    ``layout`` (the graph's strides for real tensors, the same layout for intermediates).
+    ``operands`` are the direction's (A, B, output) as (dtype, dims); descriptors (``descs``,
+    same order) use packed strides of ``layout`` (the graph's strides for real tensors, the same
+    layout for intermediates). Pointers are passed in the same order.
     """
 
     def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, node: Any, direction: Direction,
-                 tensors: Mapping[str, tuple[Any, tuple[int, ...]]], layout: str) -> None:
+                 operands: Sequence[tuple[Any, tuple[int, ...]]], layout: str) -> None:
         self.lib, self.hip, self.res, self.direction = lib, hip, res, direction
-        self.descs: dict[str, TensorDesc] = {}
-        for role in direction.roles:
-            dtype, dims = tensors[role]
-            self.descs[role] = res.add(TensorDesc(lib, dtype, dims, packed_strides(dims, layout)))
+        a, b, c = (res.add(TensorDesc(lib, dtype, dims, packed_strides(dims, layout)))
+                   for dtype, dims in operands)
+        self.descs: tuple[TensorDesc, TensorDesc, TensorDesc] = (a, b, c)
         pad, stride, dilation, groups = conv_geometry(node)
         self.conv = res.add(ConvDesc(lib, pad, stride, dilation, groups))
         self.benchmarking = 0
@@ -105,8 +104,8 @@ class ConvOp:
 
     # ------------------------------------------------------------------ queries (immediate mode)
     def _quad(self) -> tuple[Any, Any, Any, Any]:
-        a, b, c = (self.descs[r].raw for r in self.direction.roles)
-        return a, b, self.conv.raw, c
+        a, b, c = self.descs
+        return a.raw, b.raw, self.conv.raw, c.raw
 
     def solutions(self, handle: Any) -> list[tuple[int, int]]:
         """(solution_id, workspace_size) of the applicable solutions, best first."""
@@ -146,14 +145,14 @@ class ConvOp:
             problem = mt.miopenProblem_t()
             lib.miopenCreateConvProblem(ctypes.byref(problem), self.conv.handle, self.direction.problem)
             self._problem = self.res.add(Owned(lib, problem, "miopenDestroyProblem"))
-            for role, tid in zip(self.direction.roles, self.direction.find_ids, strict=False):
-                lib.miopenSetProblemTensorDescriptor(problem, tid, self.descs[role].handle)
+            for desc, tid in zip(self.descs, self.direction.find_ids, strict=True):
+                lib.miopenSetProblemTensorDescriptor(problem, tid, desc.handle)
             self.workspace_size = limit
         return self.workspace_size
 
     # --------------------------------------------------------------------------------- execute
-    def run(self, handle: Any, ptrs: Mapping[str, int], ws: int, ws_size: int) -> None:
-        """Run the convolution: ``ptrs`` maps the direction's roles to device pointers (Find 2.0
+    def run(self, handle: Any, ptrs: tuple[int, int, int], ws: int, ws_size: int) -> None:
+        """Run the convolution: ``ptrs`` are the device pointers of (A, B, output) (Find 2.0
         runs first when it has not chosen a solution yet)."""
         if self.benchmarking and self._solution is None:
             try:
@@ -166,19 +165,19 @@ class ConvOp:
         assert planned is not None
         replay(self.lib, planned)
 
-    def calls(self, handle: Any, ptrs: Mapping[str, int], ws: int) -> list[Call] | None:
+    def calls(self, handle: Any, ptrs: tuple[int, int, int], ws: int) -> list[Call] | None:
         """The call :meth:`run` makes (None before Find 2.0 has chosen a solution)."""
-        a, b, c = self.direction.roles
+        a, b, c = ptrs
         if self.benchmarking == 0:
             da, db, conv, dc = self._quad()
             return [(self.direction.immediate,
-                     (handle, da, ptrs[a], db, ptrs[b], conv, dc, ptrs[c], ws or None,
+                     (handle, da, a, db, b, conv, dc, c, ws or None,
                       self.workspace_size, self.solution_id))]
         if self._solution is None:
             return None
         args = (mt.miopenTensorArgument_t * 3)()
-        for i, (role, tid) in enumerate(zip(self.direction.roles, self.direction.find_ids, strict=False)):
-            args[i].id, args[i].buffer = int(tid), ptrs[role]
+        for i, (ptr, tid) in enumerate(zip(ptrs, self.direction.find_ids, strict=True)):
+            args[i].id, args[i].buffer = int(tid), ptr
         return [("miopenRunSolution", (handle, self._solution.raw, 3, args, ws or None,
                                        self._solution_ws))]
 
@@ -199,11 +198,10 @@ class ConvOp:
         getattr(self.lib, self.direction.compile_solution)(handle, *self._quad(), sid)
         self.benchmarking, self.solution_id, self.workspace_size = 0, sid, size
 
-    def _find(self, handle: Any, ptrs: Mapping[str, int], ws: int, ws_size: int) -> None:
+    def _find(self, handle: Any, ptrs: tuple[int, int, int], ws: int, ws_size: int) -> None:
         """Find 2.0 with tuning; the output is a scratch copy so find never writes user data."""
         lib, caps = self.lib, self.lib.capabilities
-        out_role = self.direction.roles[2]
-        scratch = DeviceBlock(self.hip, self.descs[out_role].nbytes)
+        scratch = DeviceBlock(self.hip, self.descs[2].nbytes)
         opts: Owned | None = None
         owned: list[Owned] = []
         policy_set = False
@@ -218,9 +216,8 @@ class ConvOp:
                 lib.miopenSetFindOptionPreallocatedWorkspace(options, ws, self.limit)
             else:
                 lib.miopenSetFindOptionWorkspaceLimit(options, self.limit)
-            for role, tid in zip(self.direction.roles, self.direction.find_ids, strict=False):
-                lib.miopenSetFindOptionPreallocatedTensor(
-                    options, tid, scratch.ptr if role == out_role else ptrs[role])
+            for i, (ptr, tid) in enumerate(zip(ptrs, self.direction.find_ids, strict=True)):
+                lib.miopenSetFindOptionPreallocatedTensor(options, tid, scratch.ptr if i == 2 else ptr)
             if caps.has("miopenGetTuningPolicy") and caps.has("miopenSetTuningPolicy"):
                 lib.miopenGetTuningPolicy(handle, ctypes.byref(old))
                 lib.miopenSetTuningPolicy(handle, miopenTuningPolicy_t.miopenTuningPolicySearch)

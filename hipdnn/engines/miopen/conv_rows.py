@@ -11,6 +11,7 @@ from hipdnn.engines.miopen.descriptors import ActivationDesc, Resources, TensorD
 from hipdnn.engines.miopen.errors import MiopenNotSupportedError
 from hipdnn.engines.miopen.fusion import ONE, ZERO, FusionPlan
 from hipdnn.engines.miopen.patterns import Match, Row
+from hipdnn.engines.miopen.roles import ConvBiasAct, ConvDgrad, ConvFprop, ConvWgrad
 from hipdnn.engines.miopen.runtime import ALIGN, Arena, Call, Ctx, Path, Runner, replay
 from hipdnn.shapes import packed_strides
 from hipdnn.types import DataType
@@ -24,18 +25,19 @@ __all__ = ["ConvBiasActRunner", "ConvRunner", "conv_op_for"]
 def conv_op_for(lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match) -> ConvOp:
     """The ConvOp of a conv row (for conv + bias + act: forward into an intermediate Y of the
     input type, since MIOpen convolutions take one data type)."""
-    row = Row.CONV_FPROP if m.row == Row.CONV_BIAS_ACT else m.row
-    direction = DIRECTIONS[row]
-    tensors: dict[str, tuple[Any, tuple[int, ...]]] = {}
-    for role in direction.roles:
-        key = "conv_y" if (m.row == Row.CONV_BIAS_ACT and role == "y") else role
-        t = m.t[key]
-        dtype = m.t["x"].data_type if key == "conv_y" else t.data_type
-        tensors[role] = (dtype, tuple(t.dim))
-    return ConvOp(lib, hip, res, m.conv, direction, tensors, m.layout)
+    t = m.t
+    if isinstance(t, ConvBiasAct):
+        direction = DIRECTIONS[Row.CONV_FPROP]
+        operands = [(t.w.data_type, t.w.dim), (t.x.data_type, t.x.dim),
+                    (t.x.data_type, t.conv_y.dim)]
+    else:
+        assert isinstance(t, (ConvFprop, ConvDgrad, ConvWgrad))
+        direction = DIRECTIONS[m.row]
+        operands = [(o.data_type, tuple(o.dim)) for o in t.operands()]
+    return ConvOp(lib, hip, res, m.conv, direction, operands, m.layout)
 
 
-class ConvRunner(Runner):
+class ConvRunner(Runner[ConvFprop[int] | ConvDgrad[int] | ConvWgrad[int]]):
     """One convolution: immediate mode or Find 2.0 (see :class:`ConvOp`)."""
 
     def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any,
@@ -47,15 +49,15 @@ class ConvRunner(Runner):
         self.path = Path.FIND2 if benchmarking else Path.IMMEDIATE
         self.notes = self.op.notes  # the same list: Find 2.0's fallback shows up in describe()
 
-    def run_with_host_work(self, ctx: Ctx) -> None:
+    def run_with_host_work(self, ctx: Ctx[ConvFprop[int] | ConvDgrad[int] | ConvWgrad[int]]) -> None:
         """Find 2.0 before its first run: the convolution finds its solution, then runs."""
-        self.op.run(ctx.handle, ctx.ptr, ctx.ws, ctx.ws_size)
+        self.op.run(ctx.handle, ctx.ptr.operands(), ctx.ws, ctx.ws_size)
 
-    def calls(self, ctx: Ctx) -> list[Call] | None:
-        return self.op.calls(ctx.handle, ctx.ptr, ctx.ws)
+    def calls(self, ctx: Ctx[ConvFprop[int] | ConvDgrad[int] | ConvWgrad[int]]) -> list[Call] | None:
+        return self.op.calls(ctx.handle, ctx.ptr.operands(), ctx.ws)
 
 
-class ConvBiasActRunner(Runner):
+class ConvBiasActRunner(Runner[ConvBiasAct[int]]):
     """Conv fprop + (bias) + activation: fused when the fusion plan compiles, else unfused."""
 
     def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any,
@@ -66,15 +68,15 @@ class ConvBiasActRunner(Runner):
         workarounds.py) that rules the fused path out: unfused without trying it."""
         self.lib, self.m = lib, m
         a = m.activation
-        assert a is not None
-        x, _w, y = m.t["x"], m.t["w"], m.t["y"]
+        assert a is not None and isinstance(m.t, ConvBiasAct)
+        self.t = t = m.t
+        x, y, bias = t.x, t.y, t.bias
         self.x = res.add(TensorDesc(lib, x.data_type, x.dim, x.stride))
         self.y = res.add(TensorDesc(lib, y.data_type, y.dim, y.stride))
-        bias = m.opt("bias")
         self.bias = (res.add(TensorDesc(lib, bias.data_type, bias.dim, bias.stride))
                      if bias is not None else None)
         self.op = conv_op_for(lib, hip, res, m)
-        self.w = self.op.descs["w"]
+        self.w = self.op.descs[0]  # forward: (w, x, y)
         self.fusion: FusionPlan | None = None
         self.notes = self.op.notes
         if workaround is not None:
@@ -91,7 +93,7 @@ class ConvBiasActRunner(Runner):
             return
         assert self.fusion.declined is not None
         self.notes.append(self.fusion.declined_note())
-        if DataType(x.data_type) == DataType.BFLOAT16:
+        if m.data_type == DataType.BFLOAT16:
             raise MiopenNotSupportedError(
                 f"{m.row.value} (node {', '.join(repr(n.name) for n in m.nodes)})",
                 "bf16 conv + bias + activation runs only as a MIOpen fusion plan, and this "
@@ -106,55 +108,55 @@ class ConvBiasActRunner(Runner):
                  solutions: list[tuple[int, int]] | None) -> None:
         a = m.activation
         assert a is not None
-        x = m.t["x"]
         self.path = Path.UNFUSED
         self.act = res.add(ActivationDesc(lib, a.mode, a.alpha, a.beta, a.gamma))
         conv_ws = self.op.prepare(handle, benchmarking, limit, solutions)
-        cy = m.t["conv_y"]
-        self.cy = self.op.descs["y"]
+        cy = self.t.conv_y
+        self.cy = self.op.descs[2]
         if self.bias is not None:
             self.add_y, self.add_bias = _bias_add_descs(lib, res, self.cy, self.bias, m.layout)
         self.arena = Arena(conv_ws)
         nbytes = (1 + sum((d - 1) * s for d, s in zip(cy.dim, packed_strides(cy.dim, m.layout), strict=False)))
-        self.arena.reserve("conv_y", nbytes * DataType(x.data_type).itemsize)
+        self.arena.reserve("conv_y", nbytes * m.data_type.itemsize)
         self.workspace_size = -(-self.arena.size // ALIGN) * ALIGN
 
-    def calls(self, ctx: Ctx) -> list[Call] | None:
+    def calls(self, ctx: Ctx[ConvBiasAct[int]]) -> list[Call] | None:
         p = ctx.ptr
         a = self.m.activation
         assert a is not None
         if self.fusion is not None:
             assert self.fusion.args is not None
             args = self.fusion.args.raw
-            out: list[Call] = [("miopenSetOpArgsConvForward", (args, self.conv_op, ONE, ZERO, p["w"]))]
+            out: list[Call] = [("miopenSetOpArgsConvForward", (args, self.conv_op, ONE, ZERO, p.w))]
             if self.bias_op is not None:
-                out.append(("miopenSetOpArgsBiasForward", (args, self.bias_op, ONE, ZERO, p["bias"])))
+                out.append(("miopenSetOpArgsBiasForward", (args, self.bias_op, ONE, ZERO, p.bias)))
             out.append(("miopenSetOpArgsActivForward",
                         (args, self.act_op, ONE, ZERO, a.alpha, a.beta, a.gamma)))
-            out.append(self.fusion.execute_call(ctx.handle, self.x, p["x"], self.y, p["y"], ctx.ws))
+            out.append(self.fusion.execute_call(ctx.handle, self.x, p.x, self.y, p.y, ctx.ws))
             return out
         conv = self.op.calls(ctx.handle, self._conv_ptrs(ctx), ctx.ws)
         return None if conv is None else conv + self._epilogue(ctx)
 
-    def run_with_host_work(self, ctx: Ctx) -> None:
+    def run_with_host_work(self, ctx: Ctx[ConvBiasAct[int]]) -> None:
         """Unfused with Find 2.0 not yet run: the convolution finds its solution first."""
         self.op.run(ctx.handle, self._conv_ptrs(ctx), ctx.ws, ctx.ws_size)
         replay(self.lib, self._epilogue(ctx))
 
-    def _conv_ptrs(self, ctx: Ctx) -> dict[str, int]:
+    def _conv_ptrs(self, ctx: Ctx[ConvBiasAct[int]]) -> tuple[int, int, int]:
+        """The forward convolution's (w, x, y): y is the intermediate in the workspace."""
         p = ctx.ptr
-        return {"x": p["x"], "w": p["w"], "y": self.arena.at(ctx, "conv_y")}
+        return p.w, p.x, self.arena.at(ctx, "conv_y")
 
-    def _epilogue(self, ctx: Ctx) -> list[Call]:
+    def _epilogue(self, ctx: Ctx[ConvBiasAct[int]]) -> list[Call]:
         """The unfused bias add (miopenOpTensor, in place on the intermediate) and activation."""
         p, cy = ctx.ptr, self.arena.at(ctx, "conv_y")
         out: list[Call] = []
         if self.bias is not None:
             out.append(("miopenOpTensor", (ctx.handle, miopenTensorOp_t.miopenTensorOpAdd, ONE,
-                                           self.add_y.raw, cy, ONE, self.add_bias.raw, p["bias"],
+                                           self.add_y.raw, cy, ONE, self.add_bias.raw, p.bias,
                                            ZERO, self.add_y.raw, cy)))
         out.append(("miopenActivationForward", (ctx.handle, self.act.raw, ONE, self.cy.raw, cy,
-                                                ZERO, self.y.raw, p["y"])))
+                                                ZERO, self.y.raw, p.y)))
         return out
 
 

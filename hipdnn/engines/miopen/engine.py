@@ -99,7 +99,7 @@ def check_library_rules(m: Match, lib: MIOpenLibrary) -> None:
     compute 4-D NCHW only: other layouts run unfused, hipdnn/engines/miopen/batchnorm.py.)
     """
     call = _BN_ACTIVATION_CALLS.get(m.row)
-    if (call is not None and DataType(m.t["x"].data_type) == DataType.BFLOAT16
+    if (call is not None and m.data_type == DataType.BFLOAT16
             and not lib.capabilities.has(call)):
         raise Declined(f"node {m.nodes[0].name!r}: bf16 {m.row.value} needs {call} (MIOpen >= "
                        "3.5), which this library lacks; MIOpen's batchnorm + activation fusion "
@@ -122,7 +122,7 @@ def check_arch_rules(m: Match, arch: str) -> None:
     """Raise :class:`Declined` when a workaround leaves no path for ``m`` on ``arch``: bf16
     conv + bias + activation runs only fused, and the fused path is not used there."""
     w = workaround_for(m.row, arch)
-    if w is not None and m.row == Row.CONV_BIAS_ACT and DataType(m.t["x"].data_type) == DataType.BFLOAT16:
+    if w is not None and m.row == Row.CONV_BIAS_ACT and m.data_type == DataType.BFLOAT16:
         raise Declined(f"node {m.nodes[0].name!r}: bf16 {m.row.value} runs only as a MIOpen fusion "
                        f"plan (MIOpen's standalone activation kernels support fp32/fp16 only), "
                        f"and {w.note(arch)}")

@@ -1,8 +1,8 @@
 """Which seed-table row a graph is, with every requirement of that row checked.
 
-:func:`match` returns a :class:`Match` (the row, its nodes and its tensors by role) or raises
-:class:`Declined` whose message names the failing rule: node, port, value and what is allowed.
-Pure Python: no library is touched here.
+:func:`match` returns a :class:`Match` (the row, its nodes, and its tensors in the row's
+contract class of hipdnn/engines/miopen/roles.py) or raises :class:`Declined` whose message names
+the failing rule: node, port, value and what is allowed. Pure Python: no library is touched here.
 """
 
 from __future__ import annotations
@@ -10,10 +10,23 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from hipdnn import nodes as nd
+from hipdnn.engines.miopen.roles import (
+    BnBackward,
+    BnInfDreluBnBwd,
+    BnInference,
+    BnInferenceInv,
+    BnTraining,
+    BnTrainingAct,
+    ConvBiasAct,
+    ConvDgrad,
+    ConvFprop,
+    ConvWgrad,
+    RowTensors,
+)
 from hipdnn.engines.miopen.rules import (
     DATA_TYPES,
     Activation,
@@ -55,11 +68,14 @@ class Row(str, enum.Enum):
 
 @dataclass
 class Match:
-    """A matched row: its nodes (graph order), tensors by role, conv node and activation."""
+    """A matched row: its nodes (graph order), its tensors (``t``: the row's class of
+    hipdnn/engines/miopen/roles.py), the data type of its data tensors, their layout, the conv
+    node and the activation."""
 
     row: Row
     nodes: tuple[Any, ...]
-    t: dict[str, Tensor] = field(default_factory=dict)
+    t: RowTensors
+    data_type: DataType
     layout: str = "NCHW"
     activation: Activation | None = None
     conv: Any = None
@@ -68,10 +84,6 @@ class Match:
     def has_conv(self) -> bool:
         """True for the rows with a convolution (they get the workspace knob)."""
         return self.conv is not None
-
-    def opt(self, role: str) -> Tensor | None:
-        """The tensor for ``role`` or None when the graph does not carry it."""
-        return self.t.get(role)
 
 
 # --------------------------------------------------------------------------------- conv rows
@@ -88,30 +100,30 @@ def _conv_common(node: Any, graph: Any) -> None:
                        "supports symmetric padding only")
 
 
-_CONV_PORTS: dict[type, tuple[Row, tuple[str, str], str, tuple[str, str], str]] = {
-    nd.ConvFpropNode: (Row.CONV_FPROP, ("X", "W"), "Y", ("x", "w"), "y"),
-    nd.ConvDgradNode: (Row.CONV_DGRAD, ("DY", "W"), "DX", ("dy", "w"), "dx"),
-    nd.ConvWgradNode: (Row.CONV_WGRAD, ("X", "DY"), "DW", ("x", "dy"), "dw"),
+#: Per conv node class: its row, its ports in the order of the row class's fields, that class.
+_CONV_PORTS: dict[type, tuple[Row, tuple[str, str, str], type[Any]]] = {
+    nd.ConvFpropNode: (Row.CONV_FPROP, ("X", "W", "Y"), ConvFprop),
+    nd.ConvDgradNode: (Row.CONV_DGRAD, ("DY", "W", "DX"), ConvDgrad),
+    nd.ConvWgradNode: (Row.CONV_WGRAD, ("X", "DY", "DW"), ConvWgrad),
 }
 
 
 def _match_conv(node: Any, graph: Any) -> Match:
-    row, in_ports, out_port, in_roles, out_role = _CONV_PORTS[type(node)]
+    row, ports, cls = _CONV_PORTS[type(node)]
     _conv_common(node, graph)
-    roles: dict[str, Tensor] = {}
     items = []
-    for port, role in (*zip(in_ports, in_roles, strict=False), (out_port, out_role)):
-        t = need(node, "inputs" if port != out_port else "outputs", port)
+    for i, port in enumerate(ports):
+        t = need(node, "outputs" if i == 2 else "inputs", port)
         check_dtype(node, port, t, DATA_TYPES, "MIOpen convolution")
         check_virtual(node, port, t, False, f"a single-node {row.value}")
-        roles[role] = t
         items.append((node, port, t))
-    dts = {dtype_of(t) for t in roles.values()}
+    dts = {dtype_of(t) for _, _, t in items}
     if len(dts) != 1:
         raise Declined(f"node {node.name!r}: tensors have data types {sorted(d.name for d in dts)}; "
                        "MIOpen convolution needs one data type for all of them")
     layout = same_layout(items)
-    return Match(row, (node,), roles, layout=layout, conv=node)
+    tensors: ConvFprop[Tensor] | ConvDgrad[Tensor] | ConvWgrad[Tensor] = cls(*(t for _, _, t in items))
+    return Match(row, (node,), tensors, dts.pop(), layout=layout, conv=node)
 
 
 def _match_conv_bias_act(graph: Any, nodes: Sequence[Any]) -> Match:
@@ -130,7 +142,8 @@ def _match_conv_bias_act(graph: Any, nodes: Sequence[Any]) -> Match:
     has_bias = len(nodes) == 3
     allowed_cy = (DataType.FLOAT, xdt) if has_bias else (DataType.FLOAT,)
     check_dtype(conv, "Y", cy, allowed_cy, f"{rule} (conv Y: FP32, or the input type only with bias)")
-    roles: dict[str, Tensor] = {"x": x, "w": w, "conv_y": cy}
+    bias: Tensor | None = None
+    by: Tensor | None = None
     act_in = cy
     if has_bias:
         add = nodes[1]
@@ -151,7 +164,6 @@ def _match_conv_bias_act(graph: Any, nodes: Sequence[Any]) -> Match:
         by = need(add, "outputs", "OUT_0")
         check_virtual(add, "OUT_0", by, True, rule)
         check_dtype(add, "OUT_0", by, (DataType.FLOAT, xdt), f"{rule} (bias output)")
-        roles["bias"], roles["bias_y"] = bias, by
         act_in = by
     act = nodes[-1]
     if need(act, "inputs", "IN_0").uid != act_in.uid:
@@ -159,10 +171,9 @@ def _match_conv_bias_act(graph: Any, nodes: Sequence[Any]) -> Match:
     y = need(act, "outputs", "OUT_0")
     check_virtual(act, "OUT_0", y, False, rule)
     check_dtype(act, "OUT_0", y, (xdt,), f"{rule} (output: the input type)")
-    roles["y"] = y
     layout = same_layout([(conv, "X", x), (conv, "W", w), (act, "OUT_0", y)])
-    return Match(Row.CONV_BIAS_ACT, tuple(nodes), roles, layout=layout,
-                 activation=activation_of(act, graph), conv=conv)
+    return Match(Row.CONV_BIAS_ACT, tuple(nodes), ConvBiasAct(x, w, y, bias, cy, by), xdt,
+                 layout=layout, activation=activation_of(act, graph), conv=conv)
 
 
 # ----------------------------------------------------------------------------------- BN rows
@@ -191,24 +202,21 @@ def _bn_params(node: Any, items: Sequence[tuple[str, Tensor]], x: Tensor, rule: 
         dense_layout(node, port, t)
 
 
-def _take(node: Any, io: str, ports: Sequence[str], rule: str,
-          roles: dict[str, Tensor]) -> list[tuple[str, Tensor]]:
-    """The required, non-virtual tensors at ``ports``, each also put in ``roles`` under its
-    lowercase port name; as (port, tensor) pairs."""
+def _take(node: Any, io: str, ports: Sequence[str], rule: str) -> list[tuple[str, Tensor]]:
+    """The required, non-virtual tensors at ``ports``, as (port, tensor) pairs."""
     taken = []
     for port in ports:
         t = need(node, io, port)
         check_virtual(node, port, t, False, rule)
-        roles[port.lower()] = t
         taken.append((port, t))
     return taken
 
 
-def _scalar(node: Any, port: str, roles: dict[str, Tensor]) -> None:
-    """The required pass-by-value scalar at input ``port``, put in ``roles``."""
+def _scalar(node: Any, port: str) -> Tensor:
+    """The required pass-by-value scalar at input ``port``."""
     t = need(node, "inputs", port)
     check_scalar(node, port, t)
-    roles[port.lower()] = t
+    return t
 
 
 def _reduce_ok(node: Any, x: Tensor) -> None:
@@ -222,16 +230,17 @@ def _match_bn_inference(node: Any, graph: Any) -> Match:
     rule = row.value
     check_fp32_compute(node, graph, rule)
     x, y = need(node, "inputs", "X"), need(node, "outputs", "Y")
-    _dt, layout = _bn_data(node, [("X", "x", x), ("Y", "y", y)], rule)
+    dt, layout = _bn_data(node, [("X", "x", x), ("Y", "y", y)], rule)
     for port, t in (("X", x), ("Y", y)):
         check_virtual(node, port, t, False, rule)
-    roles = {"x": x, "y": y}
     params = _take(node, "inputs", ("MEAN", "INV_VARIANCE" if inv else "VARIANCE", "SCALE", "BIAS"),
-                   rule, roles)
+                   rule)
     _bn_params(node, params, x, rule)
-    if not inv:
-        _scalar(node, "EPSILON", roles)
-    return Match(row, (node,), roles, layout=layout)
+    mean, var, scale, bias = (t for _, t in params)
+    tensors: BnInference[Tensor, Tensor] | BnInferenceInv[Tensor] = (
+        BnInferenceInv(x, y, mean, var, scale, bias) if inv
+        else BnInference(x, y, mean, var, scale, bias, _scalar(node, "EPSILON")))
+    return Match(row, (node,), tensors, dt, layout=layout)
 
 
 def _match_bn_training(graph: Any, nodes: Sequence[Any]) -> Match:
@@ -241,34 +250,34 @@ def _match_bn_training(graph: Any, nodes: Sequence[Any]) -> Match:
     check_fp32_compute(bn, graph, rule)
     if getattr(bn, "peer_stats", None):
         raise Declined(f"node {bn.name!r}: peer_stats given; MIOpen batchnorm is single-GPU")
-    x, y = need(bn, "inputs", "X"), need(bn, "outputs", "Y")
-    roles: dict[str, Tensor] = {"x": x}
+    x, bn_y = need(bn, "inputs", "X"), need(bn, "outputs", "Y")
     data = [("X", "x", x)]
     check_virtual(bn, "X", x, False, rule)
     if row == Row.BN_TRAINING:
-        check_virtual(bn, "Y", y, False, rule)
-        roles["y"] = y
+        check_virtual(bn, "Y", bn_y, False, rule)
+        y = bn_y
         data.append(("Y", "y", y))
     else:
         act = nodes[1]
-        check_virtual(bn, "Y", y, True, rule)
-        if need(act, "inputs", "IN_0").uid != y.uid:
+        check_virtual(bn, "Y", bn_y, True, rule)
+        if need(act, "inputs", "IN_0").uid != bn_y.uid:
             raise Declined(f"node {act.name!r}: the activation must take the batchnorm's Y")
-        ay = need(act, "outputs", "OUT_0")
-        check_virtual(act, "OUT_0", ay, False, rule)
-        roles["bn_y"], roles["y"] = y, ay
-        data.append(("OUT_0", "y", ay))
+        y = need(act, "outputs", "OUT_0")
+        check_virtual(act, "OUT_0", y, False, rule)
+        data.append(("OUT_0", "y", y))
     dt, layout = _bn_data(bn, data, rule)
     if row == Row.BN_TRAINING_ACT:
-        check_dtype(bn, "Y", y, (DataType.FLOAT, dt), f"{rule} (intermediate Y)")
+        check_dtype(bn, "Y", bn_y, (DataType.FLOAT, dt), f"{rule} (intermediate Y)")
     _reduce_ok(bn, x)
-    params = _take(bn, "inputs", ("SCALE", "BIAS"), rule, roles)
-    for port, role in (("MEAN", "mean"), ("INV_VARIANCE", "inv_variance")):
+    params = _take(bn, "inputs", ("SCALE", "BIAS"), rule)
+    scale, bias = (t for _, t in params)
+    # the saved statistics are bound only when the graph keeps them (non-virtual)
+    saved: list[Tensor | None] = []
+    for port in ("MEAN", "INV_VARIANCE"):
         t = port_tensor(bn, "outputs", port, required=False)
         if t is not None:
             params.append((port, t))
-            if not t.is_virtual:
-                roles[role] = t
+        saved.append(None if t is None or t.is_virtual else t)
     running = {p: port_tensor(bn, io, p, required=False) for io, p in (
         ("inputs", "PREV_RUNNING_MEAN"), ("inputs", "PREV_RUNNING_VARIANCE"),
         ("outputs", "NEXT_RUNNING_MEAN"), ("outputs", "NEXT_RUNNING_VARIANCE"))}
@@ -277,17 +286,23 @@ def _match_bn_training(graph: Any, nodes: Sequence[Any]) -> Match:
         missing = [p for p, t in running.items() if t is None]
         raise Declined(f"node {bn.name!r}: running statistics need all of PREV/NEXT_RUNNING_MEAN/"
                        f"VARIANCE; missing {missing}")
-    if present:
-        _scalar(bn, "MOMENTUM", roles)
-        for port, t in running.items():
-            assert t is not None
+    momentum = _scalar(bn, "MOMENTUM") if present else None
+    for port, t in running.items():
+        if t is not None:
             check_virtual(bn, port, t, False, rule)
             params.append((port, t))
-            roles[port.lower()] = t
     _bn_params(bn, params, x, rule)
-    _scalar(bn, "EPSILON", roles)
-    activation = activation_of(nodes[1], graph) if row == Row.BN_TRAINING_ACT else None
-    return Match(row, tuple(nodes), roles, layout=layout, activation=activation)
+    epsilon = _scalar(bn, "EPSILON")
+    mean, inv_variance = saved
+    prev_mean, prev_var, next_mean, next_var = running.values()
+    if row == Row.BN_TRAINING:
+        tensors = BnTraining(x, y, scale, bias, mean, inv_variance, prev_mean, prev_var,
+                             next_mean, next_var, epsilon, momentum)
+        return Match(row, tuple(nodes), tensors, dt, layout=layout)
+    tensors = BnTrainingAct(x, y, scale, bias, mean, inv_variance, prev_mean, prev_var, next_mean,
+                            next_var, epsilon, momentum, bn_y)
+    return Match(row, tuple(nodes), tensors, dt, layout=layout,
+                 activation=activation_of(nodes[1], graph))
 
 
 def _match_bn_backward(graph: Any, nodes: Sequence[Any]) -> Match:
@@ -298,8 +313,7 @@ def _match_bn_backward(graph: Any, nodes: Sequence[Any]) -> Match:
     if getattr(bwd, "peer_stats", None):
         raise Declined(f"node {bwd.name!r}: peer_stats given; MIOpen batchnorm is single-GPU")
     dy, x = need(bwd, "inputs", "DY"), need(bwd, "inputs", "X")
-    roles: dict[str, Tensor] = {"x": x}
-    _take(bwd, "outputs", ("DX", "DSCALE", "DBIAS"), rule, roles)
+    dx, dscale, dbias = (t for _, t in _take(bwd, "outputs", ("DX", "DSCALE", "DBIAS"), rule))
     # Without both saved statistics (plain row only) MIOpen recomputes them from x: NULL
     # savedMean/savedInvVariance, its documented behaviour.
     saved: tuple[str, ...] = ("MEAN", "INV_VARIANCE")
@@ -307,16 +321,18 @@ def _match_bn_backward(graph: Any, nodes: Sequence[Any]) -> Match:
                                       for p in saved):
         saved = ()
     params = [(p, need(bwd, "inputs", p)) for p in ("SCALE", *saved)]
-    params += [("DSCALE", roles["dscale"]), ("DBIAS", roles["dbias"])]
-    for port, t in params[:1 + len(saved)]:
+    for port, t in params:
         check_virtual(bwd, port, t, False, rule)
-        roles[port.lower()] = t
+    scale = params[0][1]
+    mean, inv_variance = (params[1][1], params[2][1]) if saved else (None, None)
+    params += [("DSCALE", dscale), ("DBIAS", dbias)]
     check_virtual(bwd, "X", x, False, rule)
     activation = None
+    tensors: BnBackward[Tensor] | BnInfDreluBnBwd[Tensor]
     if row == Row.BN_BACKWARD:
         check_virtual(bwd, "DY", dy, False, rule)
-        roles["dy"] = dy
-        data = [("X", "x", x), ("DY", "dy", dy), ("DX", "dx", roles["dx"])]
+        tensors = BnBackward(x, dy, dx, dscale, dbias, scale, mean, inv_variance)
+        data = [("X", "x", x), ("DY", "dy", dy), ("DX", "dx", dx)]
     else:
         inf, drelu = nodes[0], nodes[1]
         check_fp32_compute(inf, graph, rule)
@@ -329,21 +345,22 @@ def _match_bn_backward(graph: Any, nodes: Sequence[Any]) -> Match:
             raise Declined(f"node {drelu.name!r}: IN_1 must be the batchnorm inference Y")
         check_virtual(inf, "Y", by, True, rule)
         check_virtual(drelu, "IN_0", loss, False, rule)
-        for port, role in (("X", "x"), ("MEAN", "mean"), ("INV_VARIANCE", "inv_variance"),
-                           ("SCALE", "scale")):
-            if need(inf, "inputs", port).uid != roles[role].uid:
+        assert mean is not None and inv_variance is not None
+        for port, t in (("X", x), ("MEAN", mean), ("INV_VARIANCE", inv_variance), ("SCALE", scale)):
+            if need(inf, "inputs", port).uid != t.uid:
                 raise Declined(f"node {inf.name!r}: port {port} must be the same tensor as the "
                                f"batchnorm backward's {port}")
         bias = need(inf, "inputs", "BIAS")
         check_virtual(inf, "BIAS", bias, False, rule)
         params.append(("BIAS", bias))
-        roles.update(dy=loss, bias=bias, bn_y=by, drelu=dy)
+        tensors = BnInfDreluBnBwd(x, loss, dx, dscale, dbias, scale, bias, mean, inv_variance,
+                                  by, dy)
         activation = activation_of(drelu, graph)
-        data = [("X", "x", x), ("IN_0", "dy", loss), ("DX", "dx", roles["dx"])]
-    _dt, layout = _bn_data(bwd, data, rule)
+        data = [("X", "x", x), ("IN_0", "dy", loss), ("DX", "dx", dx)]
+    dt, layout = _bn_data(bwd, data, rule)
     _reduce_ok(bwd, x)
     _bn_params(bwd, params, x, rule)
-    return Match(row, tuple(nodes), roles, layout=layout, activation=activation)
+    return Match(row, tuple(nodes), tensors, dt, layout=layout, activation=activation)
 
 
 # ------------------------------------------------------------------------------------- entry

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -11,6 +12,7 @@ from hipdnn.engines.miopen.descriptors import Resources
 from hipdnn.engines.miopen.errors import MiopenExecutionError, translating
 from hipdnn.engines.miopen.memory import MiopenHandleState, Staging, check_workspace, scalar_value
 from hipdnn.engines.miopen.patterns import Match
+from hipdnn.engines.miopen.roles import is_scalar
 from hipdnn.engines.miopen.runtime import Ctx, Path, Runner
 from hipdnn.errors import GraphStateError, PlanClosedError, VariantPackError
 from miopen_ctypes.errors import MIOpenError
@@ -20,10 +22,7 @@ if TYPE_CHECKING:
     from hipdnn.engines.miopen.engine import MiopenEngine
     from hipdnn.handle import Handle
 
-__all__ = ["SCALAR_ROLES", "MiopenPlan"]
-
-#: Pass-by-value scalars (not pointers).
-SCALAR_ROLES = ("epsilon", "momentum")
+__all__ = ["MiopenPlan"]
 
 
 def _close_all(res: Resources) -> None:
@@ -55,7 +54,7 @@ def _bound_runner(plan: MiopenPlan, state: MiopenHandleState, ctx: Ctx,
             if plan._closed or state.closed:
                 _refuse(plan)
             try:
-                run_row(Ctx(ctx.handle, ctx.ptr, ctx.scalars, ctx.ws, ctx.ws_size, state.stream))
+                run_row(Ctx(ctx.handle, ctx.ptr, ctx.ws, ctx.ws_size, state.stream))
             except MIOpenError as exc:
                 raise MiopenExecutionError(operation, getattr(exc, "function", "?"), exc) from exc
         return run_runner
@@ -105,16 +104,29 @@ class MiopenPlan(ExecutionPlan):
         nodes = ", ".join(repr(n.name) for n in m.nodes)
         self.operation = f"{m.row.value} (node {nodes})"
         produced = {t.uid for n in m.nodes for t in n.outputs.values() if t is not None}
-        self._io = [(role, t.uid, t, t.uid in produced) for role, t in m.t.items()
-                    if role not in SCALAR_ROLES and not t.is_virtual]
+        # Each execute fills an instance of the row's class (hipdnn/engines/miopen/roles.py) with
+        # device pointers and scalar values: ``_template`` holds what is fixed at build (None
+        # for absent fields, virtual intermediates as their tensors, scalars baked into the
+        # graph), ``_io`` (field index, role, uid, tensor, is output) the variant-pack tensors,
+        # ``_scalars`` (field index, role, tensor) the scalars each variant pack gives.
+        self._row_cls = type(m.t)
+        self._template: list[Any] = []
+        self._io: list[tuple[int, str, int, Any, bool]] = []
+        self._scalars: list[tuple[int, str, Any]] = []
+        for i, f in enumerate(dataclasses.fields(m.t)):
+            t = getattr(m.t, f.name)
+            if t is not None and is_scalar(f):
+                if t.value is None:
+                    self._scalars.append((i, f.name, t))
+                t = None if t.value is None else float(t.value)
+            elif t is not None and not t.is_virtual:
+                self._io.append((i, f.name, t.uid, t, t.uid in produced))
+                t = None
+            self._template.append(t)
         # (serial of the Handle the plan ran on last, its state): one tuple, read and replaced
         # whole, so a thread never pairs another thread's Handle with its own state; a serial,
         # not the Handle, so a cached plan does not keep a dropped Handle alive
         self._last: tuple[int, MiopenHandleState] = (0, state)
-        scalars = [(role, m.t[role]) for role in SCALAR_ROLES if role in m.t]
-        # scalars baked into the graph are read once; the others come from each variant pack
-        self._baked = {role: float(t.value) for role, t in scalars if t.value is not None}
-        self._scalars = [(role, t) for role, t in scalars if t.value is None]
 
     @property
     def solution_id(self) -> int | None:
@@ -169,31 +181,30 @@ class MiopenPlan(ExecutionPlan):
         if size:
             check_workspace(workspace, size)  # before any call
         state = self._state_for(handle)
-        ptr: dict[str, int] = {}
+        vals = self._template.copy()
+        on_device = True
         try:
-            for role, uid, _t, _out in self._io:  # fast path: device pointers only
+            for i, _role, uid, _t, _out in self._io:  # fast path: device pointers only
                 value = buffers[uid]
                 if type(value) is int:
-                    ptr[role] = value
+                    vals[i] = value
                 elif value.device == "cpu":
+                    on_device = False
                     break
                 else:
-                    ptr[role] = value.ptr
+                    vals[i] = value.ptr
         except KeyError:
             self._missing(buffers)
-        scalars = self._baked
-        if self._scalars:
-            scalars = {**scalars, **{role: scalar_value(t, buffers, f"{self.operation}: {role}")
-                                     for role, t in self._scalars}}
-        if len(ptr) == len(self._io) and (workspace is None or type(workspace) is int
-                                           or workspace.device != "cpu"):
+        for i, role, t in self._scalars:
+            vals[i] = scalar_value(t, buffers, f"{self.operation}: {role}")
+        if on_device and (workspace is None or type(workspace) is int or workspace.device != "cpu"):
             ws = 0 if workspace is None else (workspace if type(workspace) is int else workspace.ptr)
             try:
-                self.runner.run(Ctx(state.handle, ptr, scalars, ws, size, state.stream))
+                self.runner.run(Ctx(state.handle, self._row_cls(*vals), ws, size, state.stream))
             except MIOpenError as exc:
                 raise MiopenExecutionError(self.operation, getattr(exc, "function", "?"), exc) from exc
             return
-        self._execute_staged(buffers, workspace, state, scalars)
+        self._execute_staged(buffers, workspace, state, vals)
 
     def bind(self, buffers: Mapping[int, Any], workspace: Any,
              handle: Handle | None) -> Callable[[], None]:
@@ -212,7 +223,7 @@ class MiopenPlan(ExecutionPlan):
         if size:
             check_workspace(workspace, size)
         self._missing(buffers)
-        values = [buffers[uid] for _, uid, _, _ in self._io]
+        values = [buffers[uid] for _, _, uid, _, _ in self._io]
         # pass-by-value scalars (device "cpu", no memory) are not host arrays to stage
         host = any(type(v) is not int and v.device == "cpu" and v.scalar is None
                    for v in values) or (
@@ -223,12 +234,13 @@ class MiopenPlan(ExecutionPlan):
             def staged() -> None:
                 execute(buffers, workspace, handle)
             return staged
-        scalars = {**self._baked, **{role: scalar_value(t, buffers, f"{self.operation}: {role}")
-                                     for role, t in self._scalars}}
-        ptr = {role: (v if type(v) is int else v.ptr) for (role, _, _, _), v in
-               zip(self._io, values, strict=True)}
+        vals = self._template.copy()
+        for i, role, t in self._scalars:
+            vals[i] = scalar_value(t, buffers, f"{self.operation}: {role}")
+        for (i, _, _, _, _), v in zip(self._io, values, strict=True):
+            vals[i] = v if type(v) is int else v.ptr
         ws = 0 if workspace is None else (workspace if type(workspace) is int else workspace.ptr)
-        ctx = Ctx(state.handle, ptr, scalars, ws, size, state.stream)
+        ctx = Ctx(state.handle, self._row_cls(*vals), ws, size, state.stream)
         with translating(self.operation):
             planned = self.runner.calls(ctx)
             prepared = (None if planned is None else
@@ -236,22 +248,23 @@ class MiopenPlan(ExecutionPlan):
         return _bound_runner(self, state, ctx, prepared)
 
     def _missing(self, buffers: Mapping[int, Any]) -> None:
-        for role, uid, t, _ in self._io:
+        for _, role, uid, t, _ in self._io:
             if uid not in buffers:
                 raise VariantPackError(f"{self.operation}: tensor {t.name!r} (uid {uid}, {role}) "
                                        "is missing from the variant pack", tensor=t.name)
 
     def _execute_staged(self, buffers: Mapping[int, Any], workspace: Any,
-                        state: MiopenHandleState, scalars: dict[str, float]) -> None:
-        """Host buffers: hipMalloc + copy in, run, copy outputs back, hipFree."""
+                        state: MiopenHandleState, vals: list[Any]) -> None:
+        """Host buffers: hipMalloc + copy in, run, copy outputs back, hipFree. ``vals``: the
+        row's fields with the scalars filled in."""
         self._missing(buffers)
         staging = Staging(self._hip, state.stream)
         try:
             with translating(self.operation):
-                ptr = {role: staging.pointer(buffers[uid], t, is_output=out)
-                       for role, uid, t, out in self._io}
+                for i, _, uid, t, out in self._io:
+                    vals[i] = staging.pointer(buffers[uid], t, is_output=out)
                 ws = staging.workspace(workspace, self.workspace_size)
-                self.runner.run(Ctx(state.handle, ptr, scalars, ws, self.workspace_size,
+                self.runner.run(Ctx(state.handle, self._row_cls(*vals), ws, self.workspace_size,
                                     state.stream))
                 staging.commit()
         finally:

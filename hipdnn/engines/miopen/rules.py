@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from hipdnn.nodes import PointwiseNode
 from hipdnn.shapes import LAYOUTS, layout_of
@@ -39,10 +39,27 @@ __all__ = [
     "same_layout",
 ]
 
-#: A validated hipdnn.tensor.Tensor: uid, dim, stride and data_type are all set. Typed Any
-#: because Tensor declares them Optional (unset before validation); a validated, immutable
-#: tensor view for engines is the open step of issue 10.
-Tensor = Any
+class Tensor(Protocol):
+    """What a row reads of a validated graph tensor (hipdnn/tensor.py's Tensor once the graph
+    is validated: uid, dim, stride and data_type are all set, where the builder's Tensor types
+    them Optional). Read-only: an engine never changes the graph it is given."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def uid(self) -> int: ...
+    @property
+    def dim(self) -> tuple[int, ...]: ...
+    @property
+    def stride(self) -> tuple[int, ...]: ...
+    @property
+    def data_type(self) -> DataType: ...
+    @property
+    def is_virtual(self) -> bool: ...
+    @property
+    def is_pass_by_value(self) -> bool: ...
+    @property
+    def value(self) -> float | None: ...
 
 DATA_TYPES = (DataType.FLOAT, DataType.HALF, DataType.BFLOAT16)
 _FLT_MAX = 3.4028234663852886e38

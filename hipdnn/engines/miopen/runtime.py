@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 __all__ = ["ALIGN", "Arena", "Call", "Ctx", "Path", "Runner", "replay"]
+
+#: The row class (hipdnn/engines/miopen/roles.py) a runner's ``Ctx.ptr`` is an instance of.
+P = TypeVar("P")
 
 #: One prebuildable MIOpen call: (C name, arguments as ``lib.<name>`` takes them).
 Call = tuple[str, tuple[Any, ...]]
@@ -40,12 +43,13 @@ ALIGN = 256
 
 
 @dataclass
-class Ctx:
-    """One execute: MIOpen handle, device pointers by role, scalars, workspace."""
+class Ctx(Generic[P]):
+    """One execute: MIOpen handle, the row's tensors as device pointers and its scalars as
+    floats (``ptr``: an instance of the row's class in hipdnn/engines/miopen/roles.py, e.g.
+    ``ctx.ptr.x``, ``ctx.ptr.epsilon``), workspace."""
 
     handle: Any
-    ptr: dict[str, int]
-    scalars: dict[str, float] = field(default_factory=dict)
+    ptr: P
     ws: int = 0
     ws_size: int = 0
     stream: int | None = None
@@ -65,13 +69,14 @@ class Arena:
         self.size = off + int(nbytes)
         return off
 
-    def at(self, ctx: Ctx, name: str) -> int:
+    def at(self, ctx: Ctx[Any], name: str) -> int:
         """Device address of block ``name`` in ``ctx``'s workspace."""
         return ctx.ws + self.offsets[name]
 
 
-class Runner:
-    """A row's MIOpen call sequence: built once per plan, run per execute."""
+class Runner(Generic[P]):
+    """A row's MIOpen call sequence: built once per plan, run per execute. ``P``: the row
+    class(es) of hipdnn/engines/miopen/roles.py whose pointers it reads."""
 
     #: Bytes of workspace the runner needs.
     workspace_size: int = 0
@@ -82,7 +87,7 @@ class Runner:
     #: Why the path was chosen when it is not the row's first choice (shown by describe()).
     notes: Sequence[str] = ()
 
-    def run(self, ctx: Ctx) -> None:
+    def run(self, ctx: Ctx[P]) -> None:
         """Issue the calls: replays :meth:`calls`, or :meth:`run_with_host_work` when the calls
         are not prebuildable."""
         planned = self.calls(ctx)
@@ -91,11 +96,11 @@ class Runner:
         else:
             replay(self.lib, planned)
 
-    def run_with_host_work(self, ctx: Ctx) -> None:  # pragma: no cover - abstract
+    def run_with_host_work(self, ctx: Ctx[P]) -> None:  # pragma: no cover - abstract
         """Runners whose calls need host work in between (or lazy setup) override this."""
         raise NotImplementedError(f"{type(self).__name__} has neither calls() nor host work")
 
-    def calls(self, ctx: Ctx) -> list[Call] | None:
+    def calls(self, ctx: Ctx[P]) -> list[Call] | None:
         """The MIOpen calls ``run(ctx)`` makes, in order, when they depend on nothing but ``ctx``
         (no host work, no lazy setup between them): a bound plan prebuilds and replays them.
         None (the default) means "not prebuildable": bound plans then call :meth:`run`."""
