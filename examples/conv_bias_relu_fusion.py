@@ -1,15 +1,17 @@
-"""Conv + bias + ReLU as one graph (the seed table's fused pattern), FP16 data, FP32 compute.
+"""Conv + bias + ReLU as one graph (the seed table's fused pattern), FP16 data, FP32 compute
+(intermediates and compute FP32, as cudnn-frontend's samples write it).
 
     python examples/conv_bias_relu_fusion.py
 
-MIOpen runs it as a fusion plan when it can; the CPU reference engine runs it node by node,
+MIOpen runs it as a fusion plan when it can (else conv, bias add and activation as separate calls,
+with the bias in FP16 like the data); the CPU reference engine runs it node by node,
 keeping the conv output and the biased value as FP32 intermediates and rounding the result to FP16.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from _check import report
+from _check import report, workspace
 
 import hipdnn
 
@@ -37,7 +39,7 @@ def main() -> int:
     report(graph)
 
     y = np.empty(out.get_dim(), np.float16)
-    graph.execute({xt: x, wt: w, bt: b, out: y})
+    graph.execute({xt: x, wt: w, bt: b, out: y}, workspace(graph))
 
     want = reference(x, w, b)
     err = float(np.abs(y.astype(np.float64) - want).max())

@@ -172,8 +172,11 @@ def conv_case(row: Row, dtype: DataType, layout: str, seed: int = 0, *, groups: 
 
 def conv_bias_act_case(dtype: DataType, layout: str, *, bias: bool = True,
                        lower: float | None = None, upper: float | None = None,
-                       seed: int = 0) -> Case:
-    """conv fprop (+ bias ADD) + RELU_FWD; conv Y virtual FP32, bias compute = input type."""
+                       seed: int = 0, bias_compute: DataType | None = None,
+                       bias_dtype: DataType | None = None) -> Case:
+    """conv fprop (+ bias ADD) + RELU_FWD; conv Y virtual FP32, bias compute = ``bias_compute``
+    (default: the input type; DataType.NOT_SET leaves it to the graph's FLOAT, as cudnn-frontend's
+    samples do), bias in ``bias_dtype`` (default: the input type)."""
     torch = _torch()
     rng = np.random.default_rng(seed)
     rank = len(LAYOUTS[layout])
@@ -190,10 +193,13 @@ def conv_bias_act_case(dtype: DataType, layout: str, *, bias: bool = True,
     c.inputs = {tx: host_array(x, dtype, layout), tw: host_array(w, dtype, layout)}
     ref = _conv_fn(rank)(torch.from_numpy(x), torch.from_numpy(w), padding=pad)
     if bias:
-        tb = g.tensor(dim=list(b.shape), stride=list(packed_strides(b.shape)), data_type=dtype,
+        bdt = dtype if bias_dtype is None else bias_dtype
+        tb = g.tensor(dim=list(b.shape), stride=list(packed_strides(b.shape)), data_type=bdt,
                       name="b")
-        cy = g.bias(cy, tb, compute_data_type=dtype, name="bias")
-        c.inputs[tb] = host_array(b, dtype, None)
+        ct = dtype if bias_compute is None else bias_compute
+        kw = {} if ct == D.NOT_SET else {"compute_data_type": ct}
+        cy = g.bias(cy, tb, name="bias", **kw)
+        c.inputs[tb] = host_array(b, bdt, None)
         ref = ref + torch.from_numpy(b)
     ty = _out(g.relu(cy, lower_clip=lower, upper_clip=upper, name="act"), layout)
     c.outputs = {"y": ty}

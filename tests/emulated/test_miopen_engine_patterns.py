@@ -126,13 +126,13 @@ def test_declines_conv_y_input_type_without_bias() -> None:
     assert "port Y" in msg and "HALF" in msg and "only with bias" in msg
 
 
-def test_declines_bias_compute_not_input_type() -> None:
+def test_declines_bias_compute_neither_fp32_nor_input_type() -> None:
     g, x, w = _conv_graph(D.HALF)
     y = g.conv_fprop(x, w, padding=[1, 1], name="c")
     b = g.tensor(dim=[1, 3, 1, 1], data_type=D.HALF, name="b")
-    g.relu(g.bias(y, b, compute_data_type=D.FLOAT, name="add"), name="r").set_output(True)
+    g.relu(g.bias(y, b, compute_data_type=D.BFLOAT16, name="add"), name="r").set_output(True)
     msg = _declined(g)
-    assert "'add'" in msg and "bias compute type" in msg
+    assert "'add'" in msg and "bias compute type FLOAT or the input type HALF" in msg
 
 
 def test_declines_leaky_relu() -> None:

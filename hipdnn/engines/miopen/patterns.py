@@ -155,11 +155,17 @@ def _match_conv_bias_act(graph: Any, nodes: Sequence[Any]) -> Match:
         else:
             raise Declined(f"node {add.name!r}: the bias ADD must take the convolution's Y")
         ct = compute_type(add, graph)
-        if ct != xdt:
+        if ct not in (DataType.FLOAT, xdt):
             raise Declined(f"node {add.name!r}: compute data type {ct.name}; {rule} needs the bias "
-                           f"compute type = the input type {xdt.name}")
+                           f"compute type FLOAT or the input type {xdt.name}")
         check_virtual(add, "IN_1", bias, False, rule)
-        check_dtype(add, "IN_1", bias, (xdt,), f"{rule} (bias: the input type)")
+        if dtype_of(bias) != xdt:
+            raise Declined(
+                f"node {add.name!r}: port IN_1 (bias {label(bias)}) is {dtype_of(bias).name} but "
+                f"the convolution's data type is {xdt.name}; MIOpen adds a bias only in the "
+                f"convolution's data type (miopenOpTensor refuses it: 'Datatypes for B and C "
+                f"tensors do not match', and a fusion plan's bias op reads the buffer as "
+                f"{xdt.name}); give the bias as {xdt.name}")
         check_param(add, "IN_1", bias, int(cy.dim[1]), len(cy.dim), rule)
         by = need(add, "outputs", "OUT_0")
         check_virtual(add, "OUT_0", by, True, rule)
