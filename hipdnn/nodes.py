@@ -12,8 +12,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from hipdnn.errors import ValidationError
-from hipdnn.nodes_base import FLOAT_TYPES, Node, check_dims, check_rank, set_output_shape
-from hipdnn.shapes import conv_output_dims, layout_strides
+from hipdnn.nodes_base import (
+    FLOAT_TYPES,
+    Node,
+    check_dims,
+    check_rank,
+    set_output_shape,
+    strides_like,
+)
+from hipdnn.shapes import conv_output_dims
 from hipdnn.types import ConvolutionMode, DataType, to_enum, to_int, to_int_tuple
 
 __all__ = [
@@ -179,19 +186,16 @@ class ConvFpropNode(_ConvNode):
         set_output_shape(self, "Y", y_dim, x, strict=True)
 
 
-class _ChannelsLast:
-    """Stride template for cudnn-frontend's rule: a conv_dgrad/conv_wgrad output whose strides
-    are not set gets channels-last packed strides (N, spatial..., C)."""
-
-    def __init__(self, dims: Sequence[int]) -> None:
-        n = len(dims)
-        order = [0, *range(2, n), 1] if n >= 3 else list(range(n))
-        self.stride = layout_strides(dims, order)
-
-
-def _nhwc_if_unset(t: Any) -> None:
+# Output strides the user did not set follow the layout (axis order) of the op's data input,
+# for all three convolutions: Y follows X, DX follows DY, DW follows X. This is AMD hipDNN's
+# frontend rule (its ConvolutionFprop/Dgrad/WgradNode infer_properties_node extract the input's
+# stride order). NVIDIA's cudnn-frontend instead makes every unset conv output channels-last;
+# following the input keeps one layout per convolution, which MIOpen needs: an NCHW DY with a
+# channels-last DX would be a mixed-layout problem MIOPEN_ENGINE declines. Set the strides
+# (``set_stride``) to get any other layout.
+def _follow_if_unset(t: Any, like: Any) -> None:
     if t.dim is not None and (t.stride is None or t._stride_inferred):
-        t.stride = _ChannelsLast(t.dim).stride
+        t.stride = strides_like(t.dim, like)
         t._stride_inferred = True
 
 
@@ -227,7 +231,7 @@ class ConvDgradNode(_ConvNode):
         except ValidationError:
             return
         if dims is not None and all(d > 0 for d in dims):
-            set_output_shape(self, "DX", dims, _ChannelsLast(dims), strict=False)
+            set_output_shape(self, "DX", dims, self.inputs["DY"], strict=False)
 
     def validate(self) -> None:
         dy = check_dims(self, "DY", FLOAT_TYPES)
@@ -237,7 +241,7 @@ class ConvDgradNode(_ConvNode):
         pre, post, stride, dil = self._check_geometry(len(dy.dim))
         dx = self.outputs["DX"]
         assert dx is not None
-        _nhwc_if_unset(dx)
+        _follow_if_unset(dx, dy)
         if dx.dim is None or dx._dim_inferred:
             dims = self._inferred_dx()
             if dims is None:
@@ -245,7 +249,7 @@ class ConvDgradNode(_ConvNode):
                     f"DX dims cannot be inferred with stride {list(stride)} (several input sizes "
                     f"fit DY {list(dy.dim)}); set them with DX.set_dim([N, C, ...])",
                     node=self.name, port="DX", tensor=dx.name)
-            set_output_shape(self, "DX", dims, _ChannelsLast(dims), strict=True)
+            set_output_shape(self, "DX", dims, dy, strict=True)
         check_rank(self, "DX", check_dims(self, "DX", FLOAT_TYPES), (len(dy.dim),))
         assert dx.dim is not None
         self._groups(dx.dim[1], w.dim[1], w.dim[0], "DX")
@@ -255,7 +259,7 @@ class ConvDgradNode(_ConvNode):
                 f"DY dims {list(dy.dim)} do not match the forward output {list(expect)} of "
                 f"DX {list(dx.dim)} and W {list(w.dim)}", node=self.name, port="DY",
                 tensor=dy.name)
-        set_output_shape(self, "DX", dx.dim, _ChannelsLast(dx.dim), strict=True)
+        set_output_shape(self, "DX", dx.dim, dy, strict=True)
 
 
 class ConvWgradNode(_ConvNode):
@@ -293,7 +297,7 @@ class ConvWgradNode(_ConvNode):
         except ValidationError:
             return
         if dims is not None:
-            set_output_shape(self, "DW", dims, _ChannelsLast(dims), strict=False)
+            set_output_shape(self, "DW", dims, self.inputs["X"], strict=False)
 
     def validate(self) -> None:
         x = check_dims(self, "X", FLOAT_TYPES)
@@ -303,7 +307,7 @@ class ConvWgradNode(_ConvNode):
         pre, post, stride, dil = self._check_geometry(len(x.dim))
         dw = self.outputs["DW"]
         assert dw is not None
-        _nhwc_if_unset(dw)
+        _follow_if_unset(dw, x)
         if dw.dim is None or dw._dim_inferred:
             dims = self._inferred_dw()
             if dims is None:
@@ -311,7 +315,7 @@ class ConvWgradNode(_ConvNode):
                     f"DW dims cannot be inferred with stride {list(stride)}; set them with "
                     f"DW.set_dim([K, C/groups, kh, kw])", node=self.name, port="DW",
                     tensor=dw.name)
-            set_output_shape(self, "DW", dims, _ChannelsLast(dims), strict=True)
+            set_output_shape(self, "DW", dims, x, strict=True)
         check_rank(self, "DW", check_dims(self, "DW", FLOAT_TYPES), (len(x.dim),))
         assert dw.dim is not None
         self._groups(x.dim[1], dw.dim[1], dw.dim[0], "X")
@@ -324,7 +328,7 @@ class ConvWgradNode(_ConvNode):
                 f"DY dims {list(dy.dim)} do not match the forward output {list(expect)} of "
                 f"X {list(x.dim)} and DW {list(dw.dim)}", node=self.name, port="DY",
                 tensor=dy.name)
-        set_output_shape(self, "DW", dw.dim, _ChannelsLast(dw.dim), strict=True)
+        set_output_shape(self, "DW", dw.dim, x, strict=True)
 
 
 from hipdnn.nodes_norm import (  # noqa: E402  (split for size; re-exported here)

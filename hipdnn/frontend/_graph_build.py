@@ -30,7 +30,6 @@ from hipdnn.frontend._handle import native_handle
 from hipdnn.frontend._memory import tensor_metadata
 from hipdnn.frontend._tensor import Tensor, as_frontend_tensor
 from hipdnn.graph import Graph as NativeGraph
-from hipdnn.nodes_base import strides_like
 from hipdnn.tensor import Tensor as NativeTensor
 from hipdnn.types import DataType
 
@@ -48,8 +47,6 @@ NODE_TYPE_NAMES = {
     "pointwise": "PointwiseAttributes",
 }
 _NATIVE_TYPES = {v: k for k, v in NODE_TYPE_NAMES.items()}
-#: Gradient output -> the input whose axis order its inferred strides follow (upstream).
-_GRADIENT_LAYOUT = {"conv_dgrad": ("DX", "DY"), "conv_wgrad": ("DW", "X")}
 #: Prefix of :meth:`GraphBuild.to_binary` output (zlib-compressed JSON follows).
 BINARY_MAGIC = b"HIPDNN-PY-GRAPH\x01"
 
@@ -276,28 +273,9 @@ class GraphBuild:
         """Infer shapes and data types, check every node, assign uids."""
         if self._deferred:
             return self._deferred[0]
-        err = attempt(self._native.validate)
-        if err.is_good() and self._upstream_gradient_strides():
-            err = attempt(self._native.validate)
-        return err
-
-    def _upstream_gradient_strides(self) -> bool:
-        """Give DX (DW) the axis order of DY (X) when its strides were inferred, upstream's
-        rule (the native API follows cudnn-frontend: channels-last). True if any changed."""
-        changed = False
-        for node in self._native.nodes:
-            ports = _GRADIENT_LAYOUT.get(node.op)
-            if ports is None:
-                continue
-            out, ref = node.outputs.get(ports[0]), node.inputs.get(ports[1])
-            if out is None or ref is None or not out._stride_inferred or out.dim is None \
-                    or ref.stride is None or len(ref.stride) != len(out.dim):
-                continue
-            wanted = strides_like(out.dim, ref)
-            if tuple(wanted) != tuple(out.stride or ()):
-                changed = True
-            out.set_stride(wanted)
-        return changed
+        # unset conv output strides follow the data input's layout (upstream's rule) in the
+        # native graph itself (hipdnn/nodes.py)
+        return attempt(self._native.validate)
 
     # -- serialization ------------------------------------------------------------------------
     def to_json(self) -> str:

@@ -40,7 +40,10 @@ def test_knob_fields() -> None:
     assert (free.min_value, free.max_value, free.stride) == (None, None, None)
 
 
-def test_dgrad_output_given_only_dims_is_nhwc_like_cudnn_frontend() -> None:
+def test_dgrad_output_given_only_dims_follows_dy_and_channels_last_buffers_still_work() -> None:
+    """Unset DX strides follow DY (NCHW here; cudnn-frontend would infer NHWC, README), and a
+    port that allocates DX channels-last, as cudnn-frontend's default asks, still gets the right
+    gradient: the reference engine writes through the buffer's own strides."""
     torch.manual_seed(4)
     dy = torch.randn(2, 4, 4, 4)
     w = torch.randn(4, 3, 3, 3)
@@ -50,7 +53,8 @@ def test_dgrad_output_given_only_dims_is_nhwc_like_cudnn_frontend() -> None:
     DX.set_dim([2, 3, 8, 8]).set_output(True)
     g.build()
     dx = torch.empty(2, 3, 8, 8).to(memory_format=torch.channels_last)  # what cudnn users pass
-    assert DX.get_stride() == list(dx.stride())
+    assert DX.get_stride() == [192, 64, 8, 1]
+    assert list(dx.stride()) == [192, 1, 24, 3]
     g.execute({DY: dy, W: w, DX: dx})
     expected = torch.nn.grad.conv2d_input((2, 3, 8, 8), w, dy, stride=2, padding=1)
     torch.testing.assert_close(dx, expected, atol=8.5e-6, rtol=8.5e-6)

@@ -15,6 +15,7 @@ from hipdnn.nodes import (
     ConvWgradNode,
     PointwiseNode,
 )
+from hipdnn.shapes import packed_strides
 
 F, H, B = DataType.FLOAT, DataType.HALF, DataType.BFLOAT16
 
@@ -92,7 +93,7 @@ def test_conv_dgrad_with_stride_uses_user_dims_and_infers_groups() -> None:
     dx.set_dim([2, 4, 8, 8]).set_output(True)
     g.validate()
     assert g.nodes[0].groups == 2  # type: ignore[attr-defined]
-    assert dx.get_stride() == [256, 1, 32, 4]  # cudnn-frontend: unset dgrad strides are NHWC
+    assert dx.get_stride() == [256, 64, 8, 1]  # unset: DY's layout (NCHW here), AMD hipDNN's rule
 
 
 def test_conv_wgrad_infers_dw_with_unit_stride() -> None:
@@ -111,7 +112,36 @@ def test_conv_wgrad_with_stride_and_user_dims() -> None:
                       stride=2)
     dw.set_dim([4, 3, 3, 3]).set_output(True)
     g.validate()
-    assert dw.get_stride() == [27, 1, 9, 3]  # cudnn-frontend: unset wgrad strides are NHWC
+    assert dw.get_stride() == [27, 9, 3, 1]  # unset: X's layout (NCHW here), AMD hipDNN's rule
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC", "NCDHW", "NDHWC"])
+def test_unset_conv_output_strides_follow_the_data_input(layout: str) -> None:
+    """Y follows X, DX follows DY, DW follows X (the frontend's rule; one layout per conv, which
+    MIOpen needs): NCHW inputs never give a channels-last gradient; user strides win."""
+    rank = len(layout)
+    sp = (6,) * (rank - 2)
+    x_dim, w_dim, y_dim = (2, 3, *sp), (4, 3, *(3,) * (rank - 2)), (2, 4, *sp)
+    g = _g()
+    x = g.tensor(dim=list(x_dim), stride=list(packed_strides(x_dim, layout)))
+    dy = g.tensor(dim=list(y_dim), stride=list(packed_strides(y_dim, layout)))
+    w = g.tensor(dim=list(w_dim), stride=list(packed_strides(w_dim, layout)))
+    y = g.conv_fprop(x, w, padding=1)
+    dx = g.conv_dgrad(dy, w, padding=1)
+    dw = g.conv_wgrad(x, dy, padding=1)
+    for t in (y, dx, dw):
+        t.set_output(True)
+    g.validate()
+    assert y.get_stride() == list(packed_strides(y_dim, layout))
+    assert dx.get_stride() == list(packed_strides(x_dim, layout))
+    assert dw.get_stride() == list(packed_strides(w_dim, layout))
+    g2 = _g()
+    other = "NHWC" if layout == "NCHW" else "NCHW" if rank == 4 else layout
+    dx2 = g2.conv_dgrad(g2.tensor(dim=list(y_dim), stride=list(packed_strides(y_dim, layout))),
+                        g2.tensor(dim=list(w_dim)), padding=1)
+    dx2.set_stride(list(packed_strides(x_dim, other))).set_output(True)
+    g2.validate()
+    assert dx2.get_stride() == list(packed_strides(x_dim, other))
 
 
 def _bn_inputs(g: Graph, dims: list[int]) -> tuple:  # type: ignore[type-arg]
