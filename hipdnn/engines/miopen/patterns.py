@@ -183,18 +183,18 @@ def _match_conv_bias_act(graph: Any, nodes: Sequence[Any]) -> Match:
 
 
 # ----------------------------------------------------------------------------------- BN rows
-def _bn_data(node: Any, items: Sequence[tuple[str, str, Tensor]], rule: str) -> tuple[DataType, str]:
+def _bn_data(node: Any, items: Sequence[tuple[str, Tensor]], rule: str) -> tuple[DataType, str]:
     dts = set()
-    for port, _, t in items:
+    for port, t in items:
         check_dtype(node, port, t, DATA_TYPES, rule)
         dts.add(dtype_of(t))
     if len(dts) != 1:
         raise Declined(f"node {node.name!r}: data tensors have types {sorted(d.name for d in dts)}; "
                        f"{rule} needs one data type")
-    x = items[0][2]
+    x = items[0][1]
     if len(x.dim) not in (4, 5):
         raise Declined(f"node {node.name!r}: {len(x.dim)}-d data; {rule} supports 4-d and 5-d")
-    layout = same_layout([(node, p, t) for p, _, t in items])
+    layout = same_layout([(node, p, t) for p, t in items])
     return dts.pop(), layout
 
 
@@ -236,7 +236,7 @@ def _match_bn_inference(node: Any, graph: Any) -> Match:
     rule = row.value
     check_fp32_compute(node, graph, rule)
     x, y = need(node, "inputs", "X"), need(node, "outputs", "Y")
-    dt, layout = _bn_data(node, [("X", "x", x), ("Y", "y", y)], rule)
+    dt, layout = _bn_data(node, [("X", x), ("Y", y)], rule)
     for port, t in (("X", x), ("Y", y)):
         check_virtual(node, port, t, False, rule)
     params = _take(node, "inputs", ("MEAN", "INV_VARIANCE" if inv else "VARIANCE", "SCALE", "BIAS"),
@@ -257,12 +257,12 @@ def _match_bn_training(graph: Any, nodes: Sequence[Any]) -> Match:
     if getattr(bn, "peer_stats", None):
         raise Declined(f"node {bn.name!r}: peer_stats given; MIOpen batchnorm is single-GPU")
     x, bn_y = need(bn, "inputs", "X"), need(bn, "outputs", "Y")
-    data = [("X", "x", x)]
+    data = [("X", x)]
     check_virtual(bn, "X", x, False, rule)
     if row == Row.BN_TRAINING:
         check_virtual(bn, "Y", bn_y, False, rule)
         y = bn_y
-        data.append(("Y", "y", y))
+        data.append(("Y", y))
     else:
         act = nodes[1]
         check_virtual(bn, "Y", bn_y, True, rule)
@@ -270,7 +270,7 @@ def _match_bn_training(graph: Any, nodes: Sequence[Any]) -> Match:
             raise Declined(f"node {act.name!r}: the activation must take the batchnorm's Y")
         y = need(act, "outputs", "OUT_0")
         check_virtual(act, "OUT_0", y, False, rule)
-        data.append(("OUT_0", "y", y))
+        data.append(("OUT_0", y))
     dt, layout = _bn_data(bn, data, rule)
     if row == Row.BN_TRAINING_ACT:
         check_dtype(bn, "Y", bn_y, (DataType.FLOAT, dt), f"{rule} (intermediate Y)")
@@ -338,7 +338,7 @@ def _match_bn_backward(graph: Any, nodes: Sequence[Any]) -> Match:
     if row == Row.BN_BACKWARD:
         check_virtual(bwd, "DY", dy, False, rule)
         tensors = BnBackward(x, dy, dx, dscale, dbias, scale, mean, inv_variance)
-        data = [("X", "x", x), ("DY", "dy", dy), ("DX", "dx", dx)]
+        data = [("X", x), ("DY", dy), ("DX", dx)]
     else:
         inf, drelu = nodes[0], nodes[1]
         check_fp32_compute(inf, graph, rule)
@@ -362,7 +362,7 @@ def _match_bn_backward(graph: Any, nodes: Sequence[Any]) -> Match:
         tensors = BnInfDreluBnBwd(x, loss, dx, dscale, dbias, scale, bias, mean, inv_variance,
                                   by, dy)
         activation = activation_of(drelu, graph)
-        data = [("X", "x", x), ("IN_0", "dy", loss), ("DX", "dx", dx)]
+        data = [("X", x), ("IN_0", loss), ("DX", dx)]
     dt, layout = _bn_data(bwd, data, rule)
     _reduce_ok(bwd, x)
     _bn_params(bwd, params, x, rule)
