@@ -41,9 +41,22 @@ def _engine() -> Any:
     return next(e for e in registry().values() if getattr(e, "name", "") == "MIOPEN_ENGINE")
 
 
+#: Graphs as cudnn-frontend-style code writes them, beyond the seed table's builders: fp16 conv +
+#: bias + ReLU with the ADD's compute type left to the graph's FP32, and gradients whose output
+#: strides are left to inference (they follow the input: NCHW).
+USAGE_CASES = [(Row.CONV_BIAS_ACT, "fp16", "NCHW", "fp32_bias_compute"),
+               (Row.CONV_BIAS_ACT, "fp16", "NHWC", "fp32_bias_compute"),
+               (Row.CONV_DGRAD, "fp32", "NCHW", "inferred_output_strides"),
+               (Row.CONV_WGRAD, "fp32", "NCHW", "inferred_output_strides")]
+
+
 def _case(row: Row, dtype: DataType, layout: str, shape: str) -> Case:
     if shape == "default":
         return build(row, dtype, layout)
+    if shape == "fp32_bias_compute":
+        return build(row, dtype, layout, bias_compute=DataType.NOT_SET)
+    if shape == "inferred_output_strides":
+        return build(row, dtype, layout, infer_output_strides=True)
     if row in CONV_ROWS:
         return build(row, dtype, layout, stride=2, groups=2)
     return build(row, dtype, layout, seed=7)
@@ -84,6 +97,10 @@ def _report(record: dict[str, Any]) -> None:
 @pytest.mark.parametrize("row,dtype,layout,shape", CASES,
                          ids=[f"{r.name.lower()}-{d}-{lay}-{s}" for r, d, lay, s in CASES])
 def test_amd_kernels_match_torch(launches: Any, row: Row, dtype: str, layout: str, shape: str) -> None:
+    _check(launches, row, dtype, layout, shape, report=True)
+
+
+def _check(launches: Any, row: Row, dtype: str, layout: str, shape: str, *, report: bool) -> None:
     case = _case(row, DTYPES[dtype], layout, shape)
     engine, h = _engine(), Handle()
     record: dict[str, Any] = {"row": row.value, "dtype": dtype, "layout": layout, "shape": shape,
@@ -128,5 +145,15 @@ def test_amd_kernels_match_torch(launches: Any, row: Row, dtype: str, layout: st
         record["ok"] = True
     finally:
         record["wall_seconds"] = round(time.perf_counter() - t0, 3)
-        _report(record)
+        if report:  # tools/amdkernels_report.py's table: the seed rows' two shapes
+            _report(record)
         h.close()
+
+
+@pytest.mark.parametrize("row,dtype,layout,shape", USAGE_CASES,
+                         ids=[f"{r.name.lower()}-{d}-{lay}-{s}" for r, d, lay, s in USAGE_CASES])
+def test_amd_kernels_cudnn_frontend_style_graphs(launches: Any, row: Row, dtype: str, layout: str,
+                                                 shape: str) -> None:
+    """The same checks on graphs MIOPEN_ENGINE used to decline (tests/emulated/
+    test_miopen_engine_mixed_precision.py, test_miopen_engine_inferred_layout.py)."""
+    _check(launches, row, dtype, layout, shape, report=False)

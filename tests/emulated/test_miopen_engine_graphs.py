@@ -121,8 +121,9 @@ def _conv_fn(rank: int) -> Any:
 
 # ------------------------------------------------------------------------------------- builders
 def conv_case(row: Row, dtype: DataType, layout: str, seed: int = 0, *, groups: int = 1,
-              stride: int = 1, dilation: int = 1) -> Case:
-    """conv fprop / dgrad / wgrad with padding 1 (optionally grouped, strided, dilated)."""
+              stride: int = 1, dilation: int = 1, infer_output_strides: bool = False) -> Case:
+    """conv fprop / dgrad / wgrad with padding 1 (optionally grouped, strided, dilated); with
+    ``infer_output_strides`` the output's strides are left to inference (they follow the input)."""
     torch = _torch()
     rng = np.random.default_rng(seed)
     rank = len(LAYOUTS[layout])
@@ -139,9 +140,10 @@ def conv_case(row: Row, dtype: DataType, layout: str, seed: int = 0, *, groups: 
     yd = tuple(conv(torch.from_numpy(x), torch.from_numpy(w), **tgeo).shape)
     g = new_graph(dtype)
     c = Case(row, g, dtype, layout)
+    out_layout = None if infer_output_strides else layout
     if row == Row.CONV_FPROP:
         tx, tw = _data(g, "x", xd, dtype, layout), _data(g, "w", wd, dtype, layout)
-        ty = _out(g.conv_fprop(tx, tw, name="conv", **geo), layout)
+        ty = _out(g.conv_fprop(tx, tw, name="conv", **geo), out_layout)
         c.inputs = {tx: host_array(x, dtype, layout), tw: host_array(w, dtype, layout)}
         c.outputs = {"y": ty}
         c.expected = {"y": conv(torch.from_numpy(x), torch.from_numpy(w), **tgeo).numpy()}
@@ -150,7 +152,7 @@ def conv_case(row: Row, dtype: DataType, layout: str, seed: int = 0, *, groups: 
         tdy, tw = _data(g, "dy", yd, dtype, layout), _data(g, "w", wd, dtype, layout)
         tdx = g.conv_dgrad(tdy, tw, name="dgrad", **geo)
         tdx.set_dim(list(xd))
-        tdx = _out(tdx, layout)
+        tdx = _out(tdx, out_layout)
         c.inputs = {tdy: host_array(dy, dtype, layout), tw: host_array(w, dtype, layout)}
         c.outputs = {"dx": tdx}
         xt = torch.from_numpy(x).requires_grad_(True)
@@ -161,7 +163,7 @@ def conv_case(row: Row, dtype: DataType, layout: str, seed: int = 0, *, groups: 
         tx, tdy = _data(g, "x", xd, dtype, layout), _data(g, "dy", yd, dtype, layout)
         tdw = g.conv_wgrad(tx, tdy, name="wgrad", **geo)
         tdw.set_dim(list(wd))
-        tdw = _out(tdw, layout)
+        tdw = _out(tdw, out_layout)
         c.inputs = {tx: host_array(x, dtype, layout), tdy: host_array(dy, dtype, layout)}
         c.outputs = {"dw": tdw}
         wt = torch.from_numpy(w).requires_grad_(True)
