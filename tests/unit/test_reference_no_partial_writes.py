@@ -75,7 +75,7 @@ GRAPHS: dict[str, Callable[[], tuple[hipdnn.Graph, dict[Any, np.ndarray], list[A
     "conv_bias_relu": _conv_bias_relu,
 }
 #: The kernels each graph calls (each one is failed in turn).
-KERNELS = {"bn_training": ("bn_train_forward", "bn_running_update"),
+KERNELS = {"bn_training": ("bn_train_forward_deferred", "bn_running_update"),
            "conv_bias_relu": ("conv_fprop", "relu_forward")}
 
 

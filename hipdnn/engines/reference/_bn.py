@@ -42,11 +42,14 @@ __all__ = [
     "MAX_SHIFTED_PASSES",
     "MAX_SQUARE_RATIO",
     "MAX_TILE",
+    "Deferred",
     "Matrix",
     "backward",
+    "backward_deferred",
     "matrix",
     "packed",
     "train_forward",
+    "train_forward_deferred",
 ]
 
 _F32 = np.float32
@@ -129,6 +132,47 @@ def _like(m: Matrix) -> tuple[np.ndarray, np.ndarray]:
 
 def _f32(block: np.ndarray) -> np.ndarray:
     return block if block.dtype == _F32 else block.astype(_F32)
+
+
+class Deferred:
+    """A float32 output in ``like``'s memory order whose last pass has not run yet.
+
+    Everything the pass needs (statistics, per-channel tiles) is prepared, so :meth:`write_into`
+    runs only float32 numpy ufuncs into existing memory: nothing can fail once it starts
+    writing. The reference engine writes such an output straight into the caller's buffer
+    at commit time (no engine-side array and no full copy) when :meth:`fits` says it can, and
+    otherwise :meth:`materialize` s it into a new array that is committed as usual.
+    """
+
+    def __init__(self, like: Matrix, write: Callable[[np.ndarray], None],
+                 reads: tuple[np.ndarray, ...]) -> None:
+        self.like = like
+        self.shape = like.shape
+        self.dtype = np.dtype(_F32)
+        self._write = write
+        #: the arrays the pass reads (must not be written before, or by, the pass)
+        self.reads = reads
+
+    def fits(self, view: np.ndarray) -> bool:
+        """True when ``view`` is float32, of the output's shape, in the same packed memory order."""
+        if view.dtype != _F32 or view.shape != self.shape:
+            return False
+        if any(r.dtype != _F32 for r in self.reads):  # a block conversion would allocate
+            return False
+        vm = matrix(view)
+        return vm is not None and vm.kind == self.like.kind
+
+    def write_into(self, view: np.ndarray) -> None:
+        """Run the pass into ``view`` (which :meth:`fits`)."""
+        vm = matrix(view)
+        assert vm is not None
+        self._write(vm.mat)
+
+    def materialize(self) -> np.ndarray:
+        """Run the pass into a new array; returns its logical N,C,*S view."""
+        out, mat = _like(self.like)
+        self._write(mat)
+        return out
 
 
 class _Plan:
@@ -260,11 +304,19 @@ def train_forward(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(y, mean, biased_var, inv_std)``: y float32 in x's memory order, mean and variance
     float64 (C,), ``inv_std = 1/sqrt(biased_var + eps)`` float32 (C,)."""
+    y, mean, var, inv = train_forward_deferred(x, scale, bias, eps)
+    return y.materialize(), mean, var, inv
+
+
+def train_forward_deferred(
+    x: np.ndarray, scale: np.ndarray, bias: np.ndarray, eps: float
+) -> tuple[Deferred, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`train_forward` with y's pass left to run (:class:`Deferred`)."""
     m = packed(x)
-    y, ymat = _like(m)
     if m.mat.size == 0:
         mean, var = np.zeros(m.c), np.zeros(m.c)
-        return y, mean, var, (1.0 / np.sqrt(var + float(eps))).astype(_F32)
+        return (Deferred(m, lambda out: None, ()), mean, var,
+                (1.0 / np.sqrt(var + float(eps))).astype(_F32))
     p = _Plan(m)
     mean, m2 = _stats(p)
     var = m2 / (m.n * m.s)
@@ -274,27 +326,38 @@ def train_forward(
     if np.all(~(np.abs(mean) * inv > MAX_MEAN_STDS)):
         mul, add = p.expand(a), p.expand(bias - mean * a64)
 
-        def write(lo: int, hi: int, tmp: np.ndarray) -> None:
-            yb = np.multiply(_f32(m.mat[lo:hi]), mul(lo, hi), out=ymat[lo:hi])
-            np.add(yb, add(lo, hi), out=yb)
+        def write(ymat: np.ndarray) -> None:
+            def blk(lo: int, hi: int, tmp: np.ndarray) -> None:
+                yb = np.multiply(_f32(m.mat[lo:hi]), mul(lo, hi), out=ymat[lo:hi])
+                np.add(yb, add(lo, hi), out=yb)
+            p.run(blk)
     else:  # offset data: x*a and mean*a would cancel; (x - c)*a is exact for c near the mean
         centre32 = mean.astype(_F32)
         centre, mul = p.expand(centre32), p.expand(a)
         add = p.expand(bias - (mean - centre32.astype(_F64)) * a64)
 
-        def write(lo: int, hi: int, tmp: np.ndarray) -> None:
-            yb = np.subtract(_f32(m.mat[lo:hi]), centre(lo, hi), out=ymat[lo:hi])
-            np.multiply(yb, mul(lo, hi), out=yb)
-            np.add(yb, add(lo, hi), out=yb)
+        def write(ymat: np.ndarray) -> None:
+            def blk(lo: int, hi: int, tmp: np.ndarray) -> None:
+                yb = np.subtract(_f32(m.mat[lo:hi]), centre(lo, hi), out=ymat[lo:hi])
+                np.multiply(yb, mul(lo, hi), out=yb)
+                np.add(yb, add(lo, hi), out=yb)
+            p.run(blk)
 
-    p.run(write)
-    return y, mean, var, inv
+    return Deferred(m, write, (m.mat,)), mean, var, inv
 
 
 def backward(
     dy: np.ndarray, x: np.ndarray, scale: np.ndarray, mean: np.ndarray, inv: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(dx, dscale, dbias)``: dx float32 in x's memory order, the sums float64 (C,)."""
+    dx, dscale, dbias = backward_deferred(dy, x, scale, mean, inv)
+    return dx.materialize(), dscale, dbias
+
+
+def backward_deferred(
+    dy: np.ndarray, x: np.ndarray, scale: np.ndarray, mean: np.ndarray, inv: np.ndarray
+) -> tuple[Deferred, np.ndarray, np.ndarray]:
+    """:func:`backward` with dx's pass left to run (:class:`Deferred`)."""
     m = packed(x)
     dm = matrix(dy)
     if dm is None or dm.kind != m.kind:  # dy in x's memory order
@@ -302,9 +365,8 @@ def backward(
         buf[...] = dy
         dm = matrix(buf)
     assert dm is not None
-    dx, dxmat = _like(m)
     if m.mat.size == 0:
-        return dx, np.zeros(m.c), np.zeros(m.c)
+        return Deferred(m, lambda out: None, ()), np.zeros(m.c), np.zeros(m.c)
     p = _Plan(m)
     mean64, inv64 = np.asarray(mean, dtype=_F64), np.asarray(inv, dtype=_F64)
     centre = p.expand(mean) if not np.all(~(np.abs(mean64 * inv64) > MAX_MEAN_STDS)) else None
@@ -328,13 +390,14 @@ def backward(
     c0 = -(k * dbias / count) - (slope * mean64 if centre is None else 0.0)
     k_t, slope_t, c0_t = p.expand(k), p.expand(slope), p.expand(c0)
 
-    def write(lo: int, hi: int, tmp: np.ndarray) -> None:
-        dxb, xb = dxmat[lo:hi], _f32(m.mat[lo:hi])
-        if centre is not None:
-            xb = np.subtract(xb, centre(lo, hi), out=dxb)
-        np.multiply(xb, slope_t(lo, hi), out=dxb)
-        dxb += np.multiply(_f32(dm.mat[lo:hi]), k_t(lo, hi), out=tmp)
-        dxb += c0_t(lo, hi)
+    def write(dxmat: np.ndarray) -> None:
+        def blk(lo: int, hi: int, tmp: np.ndarray) -> None:
+            dxb, xb = dxmat[lo:hi], _f32(m.mat[lo:hi])
+            if centre is not None:
+                xb = np.subtract(xb, centre(lo, hi), out=dxb)
+            np.multiply(xb, slope_t(lo, hi), out=dxb)
+            dxb += np.multiply(_f32(dm.mat[lo:hi]), k_t(lo, hi), out=tmp)
+            dxb += c0_t(lo, hi)
+        p.run(blk)
 
-    p.run(write)
-    return dx, dscale, dbias
+    return Deferred(m, write, (m.mat, dm.mat)), dscale, dbias

@@ -19,6 +19,7 @@ import numpy as np
 
 from hipdnn.engines.base import Engine, ExecutionPlan, Knob, KnobValue
 from hipdnn.engines.reference import kernels as K
+from hipdnn.engines.reference._bn import Deferred
 from hipdnn.engines.reference._parallel import PARALLEL_MIN_SIZE, map_chunks
 from hipdnn.engines.reference._pointwise import POINTWISE_OPS, pointwise
 from hipdnn.errors import ExecutionError, GraphNotSupportedError, HipdnnError, VariantPackError
@@ -57,7 +58,7 @@ SUPPORTED_DTYPES = FLOAT_DTYPES | INTEGER_DTYPES
 BN_DEFAULT_EPSILON = 1e-5
 
 _F32 = np.float32
-Env = dict[int, np.ndarray]
+Env = dict[int, "np.ndarray | Deferred"]
 
 
 def _round(a: np.ndarray, dtype: DataType) -> np.ndarray:
@@ -141,7 +142,9 @@ class _Run:
             raise ExecutionError(f"node {node.name!r}: port {port} has no tensor")
         assert t.uid is not None
         if t.uid in self.env:
-            return self.env[t.uid]
+            v = self.env[t.uid]
+            assert not isinstance(v, Deferred)  # deferrable() outputs are read by no node
+            return v
         if t.is_virtual:
             raise ExecutionError(f"node {node.name!r}: virtual tensor {t.name!r} (uid {t.uid}) "
                                  f"is read before any node produced it")
@@ -187,6 +190,26 @@ class _Run:
             res = res.reshape(dim) if res.size == int(np.prod(dim)) else np.broadcast_to(res, dim)
         self.env[t.uid] = _round(res, dtype)
 
+    def deferrable(self, node: Node, port: str) -> bool:
+        """True when output ``port`` may be left as a :class:`Deferred` for the commit to write
+        straight into the caller's buffer: a non-virtual FP32 output no node reads."""
+        t = node.outputs.get(port)
+        if t is None or t.is_virtual or t.uid is None:
+            return False
+        dtype = t.data_type
+        if dtype == DataType.NOT_SET:
+            dtype = getattr(self.graph, "intermediate_data_type", DataType.FLOAT)
+        if dtype != DataType.FLOAT:
+            return False
+        return not any(u is not None and u.uid == t.uid
+                       for other in self.graph.nodes for u in other.inputs.values())
+
+    def put_deferred(self, node: Node, port: str, result: Deferred) -> None:
+        """Store a :class:`Deferred` output (only where :meth:`deferrable`)."""
+        t = node.outputs[port]
+        assert t is not None and t.uid is not None and tuple(t.dim or ()) == result.shape
+        self.env[t.uid] = result
+
 
 def _conv_args(node: ConvFpropNode | ConvDgradNode | ConvWgradNode) -> tuple[Any, ...]:
     assert node.pre_padding is not None and node.post_padding is not None
@@ -222,9 +245,12 @@ def _p(r: _Run, n: Node, port: str) -> np.ndarray:
 
 def _bn_train(r: _Run, n: BatchnormNode) -> None:
     eps = r.scalar(n, "EPSILON")
-    y, mean, inv, unbiased = K.bn_train_forward(r.value(n.inputs["X"], "X", n), _p(r, n, "SCALE"),
-                                                _p(r, n, "BIAS"), eps)
-    r.put(n, "Y", y)
+    y, mean, inv, unbiased = K.bn_train_forward_deferred(r.value(n.inputs["X"], "X", n),
+                                                         _p(r, n, "SCALE"), _p(r, n, "BIAS"), eps)
+    if r.deferrable(n, "Y"):
+        r.put_deferred(n, "Y", y)
+    else:
+        r.put(n, "Y", y.materialize())
     r.put(n, "MEAN", mean)
     r.put(n, "INV_VARIANCE", inv)
     if n.inputs.get("PREV_RUNNING_MEAN") is not None:
@@ -256,9 +282,12 @@ def _bn_backward(r: _Run, n: BatchnormBackwardNode) -> None:
         c = x.shape[1]
         _, mean, inv, _ = K.bn_train_forward(x, np.ones(c, _F32), np.zeros(c, _F32),
                                              BN_DEFAULT_EPSILON)
-    dx, dscale, dbias = K.bn_backward(r.value(n.inputs["DY"], "DY", n), x, _p(r, n, "SCALE"),
-                                      mean, inv)
-    r.put(n, "DX", dx)
+    dx, dscale, dbias = K.bn_backward_deferred(r.value(n.inputs["DY"], "DY", n), x,
+                                               _p(r, n, "SCALE"), mean, inv)
+    if r.deferrable(n, "DX"):
+        r.put_deferred(n, "DX", dx)
+    else:
+        r.put(n, "DX", dx.materialize())
     r.put(n, "DSCALE", dscale)
     r.put(n, "DBIAS", dbias)
 
@@ -293,9 +322,14 @@ _HANDLERS: dict[type[Node], Callable[[_Run, Any], None]] = {
 _HANDLERS_TYPES = tuple(_HANDLERS)
 
 
-def stage_output(value: np.ndarray, view: np.ndarray,
-                 commits: Sequence[np.ndarray] = ()) -> np.ndarray:
+def stage_output(value: np.ndarray | Deferred, view: np.ndarray,
+                 commits: Sequence[np.ndarray] = ()) -> np.ndarray | Deferred:
     """``value`` as an array of ``view``'s dtype and shape that no commit writes into.
+
+    A :class:`Deferred` value stays deferred (its last pass will write ``view`` directly, after
+    every copy) when ``view`` fits it and none of the ``commits`` views overlaps the memory the
+    pass reads (an output aliasing X or DY, or one written before the pass reads them); else it
+    is materialized here, before anything is written.
 
     An output may alias an input, so the commit must not read memory it writes: a value that
     may be caller memory is copied. A value the engine allocated itself (numpy owns the memory
@@ -303,6 +337,11 @@ def stage_output(value: np.ndarray, view: np.ndarray,
     already staged:
     no copy (for a large batchnorm output that copy was a serial pass over the whole tensor).
     """
+    if isinstance(value, Deferred):
+        if value.fits(view) and not any(np.may_share_memory(r, c)
+                                        for r in value.reads for c in commits):
+            return value
+        value = value.materialize()
     if (value.dtype == view.dtype and value.shape == view.shape and _engine_owned(value)
             and not any(np.may_share_memory(value, c) for c in commits)):
         return value
@@ -382,8 +421,13 @@ class ReferencePlan(ExecutionPlan):
             except MemoryError as exc:
                 raise ExecutionError(f"{self.engine.name}: out of host memory staging the "
                                      f"outputs: {exc}") from exc
-        for view, value in staged:
-            commit_output(view, value)
+            # the copies first, then the deferred passes (they read inputs no commit touches)
+            for view, value in staged:
+                if not isinstance(value, Deferred):
+                    commit_output(view, value)
+            for view, value in staged:
+                if isinstance(value, Deferred):
+                    value.write_into(view)
 
 
 class ReferenceEngine(Engine):

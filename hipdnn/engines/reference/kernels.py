@@ -27,10 +27,12 @@ from hipdnn.engines.reference._stats import genstats, reduce
 
 __all__ = [
     "bn_backward",
+    "bn_backward_deferred",
     "bn_inference_inv_variance",
     "bn_inference_variance",
     "bn_running_update",
     "bn_train_forward",
+    "bn_train_forward_deferred",
     "conv_dgrad",
     "conv_fprop",
     "conv_wgrad",
@@ -72,11 +74,20 @@ def bn_train_forward(
     >>> y.ravel().tolist(), m.tolist(), iv.tolist(), uv.tolist()
     ([-1.0, 1.0], [2.0], [1.0], [2.0])
     """
+    y, mean, inv, unbiased = bn_train_forward_deferred(x, scale, bias, eps)
+    return y.materialize(), mean, inv, unbiased
+
+
+def bn_train_forward_deferred(
+    x: np.ndarray, scale: np.ndarray, bias: np.ndarray, eps: float
+) -> tuple[_bn.Deferred, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`bn_train_forward` with y's element-wise pass not yet run (a :class:`_bn.Deferred`
+    the engine can write straight into the caller's buffer)."""
     xa = np.asarray(x)
     c = xa.shape[1]
     count = xa.size // c if c else 0
-    y, mean64, var64, inv = _bn.train_forward(xa, _param(scale, c, "scale"), _param(bias, c, "bias"),
-                                              eps)
+    y, mean64, var64, inv = _bn.train_forward_deferred(xa, _param(scale, c, "scale"),
+                                                       _param(bias, c, "bias"), eps)
     unbiased = var64 * (count / (count - 1)) if count > 1 else var64
     return y, mean64.astype(_F32), inv, unbiased.astype(_F32)
 
@@ -157,12 +168,20 @@ def bn_backward(
     Returns ``(dx, dscale, dbias)``: dbias = sum(dy), dscale = sum(dy*xhat),
     dx = scale*inv_var*(dy - dbias/M - xhat*dscale/M) with xhat = (x-mean)*inv_var.
     """
+    dx, dscale, dbias = bn_backward_deferred(dy, x, scale, mean, inv_var)
+    return dx.materialize(), dscale, dbias
+
+
+def bn_backward_deferred(
+    dy: np.ndarray, x: np.ndarray, scale: np.ndarray, mean: np.ndarray, inv_var: np.ndarray
+) -> tuple[_bn.Deferred, np.ndarray, np.ndarray]:
+    """:func:`bn_backward` with dx's element-wise pass not yet run (a :class:`_bn.Deferred`)."""
     xa, dya = np.asarray(x), np.asarray(dy)
     if dya.shape != xa.shape:
         raise ValueError(f"batchnorm backward: dy shape {dya.shape} != x shape {xa.shape}")
     c = xa.shape[1]
-    dx, dscale, dbias = _bn.backward(dya, xa, _param(scale, c, "scale"), _param(mean, c, "mean"),
-                                     _param(inv_var, c, "inv_var"))
+    dx, dscale, dbias = _bn.backward_deferred(dya, xa, _param(scale, c, "scale"),
+                                              _param(mean, c, "mean"), _param(inv_var, c, "inv_var"))
     return dx, dscale.astype(_F32), dbias.astype(_F32)
 
 
