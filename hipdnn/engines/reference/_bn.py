@@ -71,6 +71,7 @@ MAX_MEAN_STDS = 4.0
 MAX_SHIFTED_PASSES = 3
 #: Rows a channels-last column sum adds in float32 before switching to float64.
 _RUN = 64
+_ONES_RUN = np.ones((1, _RUN), dtype=_F32)
 _VECDOT: Any = getattr(np, "vecdot", None)  # numpy >= 2: a BLAS dot per row
 Expand = Callable[[int, int], Any]
 
@@ -237,16 +238,22 @@ def _row_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _col_sum(*blocks: np.ndarray) -> np.ndarray:
     """float64 column sums of a (rows, C) block (or of the product of two): runs of :data:`_RUN`
-    rows add in float32, the runs in float64 (as fast as one einsum, and more accurate)."""
+    rows add in float32, the runs in float64 (as fast as one einsum, and more accurate). A
+    single block's runs are a batched BLAS product with a ones row (~40% less time than the
+    einsum here: 2048x256 block, 126 -> 74 us)."""
     rows = blocks[0].shape[0]
     if rows % _RUN or rows == _RUN:
         return np.einsum(",".join(["mc"] * len(blocks)) + "->c", *blocks).astype(_F64)
     runs = [b.reshape(rows // _RUN, _RUN, -1) for b in blocks]
+    if len(runs) == 1:
+        return np.matmul(_ONES_RUN, runs[0]).sum(axis=0, dtype=_F64).reshape(-1)
     return np.einsum(",".join(["kmc"] * len(runs)) + "->kc", *runs).sum(axis=0, dtype=_F64)
 
 
 def _sum(p: _Plan, blk: np.ndarray) -> np.ndarray:
-    """Per-row (channel-first) or per-column (channels-last) sums of a block."""
+    """Per-row (channel-first) or per-column (channels-last) sums of a block. (A BLAS product
+    with a ones vector is faster per row on one thread, but OpenBLAS threads it inside the
+    pool's workers: 2 threads, 8x256x56x56, the statistics pass took 3.5 -> 5.0 ms.)"""
     return np.einsum("ij->i", blk) if p.m.kind == "cf" else _col_sum(blk)
 
 
