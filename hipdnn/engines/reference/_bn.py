@@ -24,6 +24,10 @@ data (``|mean|*inv_std > MAX_MEAN_STDS``), where ``x*a`` and ``mean*a`` would ca
 ``y = (x - c)*a + (bias - (mean - c)*a)``. On data with mean 1000 and std 0.01 this makes y,
 the mean and the variance at least as accurate as PyTorch's CPU kernels in FP32/FP16/BF16
 (tests/oracle/test_bn_offset_accuracy.py).
+
+Output. ``train_forward_deferred`` / ``backward_deferred`` stop before the element-wise pass and
+return it as a :class:`Deferred`, which the reference engine runs straight into the caller's
+buffer at commit time (hipdnn/engines/reference/engine.py), saving a full array and its copy.
 """
 
 from __future__ import annotations
