@@ -1,6 +1,6 @@
-"""CPU_REFERENCE_ENGINE writes batchnorm's Y (training) and DX (backward) straight into the
-caller's buffer when it can (hipdnn/engines/reference/_bn.py ``Deferred``), with the same bits as
-the kernel's own array, and falls back to a staged copy when the output aliases an input, has
+"""CPU_REFERENCE_ENGINE writes batchnorm's Y (training, inference) and DX (backward) straight
+into the caller's buffer when it can (hipdnn/engines/reference/_bn.py ``Deferred``), with the
+same bits as the kernel's own array, and falls back to a staged copy when the output aliases an input, has
 another memory order or dtype, or is read by a later node.
 """
 
@@ -168,3 +168,51 @@ def test_backward_in_place_falls_back_to_a_copy(materialized: list[int], shape: 
     dx, ref_dx = _backward(materialized, dy, x, alias=True)  # DX's buffer is DY's
     assert materialized[0] == 1
     assert np.array_equal(dx, ref_dx)
+
+
+def _inference(calls: list[int], x: np.ndarray, form: str,
+               alias: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    c = x.shape[1]
+    rng = np.random.default_rng(3)
+    scale, bias = rng.normal(1, 0.5, c).astype(np.float32), rng.normal(0, 1, c).astype(np.float32)
+    xd = x.astype(np.float64)
+    mean = xd.mean(axis=(0, 2, 3)).astype(np.float32)
+    var = xd.var(axis=(0, 2, 3)).astype(np.float32)
+    g = hipdnn.Graph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
+    xt = g.tensor_like(x, "x")
+    st, bt, mt, vt = (g.tensor(dim=[1, c, 1, 1], data_type=F32, name=k)
+                      for k in ("scale", "bias", "mean", "stat"))
+    if form == "inv_variance":
+        stat = (1 / np.sqrt(var.astype(np.float64) + 1e-5)).astype(np.float32)
+        y = g.batchnorm_inference(xt, mt, vt, st, bt)
+        ref = K.bn_inference_inv_variance(x.copy(order="K"), scale, bias, mean, stat)
+    else:
+        stat = var
+        y = g.batchnorm_inference_variance_ext(xt, mt, vt, st, bt, 1e-5)
+        ref = K.bn_inference_variance(x.copy(order="K"), scale, bias, mean, stat, 1e-5)
+    y.set_output(True)
+    _reference(g)
+    out = x if alias else _out(y)
+    calls[0] = 0
+    g.execute({xt: x, st: scale, bt: bias, mt: mean, vt: stat, y: out})
+    return out, ref
+
+
+@pytest.mark.parametrize("form", ["inv_variance", "variance"])
+@pytest.mark.parametrize("offset", [0.0, 1000.0])
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_inference_y_is_written_directly(materialized: list[int], form: str, offset: float,
+                                         layout: str) -> None:
+    x = np.random.default_rng(0).normal(offset, 0.5, SHAPES[1]).astype(np.float32)
+    if layout == "NHWC":
+        x = _cl(x)
+    y, ref = _inference(materialized, x, form)
+    assert materialized[0] == 0
+    assert np.array_equal(y, ref)
+
+
+def test_inference_in_place_falls_back_to_a_copy(materialized: list[int]) -> None:
+    x = np.random.default_rng(0).normal(2.0, 3.0, SHAPES[1]).astype(np.float32)
+    y, ref = _inference(materialized, x, "inv_variance", alias=True)
+    assert materialized[0] == 1
+    assert np.array_equal(y, ref)

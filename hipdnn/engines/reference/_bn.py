@@ -48,6 +48,7 @@ __all__ = [
     "MAX_TILE",
     "Deferred",
     "Matrix",
+    "affine_deferred",
     "backward",
     "backward_deferred",
     "matrix",
@@ -335,17 +336,35 @@ def train_forward_deferred(
     a = scale * inv
     a64 = a.astype(_F64)
     if np.all(~(np.abs(mean) * inv > MAX_MEAN_STDS)):
-        mul, add = p.expand(a), p.expand(bias - mean * a64)
+        y = _affine(p, a, bias - mean * a64)
+    else:  # offset data: x*a and mean*a would cancel; (x - c)*a is exact for c near the mean
+        centre32 = mean.astype(_F32)
+        y = _affine(p, a, bias - (mean - centre32.astype(_F64)) * a64, centre32)
+    return y, mean, var, inv
 
+
+def affine_deferred(x: np.ndarray, mul: np.ndarray, add: np.ndarray,
+                    centre: np.ndarray | None = None) -> Deferred:
+    """``x*mul + add`` (or ``(x - centre)*mul + add``) per channel, float32, in x's memory
+    order, as a :class:`Deferred` (batchnorm inference's element-wise pass)."""
+    m = packed(x)
+    if m.mat.size == 0:
+        return Deferred(m, lambda out: None, ())
+    return _affine(_Plan(m), mul, add, centre)
+
+
+def _affine(p: _Plan, mul_v: np.ndarray, add_v: np.ndarray,
+            centre_v: np.ndarray | None = None) -> Deferred:
+    m = p.m
+    mul, add = p.expand(mul_v), p.expand(add_v)
+    if centre_v is None:
         def write(ymat: np.ndarray) -> None:
             def blk(lo: int, hi: int, tmp: np.ndarray) -> None:
                 yb = np.multiply(_f32(m.mat[lo:hi]), mul(lo, hi), out=ymat[lo:hi])
                 np.add(yb, add(lo, hi), out=yb)
             p.run(blk)
-    else:  # offset data: x*a and mean*a would cancel; (x - c)*a is exact for c near the mean
-        centre32 = mean.astype(_F32)
-        centre, mul = p.expand(centre32), p.expand(a)
-        add = p.expand(bias - (mean - centre32.astype(_F64)) * a64)
+    else:
+        centre = p.expand(centre_v)
 
         def write(ymat: np.ndarray) -> None:
             def blk(lo: int, hi: int, tmp: np.ndarray) -> None:
@@ -354,7 +373,7 @@ def train_forward_deferred(
                 np.add(yb, add(lo, hi), out=yb)
             p.run(blk)
 
-    return Deferred(m, write, (m.mat,)), mean, var, inv
+    return Deferred(m, write, (m.mat,))
 
 
 def backward(

@@ -262,16 +262,23 @@ def _bn_train(r: _Run, n: BatchnormNode) -> None:
         r.put(n, "NEXT_RUNNING_VARIANCE", new_v)
 
 
+def _put_y(r: _Run, n: Node, y: Deferred) -> None:
+    if r.deferrable(n, "Y"):
+        r.put_deferred(n, "Y", y)
+    else:
+        r.put(n, "Y", y.materialize())
+
+
 def _bn_inference(r: _Run, n: BatchnormInferenceNode) -> None:
-    r.put(n, "Y", K.bn_inference_inv_variance(r.value(n.inputs["X"], "X", n), _p(r, n, "SCALE"),
-                                              _p(r, n, "BIAS"), _p(r, n, "MEAN"),
-                                              _p(r, n, "INV_VARIANCE")))
+    _put_y(r, n, K.bn_inference_inv_variance_deferred(
+        r.value(n.inputs["X"], "X", n), _p(r, n, "SCALE"), _p(r, n, "BIAS"), _p(r, n, "MEAN"),
+        _p(r, n, "INV_VARIANCE")))
 
 
 def _bn_inference_var(r: _Run, n: BatchnormInferenceVarianceNode) -> None:
-    r.put(n, "Y", K.bn_inference_variance(r.value(n.inputs["X"], "X", n), _p(r, n, "SCALE"),
-                                          _p(r, n, "BIAS"), _p(r, n, "MEAN"),
-                                          _p(r, n, "VARIANCE"), r.scalar(n, "EPSILON")))
+    _put_y(r, n, K.bn_inference_variance_deferred(
+        r.value(n.inputs["X"], "X", n), _p(r, n, "SCALE"), _p(r, n, "BIAS"), _p(r, n, "MEAN"),
+        _p(r, n, "VARIANCE"), r.scalar(n, "EPSILON")))
 
 
 def _bn_backward(r: _Run, n: BatchnormBackwardNode) -> None:

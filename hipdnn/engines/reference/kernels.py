@@ -29,7 +29,9 @@ __all__ = [
     "bn_backward",
     "bn_backward_deferred",
     "bn_inference_inv_variance",
+    "bn_inference_inv_variance_deferred",
     "bn_inference_variance",
+    "bn_inference_variance_deferred",
     "bn_running_update",
     "bn_train_forward",
     "bn_train_forward_deferred",
@@ -56,11 +58,6 @@ def _param(p: np.ndarray | float, c: int, name: str) -> np.ndarray:
     if arr.size != c:
         raise ValueError(f"batchnorm parameter {name} has {arr.size} elements, expected C={c}")
     return arr
-
-
-def _bshape(x: np.ndarray) -> tuple[int, ...]:
-    """Shape that broadcasts a (C,) vector over logical (N, C, *S)."""
-    return (1, x.shape[1]) + (1,) * (x.ndim - 2)
 
 
 def bn_train_forward(
@@ -126,19 +123,22 @@ def bn_inference_inv_variance(
     ...                           [1000.0], [100.0]).ravel().tolist()
     [50.0]
     """
-    xf = _f32(x)
-    c = xf.shape[1]
-    shp = _bshape(xf)
+    return bn_inference_inv_variance_deferred(x, scale, bias, mean, inv_var).materialize()
+
+
+def bn_inference_inv_variance_deferred(
+    x: np.ndarray, scale: np.ndarray, bias: np.ndarray, mean: np.ndarray, inv_var: np.ndarray
+) -> _bn.Deferred:
+    """:func:`bn_inference_inv_variance` as a :class:`_bn.Deferred` (its element-wise pass not
+    yet run: the engine can write it straight into the caller's buffer)."""
+    xa = np.asarray(x)
+    c = xa.shape[1]
     inv, m = _param(inv_var, c, "inv_var"), _param(mean, c, "mean")
     a = _param(scale, c, "scale") * inv
+    b = _param(bias, c, "bias")
     if np.all(~(np.abs(m) * np.abs(inv) > _bn.MAX_MEAN_STDS)):
-        y = xf * a.reshape(shp)
-        y += (_param(bias, c, "bias") - a * m).reshape(shp)
-        return y
-    y = xf - m.reshape(shp)
-    y *= a.reshape(shp)
-    y += _param(bias, c, "bias").reshape(shp)
-    return y
+        return _bn.affine_deferred(xa, a, b - a * m)
+    return _bn.affine_deferred(xa, a, b, m)
 
 
 def bn_inference_variance(
@@ -154,10 +154,22 @@ def bn_inference_variance(
     >>> bn_inference_variance(np.full((1, 1, 1), 3.0), [2.0], [1.0], [1.0], [4.0], 0.0).ravel().tolist()
     [3.0]
     """
+    return bn_inference_variance_deferred(x, scale, bias, mean, var, eps).materialize()
+
+
+def bn_inference_variance_deferred(
+    x: np.ndarray,
+    scale: np.ndarray,
+    bias: np.ndarray,
+    mean: np.ndarray,
+    var: np.ndarray,
+    eps: float,
+) -> _bn.Deferred:
+    """:func:`bn_inference_variance` as a :class:`_bn.Deferred`."""
     c = np.asarray(x).shape[1]
     v = _param(var, c, "var").astype(np.float64)
     inv = (1.0 / np.sqrt(v + float(eps))).astype(_F32)
-    return bn_inference_inv_variance(x, scale, bias, mean, inv)
+    return bn_inference_inv_variance_deferred(x, scale, bias, mean, inv)
 
 
 def bn_backward(
