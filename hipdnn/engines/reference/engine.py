@@ -287,8 +287,9 @@ def _bn_backward(r: _Run, n: BatchnormBackwardNode) -> None:
         mean, inv = _p(r, n, "MEAN"), _p(r, n, "INV_VARIANCE")
     else:  # no saved statistics: recompute them as MIOpen does, with its default epsilon
         c = x.shape[1]
-        _, mean, inv, _ = K.bn_train_forward(x, np.ones(c, _F32), np.zeros(c, _F32),
-                                             BN_DEFAULT_EPSILON)
+        # the statistics only: y's pass is never run
+        _, mean, inv, _ = K.bn_train_forward_deferred(x, np.ones(c, _F32), np.zeros(c, _F32),
+                                                      BN_DEFAULT_EPSILON)
     dx, dscale, dbias = K.bn_backward_deferred(r.value(n.inputs["DY"], "DY", n), x,
                                                _p(r, n, "SCALE"), mean, inv)
     if r.deferrable(n, "DX"):
