@@ -216,3 +216,63 @@ def test_inference_in_place_falls_back_to_a_copy(materialized: list[int]) -> Non
     y, ref = _inference(materialized, x, "inv_variance", alias=True)
     assert materialized[0] == 1
     assert np.array_equal(y, ref)
+
+
+def _train_relu(calls: list[int], x: np.ndarray, relu_kw: dict[str, float],
+                y_output: bool = False, relu_read_again: bool = False,
+                ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    c = x.shape[1]
+    rng = np.random.default_rng(4)
+    scale, bias = rng.normal(1, 0.5, c).astype(np.float32), rng.normal(0, 1, c).astype(np.float32)
+    g = hipdnn.Graph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
+    xt = g.tensor_like(x, "x")
+    st, bt = (g.tensor(dim=[1, c, 1, 1], data_type=F32, name=k) for k in ("scale", "bias"))
+    y, mean, inv, _, _ = g.batchnorm(xt, st, bt, 1e-5)
+    assert y is not None and mean is not None and inv is not None
+    out = g.pointwise(hipdnn.PointwiseMode.RELU_FWD, y, **relu_kw)
+    outs = {"out": out, "mean": mean, "inv": inv}
+    if y_output:
+        outs["y"] = y
+    if relu_read_again:
+        outs["twice"] = g.pointwise(hipdnn.PointwiseMode.ADD, out, out)
+    for t in outs.values():
+        t.set_output(True)
+    _reference(g)
+    ref_y = K.bn_train_forward(x.copy(order="K"), scale, bias, 1e-5)[0]
+    ref = K.relu_forward(ref_y, relu_kw.get("relu_lower_clip"), relu_kw.get("relu_upper_clip"),
+                         relu_kw.get("relu_lower_clip_slope"))
+    arrays = {k: _out(t) for k, t in outs.items()}
+    calls[0] = 0
+    g.execute({xt: x, st: scale, bt: bias, **{t: arrays[k] for k, t in outs.items()}})
+    if y_output:
+        assert np.array_equal(arrays["y"], ref_y)
+    if relu_read_again:
+        assert np.array_equal(arrays["twice"], ref + ref)
+    return arrays, ref
+
+
+RELUS = [{}, {"relu_lower_clip": -0.5, "relu_upper_clip": 1.5}]
+
+
+@pytest.mark.parametrize("relu_kw", RELUS, ids=["relu", "clamp"])
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_training_relu_joins_the_direct_pass(materialized: list[int], relu_kw: dict[str, float],
+                                             layout: str) -> None:
+    x = np.random.default_rng(0).normal(2.0, 3.0, SHAPES[1]).astype(np.float32)
+    if layout == "NHWC":
+        x = _cl(x)
+    arrays, ref = _train_relu(materialized, x, relu_kw)
+    assert materialized[0] == 0
+    assert np.array_equal(arrays["out"], ref)
+
+
+@pytest.mark.parametrize("case", ["leaky", "y_output", "relu_read_again"])
+def test_training_relu_not_fused_stays_correct(materialized: list[int], case: str) -> None:
+    x = np.random.default_rng(0).normal(2.0, 3.0, SHAPES[1]).astype(np.float32)
+    kw = {"relu_lower_clip_slope": 0.1} if case == "leaky" else {}
+    arrays, ref = _train_relu(materialized, x, kw, y_output=case == "y_output",
+                              relu_read_again=case == "relu_read_again")
+    # leaky: y is materialized for the ReLU kernel; Y an output: written directly, the ReLU
+    # reads a materialized y; ReLU output read again: the fused pass is materialized
+    assert materialized[0] == 1
+    assert np.array_equal(arrays["out"], ref)

@@ -151,13 +151,25 @@ class Deferred:
     """
 
     def __init__(self, like: Matrix, write: Callable[[np.ndarray], None],
-                 reads: tuple[np.ndarray, ...]) -> None:
+                 reads: tuple[np.ndarray, ...],
+                 post: list[Callable[[np.ndarray], None]] | None = None) -> None:
         self.like = like
         self.shape = like.shape
         self.dtype = np.dtype(_F32)
         self._write = write
         #: the arrays the pass reads (must not be written before, or by, the pass)
         self.reads = reads
+        #: in-place element-wise steps the pass applies to each finished block (None: the pass
+        #: takes none)
+        self.post = post
+
+    def then(self, step: Callable[[np.ndarray], None]) -> Deferred | None:
+        """This pass with ``step`` (an in-place float32 element-wise op, e.g. a ReLU) applied to
+        each block while it is in cache; None when the pass takes no steps."""
+        if self.post is None:
+            return None
+        self.post.append(step)
+        return self
 
     def fits(self, view: np.ndarray) -> bool:
         """True when ``view`` is float32, of the output's shape, in the same packed memory order."""
@@ -357,11 +369,14 @@ def _affine(p: _Plan, mul_v: np.ndarray, add_v: np.ndarray,
             centre_v: np.ndarray | None = None) -> Deferred:
     m = p.m
     mul, add = p.expand(mul_v), p.expand(add_v)
+    post: list[Callable[[np.ndarray], None]] = []
     if centre_v is None:
         def write(ymat: np.ndarray) -> None:
             def blk(lo: int, hi: int, tmp: np.ndarray) -> None:
                 yb = np.multiply(_f32(m.mat[lo:hi]), mul(lo, hi), out=ymat[lo:hi])
                 np.add(yb, add(lo, hi), out=yb)
+                for step in post:
+                    step(yb)
             p.run(blk)
     else:
         centre = p.expand(centre_v)
@@ -371,9 +386,11 @@ def _affine(p: _Plan, mul_v: np.ndarray, add_v: np.ndarray,
                 yb = np.subtract(_f32(m.mat[lo:hi]), centre(lo, hi), out=ymat[lo:hi])
                 np.multiply(yb, mul(lo, hi), out=yb)
                 np.add(yb, add(lo, hi), out=yb)
+                for step in post:
+                    step(yb)
             p.run(blk)
 
-    return Deferred(m, write, (m.mat,))
+    return Deferred(m, write, (m.mat,), post)
 
 
 def backward(

@@ -37,7 +37,7 @@ from hipdnn.nodes import (
     PointwiseNode,
     ReductionNode,
 )
-from hipdnn.types import ConvolutionMode, DataType
+from hipdnn.types import ConvolutionMode, DataType, PointwiseMode
 
 if TYPE_CHECKING:
     from hipdnn.graph import Graph
@@ -204,6 +204,25 @@ class _Run:
         return not any(u is not None and u.uid == t.uid
                        for other in self.graph.nodes for u in other.inputs.values())
 
+    def fusable_relu(self, node: Node, port: str) -> bool:
+        """True when output ``port`` is a virtual FP32 tensor whose only reader is a plain or
+        clipped (not leaky) RELU_FWD's IN_0: that ReLU can join the output's deferred pass."""
+        t = node.outputs.get(port)
+        if t is None or not t.is_virtual or t.uid is None:
+            return False
+        dtype = t.data_type
+        if dtype == DataType.NOT_SET:
+            dtype = getattr(self.graph, "intermediate_data_type", DataType.FLOAT)
+        if dtype != DataType.FLOAT:
+            return False
+        readers = [(other, p) for other in self.graph.nodes for p, u in other.inputs.items()
+                   if u is not None and u.uid == t.uid]
+        if len(readers) != 1:
+            return False
+        relu, p = readers[0]
+        return (isinstance(relu, PointwiseNode) and relu.mode == PointwiseMode.RELU_FWD
+                and p == "IN_0" and not relu.relu_lower_clip_slope)
+
     def put_deferred(self, node: Node, port: str, result: Deferred) -> None:
         """Store a :class:`Deferred` output (only where :meth:`deferrable`)."""
         t = node.outputs[port]
@@ -247,7 +266,7 @@ def _bn_train(r: _Run, n: BatchnormNode) -> None:
     eps = r.scalar(n, "EPSILON")
     y, mean, inv, unbiased = K.bn_train_forward_deferred(r.value(n.inputs["X"], "X", n),
                                                          _p(r, n, "SCALE"), _p(r, n, "BIAS"), eps)
-    if r.deferrable(n, "Y"):
+    if r.deferrable(n, "Y") or r.fusable_relu(n, "Y"):  # the ReLU joins y's pass
         r.put_deferred(n, "Y", y)
     else:
         r.put(n, "Y", y.materialize())
@@ -301,6 +320,26 @@ def _bn_backward(r: _Run, n: BatchnormBackwardNode) -> None:
 
 
 def _pointwise(r: _Run, n: PointwiseNode) -> None:
+    src = n.inputs.get("IN_0")
+    pending = r.env.get(src.uid) if src is not None and src.uid is not None else None
+    if isinstance(pending, Deferred):  # a batchnorm's y that only this ReLU reads
+        assert src is not None and src.uid is not None
+        lo = _F32(0.0 if n.relu_lower_clip is None else n.relu_lower_clip)
+        hi = None if n.relu_upper_clip is None else _F32(n.relu_upper_clip)
+
+        def relu(yb: np.ndarray) -> None:  # kernels.relu_forward's float32 ops, in place
+            np.maximum(yb, lo, out=yb)
+            if hi is not None:
+                np.minimum(yb, hi, out=yb)
+
+        fused = pending.then(relu)
+        if fused is not None:
+            if r.deferrable(n, "OUT_0"):
+                r.put_deferred(n, "OUT_0", fused)
+            else:
+                r.put(n, "OUT_0", fused.materialize())
+            return
+        r.env[src.uid] = pending.materialize()
     args = [r.value(t, p, n) for p, t in n.inputs.items() if t is not None]
     r.put(n, "OUT_0", pointwise(n, args))
 
