@@ -171,7 +171,7 @@ def test_backward_in_place_falls_back_to_a_copy(materialized: list[int], shape: 
 
 
 def _inference(calls: list[int], x: np.ndarray, form: str,
-               alias: bool = False) -> tuple[np.ndarray, np.ndarray]:
+               alias: bool = False, relu: bool = False) -> tuple[np.ndarray, np.ndarray]:
     c = x.shape[1]
     rng = np.random.default_rng(3)
     scale, bias = rng.normal(1, 0.5, c).astype(np.float32), rng.normal(0, 1, c).astype(np.float32)
@@ -190,6 +190,9 @@ def _inference(calls: list[int], x: np.ndarray, form: str,
         stat = var
         y = g.batchnorm_inference_variance_ext(xt, mt, vt, st, bt, 1e-5)
         ref = K.bn_inference_variance(x.copy(order="K"), scale, bias, mean, stat, 1e-5)
+    if relu:
+        y = g.pointwise(hipdnn.PointwiseMode.RELU_FWD, y)
+        ref = K.relu_forward(ref)
     y.set_output(True)
     _reference(g)
     out = x if alias else _out(y)
@@ -276,3 +279,15 @@ def test_training_relu_not_fused_stays_correct(materialized: list[int], case: st
     # reads a materialized y; ReLU output read again: the fused pass is materialized
     assert materialized[0] == 1
     assert np.array_equal(arrays["out"], ref)
+
+
+@pytest.mark.parametrize("form", ["inv_variance", "variance"])
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_inference_relu_joins_the_direct_pass(materialized: list[int], form: str,
+                                              layout: str) -> None:
+    x = np.random.default_rng(0).normal(0.5, 2.0, SHAPES[1]).astype(np.float32)
+    if layout == "NHWC":
+        x = _cl(x)
+    y, ref = _inference(materialized, x, form, relu=True)
+    assert materialized[0] == 0
+    assert np.array_equal(y, ref)

@@ -282,7 +282,7 @@ def _bn_train(r: _Run, n: BatchnormNode) -> None:
 
 
 def _put_y(r: _Run, n: Node, y: Deferred) -> None:
-    if r.deferrable(n, "Y"):
+    if r.deferrable(n, "Y") or r.fusable_relu(n, "Y"):  # a ReLU reading Y joins its pass
         r.put_deferred(n, "Y", y)
     else:
         r.put(n, "Y", y.materialize())
