@@ -31,7 +31,7 @@ Columns, per row (all timed interleaved, best of ``--repeat`` rounds of ``--numb
 * ``torch`` / ``dlpack``  with torch CUDA tensors / objects exposing only ``__dlpack__`` (torch
                 CUDA tensors behind it); only where ``torch.cuda.is_available()`` (the pointers
                 reach only the C no-ops);
-* ``checked``   the resolve-and-check path (``graph._run``: what a pack never seen before costs);
+* ``checked``   the resolve-and-check path (``graph._executor.run``: what a pack never seen before costs);
 * ``fw/ints``   the slowest framework column over ``ints`` (target <= 2).
 
     PYTHONPATH=. python benchmarks/bench_overhead.py [--number 20000] [--repeat 5] [--quick]
@@ -241,7 +241,7 @@ def measure_row(device: EmulatedDevice, row: Row, unfused: bool, number: int,
     for kind, pack in packs.items():
         g.execute(pack, ws)  # remembered from here on
         cols[kind] = (lambda p=pack: g.execute(p, ws))
-    cols["checked"] = lambda: g._run(g._plan(0), packs["cai"], ws, None)
+    cols["checked"] = lambda: g._executor.run(g._plan(0), packs["cai"], ws, None)
     best = {name: float("inf") for name in cols}
     for _ in range(repeat):  # interleaved: every column sees the same machine load
         for name, fn in cols.items():

@@ -15,11 +15,12 @@ import contextlib
 import sys
 import types
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hipdnn import interop, pictures, serialize
 from hipdnn.errors import ArgumentError, ValidationError
+from hipdnn.graph_exec import BoundExecution, Executor, PlanTiming
 from hipdnn.graph_highlevel import HighLevel, accepting_framework_tensors
 from hipdnn.graph_ops import GraphOps
 from hipdnn.graph_ops_math import MathOps
@@ -102,6 +103,10 @@ class Graph(HighLevel, GraphOps, MathOps, GraphPlans):
         self.all_tensors: list[Tensor] = []
         self.tensors: dict[int, Tensor] = {}
         self._handle = check_handle(handle, "Graph handle")
+        #: runs the built plans (variant packs, bindings, autotune); see hipdnn.graph_exec
+        self._executor = Executor(self)
+        #: the executor's remembered bindings (the same list object): execute's fast path
+        self._fast = self._executor.fast
         self._init_plans()
         self._init_high_level(inputs, outputs, heuristics, workspace_alloc)
 
@@ -222,6 +227,72 @@ class Graph(HighLevel, GraphOps, MathOps, GraphPlans):
         while f"{op}_{i}" in taken:
             i += 1
         return f"{op}_{i}"
+
+    # -- execution (delegated to the graph's Executor) -------------------------------------------
+    def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
+                handle: Handle | None = None) -> None:
+        """Run the selected plan. ``variant_pack``: {tensor or uid: array/pointer/scalar}.
+
+        ``workspace`` may be None when ``get_workspace_size()`` is 0. A pack is bound on first
+        use (see :meth:`bind`) and the binding is reused while every value reads the same
+        (type, data pointer, shape, strides, dtype, device, read-only flag, read afresh on
+        each call by a :mod:`hipdnn._packsig` matcher), so the checks a new pack would get
+        are still made on every call without resolving the pack again.
+        """
+        fast = self._fast  # the executor's list: a hit costs no call into the executor
+        if fast:
+            try:
+                run = fast[0](variant_pack, workspace, handle)
+            except Exception:  # a value whose reads fail: the checked path reports it
+                run = None
+            if run is not None:
+                run()
+                return
+        self._executor.execute_miss(variant_pack, workspace, handle)
+
+    def bind(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
+             handle: Handle | None = None) -> BoundExecution:
+        """Validate ``variant_pack`` once and return a callable re-running the selected plan.
+
+        For loops that run a graph many times on the same memory: the variant pack and the
+        workspace are resolved and checked now (same rules and errors as :meth:`execute`), and
+        the plan prebuilds its calls, so each run costs little more than the engine's own
+        calls. Contents of the bound arrays may change between runs; the objects stay alive
+        as long as the binding. Host arrays work too (staged on each run by MIOPEN_ENGINE).
+
+        >>> import numpy as np, hipdnn
+        >>> g = hipdnn.Graph(io_data_type=hipdnn.DataType.FLOAT)
+        >>> x = g.tensor(dim=[1, 2, 3, 3], name="x")
+        >>> y = g.relu(x).set_output(True)
+        >>> _ = g.build()
+        >>> xs = np.ones((1, 2, 3, 3), np.float32); ys = np.empty_like(xs)
+        >>> run = g.bind({x: xs, y: ys})
+        >>> xs[:] = -1.0; run(); float(ys.max())
+        0.0
+
+        The binding belongs to the plan selected now (it keeps running that plan after the
+        graph is rebuilt or another plan is selected); closing the graph, the plan or the
+        plan's handle makes later calls raise ``PlanClosedError``.
+        """
+        return self._executor.bind(variant_pack, workspace, handle)
+
+    def execute_plan_at_index(self, variant_pack: Mapping[Any, Any], workspace: Any,
+                              index: int, handle: Handle | None = None) -> None:
+        """Run built plan ``index``."""
+        self._executor.execute_plan_at_index(variant_pack, workspace, index, handle)
+
+    def autotune(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
+                 iterations: int = 10, warmup: int = 1,
+                 handle: Handle | None = None, progress: bool | None = None) -> list[PlanTiming]:
+        """Time every candidate plan and select the fastest (it becomes plan 0).
+
+        Candidates not built yet are built first. Returns a :class:`PlanTiming` (plan name,
+        seconds per run; it unpacks as a ``(name, seconds)`` tuple) per plan, fastest first.
+        Outputs in the variant pack are overwritten by every run. ``progress``: see
+        :mod:`hipdnn.progress` (None: shown on a terminal or in a notebook when it takes long).
+        """
+        return self._executor.autotune(variant_pack, workspace, iterations, warmup, handle,
+                                       progress)
 
     # -- validation and serialization ------------------------------------------------------------
     def validate(self) -> Graph:

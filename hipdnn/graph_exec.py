@@ -1,10 +1,10 @@
-"""Execution: variant-pack resolution, workspace checks, execute, bind, autotune (Graph mixin).
+"""Execution: variant-pack resolution, workspace checks, execute, bind, autotune (a Graph's Executor).
 
 Variant-pack keys are graph tensors or uids (``None`` keys are skipped); values go through
 :func:`hipdnn.interop.resolve` and are checked against the graph's tensors before any engine is
 called. Pass-by-value scalars with a baked value need no entry.
 
-Repeated calls are cheap two ways: :meth:`GraphExec.bind` validates a variant pack once and
+Repeated calls are cheap two ways: :meth:`Executor.bind` validates a variant pack once and
 returns a :class:`BoundExecution` that re-runs the plan; ``execute`` itself remembers the
 binding of recent variant packs with a matcher each (:mod:`hipdnn._packsig`: type, pointer,
 shape, strides, dtype, device, read-only flag of every value, read on every call), so a loop
@@ -40,14 +40,15 @@ from hipdnn.types import DataType, check_float, to_int
 
 if TYPE_CHECKING:
     from hipdnn.engines.base import ExecutionPlan
+    from hipdnn.graph import Graph
     from hipdnn.handle import Handle
     from hipdnn.interop import Buffer
 
-__all__ = ["BoundExecution", "GraphExec", "PlanTiming"]
+__all__ = ["BoundExecution", "Executor", "PlanTiming"]
 
 
 class PlanTiming(NamedTuple):
-    """One plan's :meth:`GraphExec.autotune` result: its name and seconds per run."""
+    """One plan's :meth:`hipdnn.graph.Graph.autotune` result: its name and seconds per run."""
 
     plan_name: str
     seconds: float
@@ -89,7 +90,7 @@ def _check_restrided(plans: Sequence[ExecutionPlan], t: Tensor, buf: Buffer) -> 
 class BoundExecution:
     """A variant pack bound to a graph's selected plan: calling it runs the plan again.
 
-    Made by :meth:`GraphExec.bind`. Everything that does not change between runs was checked
+    Made by :meth:`Executor.bind`. Everything that does not change between runs was checked
     at bind time (tensors, dtypes, shapes, workspace size; scalar values given in the pack are
     fixed then too); a call only checks that the graph and the plan are still open, then makes
     the plan's calls. The bound objects
@@ -217,49 +218,53 @@ def _check_output_buffer(t: Tensor, buf: Buffer) -> None:
             f"memory with distinct elements (e.g. a contiguous copy)", tensor=t.name)
 
 
-class GraphExec:
-    """Mixin: execute / execute_plan_at_index / autotune."""
+class Executor:
+    """Runs a graph's built plans: variant-pack resolution, bindings, execute, autotune.
 
-    if TYPE_CHECKING:
-        name: str
-        tensors: dict[int, Tensor]
-        nodes: list[Any]
-        _plans: list[ExecutionPlan]
-        @property
-        def handle(self) -> Handle: ...
-        def _plan(self, index: int = 0, what: str = "plan index") -> ExecutionPlan: ...
-        def build_plan_at_index(self, index: int) -> None: ...
-        _candidates: Any
+    Owned by one :class:`~hipdnn.graph.Graph` (``graph._executor``), which delegates
+    ``execute``, ``bind``, ``execute_plan_at_index`` and ``autotune`` to it. Its state:
 
-    def _init_exec(self) -> None:
-        self._required: list[Tensor] = []
-        self._baked: dict[int, float] = {}
-        self._ranged: dict[int, tuple[str, str]] = {}
-        self._fast: list[Matcher] = []
-        self._byvalue: frozenset[int] = frozenset()
+    * ``fast``: the remembered bindings of recent variant packs (matchers, most recent first).
+      The list object is never replaced, only mutated, so the graph keeps it as ``_fast`` and
+      its ``execute`` fast path reads it with no extra attribute hop.
+    * ``required`` / ``baked`` / ``ranged`` / ``byvalue``: what a variant pack must hold,
+      precomputed by :meth:`prepare` after plans are built.
 
-    def _forget_bindings(self) -> None:
+    Interface for the graph: :meth:`prepare` (plans built), :meth:`forget` (plans, tensors or
+    the handle changed), and the four public operations.
+    """
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.fast: list[Matcher] = []
+        self.required: list[Tensor] = []
+        self.baked: dict[int, float] = {}
+        self.ranged: dict[int, tuple[str, str]] = {}
+        self.byvalue: frozenset[int] = frozenset()
+
+    def forget(self) -> None:
         """Plans, tensors or the handle changed: execute's remembered bindings are stale."""
-        self._fast = []
+        self.fast.clear()
 
-    def _prepare_exec(self) -> None:
+    def prepare(self) -> None:
         """Precompute which tensors a variant pack must hold (after plans are built)."""
-        self._forget_bindings()
-        self._required = [t for t in self.tensors.values()
-                          if not t.is_virtual and not (t.is_pass_by_value and t.value is not None)]
-        self._baked = {uid: t.value for uid, t in self.tensors.items()
-                       if t.is_pass_by_value and t.value is not None}
-        self._byvalue = frozenset(uid for uid, t in self.tensors.items() if t.is_pass_by_value)
+        self.forget()
+        tensors = self.graph.tensors
+        self.required = [t for t in tensors.values()
+                         if not t.is_virtual and not (t.is_pass_by_value and t.value is not None)]
+        self.baked = {uid: t.value for uid, t in tensors.items()
+                      if t.is_pass_by_value and t.value is not None}
+        self.byvalue = frozenset(uid for uid, t in tensors.items() if t.is_pass_by_value)
 
-        self._ranged = {t.uid: (node.name, port) for node in self.nodes
-                        for port, t in node.inputs.items()
-                        if port in SCALAR_RANGES and t is not None and t.uid is not None
-                        and t.is_pass_by_value}
+        self.ranged = {t.uid: (node.name, port) for node in self.graph.nodes
+                       for port, t in node.inputs.items()
+                       if port in SCALAR_RANGES and t is not None and t.uid is not None
+                       and t.is_pass_by_value}
 
-    def _check_scalars(self, buffers: dict[int, Buffer]) -> None:
+    def check_scalars(self, buffers: dict[int, Buffer]) -> None:
         """Scalars given at execute time (epsilon, momentum) must be in their node's range."""
 
-        for uid, (node, port) in self._ranged.items():
+        for uid, (node, port) in self.ranged.items():
             buf = buffers.get(uid)
             if buf is None:
                 continue
@@ -269,32 +274,32 @@ class GraphExec:
             if value is None:
                 continue  # device memory: not readable here
             low, high, low_open = SCALAR_RANGES[port]
-            name = self.tensors[uid].name
+            name = self.graph.tensors[uid].name
             try:
                 check_float(value, port.lower(), node=node, low=low, high=high,
                             low_open=low_open, tensor=name)
             except ValidationError as exc:
                 raise VariantPackError(f"variant pack: {exc}", tensor=name) from None
 
-    def _tensor_for_key(self, key: Any) -> Tensor:
+    def tensor_for_key(self, key: Any) -> Tensor:
         if isinstance(key, Tensor):
-            t = self.tensors.get(key.uid) if key.uid is not None else None
+            t = self.graph.tensors.get(key.uid) if key.uid is not None else None
             if t is not key:
-                where = "another graph" if key._graph is not self else "no node of this graph"
+                where = "another graph" if key._graph is not self.graph else "no node of this graph"
                 raise VariantPackError(f"variant pack: tensor {key.name!r} belongs to {where}",
                                        tensor=key.name)
             return key
         if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
             key = int(key)  # numpy integers are uids too, as everywhere else
-            t = self.tensors.get(key)
+            t = self.graph.tensors.get(key)
             if t is None:
                 raise VariantPackError(f"variant pack: no tensor with uid {key} in graph "
-                                       f"{self.name!r}; uids: {sorted(self.tensors)}")
+                                       f"{self.graph.name!r}; uids: {sorted(self.graph.tensors)}")
             return t
         raise VariantPackError(f"variant pack keys must be graph tensors or int uids (int or "
                                f"numpy integer), got {type(key).__name__} {key!r:.60}")
 
-    def _resolve_pack(self, variant_pack: Mapping[Any, Any],
+    def resolve_pack(self, variant_pack: Mapping[Any, Any],
                       plans: Sequence[ExecutionPlan] = ()) -> dict[int, Buffer]:
         """{uid: Buffer} for ``variant_pack``, checked against the graph's tensors (and, for a
         buffer holding a tensor in another layout, against each of ``plans``)."""
@@ -305,7 +310,7 @@ class GraphExec:
         for key, value in variant_pack.items():
             if key is None:
                 continue
-            t = self._tensor_for_key(key)
+            t = self.tensor_for_key(key)
             if t.uid in buffers:
                 raise VariantPackError(f"variant pack: tensor {t.name!r} (uid {t.uid}) is given "
                                        f"twice (as the tensor and as its uid); give each tensor "
@@ -332,20 +337,20 @@ class GraphExec:
             assert t.uid is not None
             buffers[t.uid] = buf
         if len(buffers) > 2:
-            _check_outputs_disjoint(self.tensors, buffers)
-        missing = [t for t in self._required if t.uid not in buffers]
+            _check_outputs_disjoint(self.graph.tensors, buffers)
+        missing = [t for t in self.required if t.uid not in buffers]
         if missing:
             names = ", ".join(f"{t.name!r} (uid {t.uid})" for t in missing)
             raise VariantPackError(f"variant pack is missing {len(missing)} tensor(s) of graph "
-                                   f"{self.name!r}: {names}", tensor=missing[0].name)
-        if self._ranged:
-            self._check_scalars(buffers)
-        for uid, value in self._baked.items():
+                                   f"{self.graph.name!r}: {names}", tensor=missing[0].name)
+        if self.ranged:
+            self.check_scalars(buffers)
+        for uid, value in self.baked.items():
             if uid not in buffers:
                 buffers[uid] = interop.Buffer(ptr=0, device="cpu", scalar=value, kind="float")
         return buffers
 
-    def _resolve_workspace(self, workspace: Any, size: int) -> Buffer | None:
+    def resolve_workspace(self, workspace: Any, size: int) -> Buffer | None:
         if size == 0:
             if workspace is not None and type(workspace) is not int:
                 buf = _workspace_buffer(workspace)  # not needed, but it must be memory
@@ -379,39 +384,33 @@ class GraphExec:
                                  f"{size} bytes")
         return buf
 
-    def _checked(self, plan: ExecutionPlan, variant_pack: Mapping[Any, Any],
+    def checked(self, plan: ExecutionPlan, variant_pack: Mapping[Any, Any],
                  workspace: Any) -> tuple[dict[int, Buffer], Buffer | None]:
         """The open ``plan``'s variant pack and workspace, resolved and checked."""
         plan.check_open()
-        buffers = self._resolve_pack(variant_pack, (plan,))
-        return buffers, self._resolve_workspace(workspace, plan.workspace_size)
+        buffers = self.resolve_pack(variant_pack, (plan,))
+        return buffers, self.resolve_workspace(workspace, plan.workspace_size)
 
-    def _open_handle(self, handle: Any, what: str) -> Handle:
+    def open_handle(self, handle: Any, what: str) -> Handle:
         """``handle`` (the graph's when None), which must be an open :class:`Handle`."""
         h = check_handle(handle, f"{what} handle")
         if h is None:
-            h = self.handle
+            h = self.graph.handle
         if h._closed:
             raise _handle_closed(h, what)
         return h
 
-    def _run(self, plan: ExecutionPlan, variant_pack: Mapping[Any, Any], workspace: Any,
+    def run(self, plan: ExecutionPlan, variant_pack: Mapping[Any, Any], workspace: Any,
              handle: Handle | None, what: str = "execute") -> None:
-        h = self._open_handle(handle, what)
-        buffers, ws = self._checked(plan, variant_pack, workspace)
+        h = self.open_handle(handle, what)
+        buffers, ws = self.checked(plan, variant_pack, workspace)
         plan.execute(buffers, ws, h)
 
     def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
                 handle: Handle | None = None) -> None:
-        """Run the selected plan. ``variant_pack``: {tensor or uid: array/pointer/scalar}.
-
-        ``workspace`` may be None when ``get_workspace_size()`` is 0. A pack is bound on first
-        use (see :meth:`bind`) and the binding is reused while every value reads the same
-        (type, data pointer, shape, strides, dtype, device, read-only flag, read afresh on
-        each call by a :mod:`hipdnn._packsig` matcher), so the checks a new pack would get
-        are still made on every call without resolving the pack again.
-        """
-        fast = self._fast
+        """Run the selected plan (see :meth:`hipdnn.graph.Graph.execute`, which inlines the
+        first step: a hit of the latest remembered binding)."""
+        fast = self.fast
         if fast:
             try:
                 run = fast[0](variant_pack, workspace, handle)
@@ -420,15 +419,22 @@ class GraphExec:
             if run is not None:
                 run()
                 return
-            if len(fast) > 1:
-                run = self._match_older(fast, variant_pack, workspace, handle)
-                if run is not None:
-                    run()
-                    return
+        self.execute_miss(variant_pack, workspace, handle)
+
+    def execute_miss(self, variant_pack: Mapping[Any, Any], workspace: Any,
+                     handle: Handle | None) -> None:
+        """``execute`` after the latest remembered binding did not match: an older one, or
+        resolve, check and (for a dict) remember the pack."""
+        fast = self.fast
+        if len(fast) > 1:
+            run = self._match_older(fast, variant_pack, workspace, handle)
+            if run is not None:
+                run()
+                return
         if type(variant_pack) is not dict:  # a Mapping of another type is never remembered
-            self._run(self._plan(0), variant_pack, workspace, handle)
+            self.run(self.graph._plan(0), variant_pack, workspace, handle)
             return
-        self._bind_remembered(variant_pack, workspace, handle)()
+        self.bind_remembered(variant_pack, workspace, handle)()
 
     def _match_older(self, fast: list[Matcher], variant_pack: Any, workspace: Any,
                      handle: Any) -> Callable[[], None] | None:
@@ -439,25 +445,25 @@ class GraphExec:
             except Exception:  # as above: a miss
                 continue
             if run is not None:
-                self._fast = [fast[i], *fast[:i], *fast[i + 1:]]
+                fast[:] = [fast[i], *fast[:i], *fast[i + 1:]]
                 return run
         return None
 
-    def _bind_remembered(self, variant_pack: Mapping[Any, Any], workspace: Any,
+    def bind_remembered(self, variant_pack: Mapping[Any, Any], workspace: Any,
                          handle: Handle | None) -> Callable[[], None]:
         """Resolve, check and bind ``variant_pack``; remember the binding with a matcher.
 
         The binding keeps pointers, not the pack's objects: a later pack the matcher accepts
         resolves to the same pointers and geometry, and is alive while ``execute`` runs.
         """
-        plan = self._plan(0)
-        h = self._open_handle(handle, "execute")
-        buffers, ws = self._checked(plan, variant_pack, workspace)
+        plan = self.graph._plan(0)
+        h = self.open_handle(handle, "execute")
+        buffers, ws = self.checked(plan, variant_pack, workspace)
         if any(b.refresh is not None for b in buffers.values()):
             # a resolved copy of a negative/conjugate torch view: the binding must own it,
             # and the pack is not remembered (each execute resolves the view again)
-            return BoundExecution(self, plan, buffers, ws, h)._run
-        bound = BoundExecution(self, plan, {uid: _detached(b) for uid, b in buffers.items()},
+            return BoundExecution(self.graph, plan, buffers, ws, h)._run
+        bound = BoundExecution(self.graph, plan, {uid: _detached(b) for uid, b in buffers.items()},
                                None if ws is None else _detached(ws), h)._run
 
         def run() -> None:
@@ -465,77 +471,52 @@ class GraphExec:
                 raise _handle_closed(h, "execute")
             bound()
         # a scalar read from array contents at bind time may change: never remember those
-        for uid in self._byvalue:
+        for uid in self.byvalue:
             buf = buffers.get(uid)
             if buf is not None and buf.scalar is None and buf.kind != "int":
                 return run
         match = compile_matcher(variant_pack, workspace, handle, run)
         if match is not None:
             # the graph's close()/rebuild clears these, so the plan's own callable is enough
-            self._fast = [match, *self._fast[:FAST_PACKS - 1]]
+            self.fast[:] = [match, *self.fast[:FAST_PACKS - 1]]
         return run
 
     def bind(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
              handle: Handle | None = None) -> BoundExecution:
-        """Validate ``variant_pack`` once and return a callable re-running the selected plan.
-
-        For loops that run a graph many times on the same memory: the variant pack and the
-        workspace are resolved and checked now (same rules and errors as :meth:`execute`), and
-        the plan prebuilds its calls, so each run costs little more than the engine's own
-        calls. Contents of the bound arrays may change between runs; the objects stay alive
-        as long as the binding. Host arrays work too (staged on each run by MIOPEN_ENGINE).
-
-        >>> import numpy as np, hipdnn
-        >>> g = hipdnn.Graph(io_data_type=hipdnn.DataType.FLOAT)
-        >>> x = g.tensor(dim=[1, 2, 3, 3], name="x")
-        >>> y = g.relu(x).set_output(True)
-        >>> _ = g.build()
-        >>> xs = np.ones((1, 2, 3, 3), np.float32); ys = np.empty_like(xs)
-        >>> run = g.bind({x: xs, y: ys})
-        >>> xs[:] = -1.0; run(); float(ys.max())
-        0.0
-
-        The binding belongs to the plan selected now (it keeps running that plan after the
-        graph is rebuilt or another plan is selected); closing the graph, the plan or the
-        plan's handle makes later calls raise ``PlanClosedError``.
-        """
-        plan = self._plan(0)
-        h = self._open_handle(handle, "bind")
-        buffers, ws = self._checked(plan, variant_pack, workspace)
-        return BoundExecution(self, plan, buffers, ws, h)
+        """Resolve and check ``variant_pack`` once; a :class:`BoundExecution` of the selected plan
+        (see :meth:`hipdnn.graph.Graph.bind`)."""
+        plan = self.graph._plan(0)
+        h = self.open_handle(handle, "bind")
+        buffers, ws = self.checked(plan, variant_pack, workspace)
+        return BoundExecution(self.graph, plan, buffers, ws, h)
 
     def execute_plan_at_index(self, variant_pack: Mapping[Any, Any], workspace: Any,
                               index: int, handle: Handle | None = None) -> None:
         """Run built plan ``index``."""
-        self._run(self._plan(index, "execute_plan_at_index"), variant_pack, workspace, handle,
+        self.run(self.graph._plan(index, "execute_plan_at_index"), variant_pack, workspace, handle,
                   "execute_plan_at_index")
 
     def autotune(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
                  iterations: int = 10, warmup: int = 1,
                  handle: Handle | None = None, progress: bool | None = None) -> list[PlanTiming]:
-        """Time every candidate plan and select the fastest (it becomes plan 0).
-
-        Candidates not built yet are built first. Returns a :class:`PlanTiming` (plan name,
-        seconds per run; it unpacks as a ``(name, seconds)`` tuple) per plan, fastest first.
-        Outputs in the variant pack are overwritten by every run. ``progress``: see
-        :mod:`hipdnn.progress` (None: shown on a terminal or in a notebook when it takes long).
-        """
-        self._plan(0)
+        """Time every candidate plan and select the fastest (see
+        :meth:`hipdnn.graph.Graph.autotune`)."""
+        self.graph._plan(0)
         iterations = to_int(iterations, "autotune iterations", minimum=1)
         warmup = to_int(warmup, "autotune warmup", minimum=0)
-        n_candidates = len(self._candidates or [])
-        h = self._open_handle(handle, "autotune")
-        with Progress(f"autotune {self.name!r}", max(n_candidates, len(self._plans)),
+        n_candidates = len(self.graph._candidates or [])
+        h = self.open_handle(handle, "autotune")
+        with Progress(f"autotune {self.graph.name!r}", max(n_candidates, len(self.graph._plans)),
                       progress) as bar:
-            for i in range(len(self._plans), n_candidates):
+            for i in range(len(self.graph._plans), n_candidates):
                 bar.step(f"building candidate {i}")
-                self.build_plan_at_index(i)
-            buffers = self._resolve_pack(variant_pack, self._plans)
+                self.graph.build_plan_at_index(i)
+            buffers = self.resolve_pack(variant_pack, self.graph._plans)
             timings: list[tuple[float, int]] = []
-            bar.total = len(self._plans)
-            for i, plan in enumerate(self._plans):
+            bar.total = len(self.graph._plans)
+            for i, plan in enumerate(self.graph._plans):
                 bar.step(f"timing {plan.name}")
-                ws = self._resolve_workspace(workspace, plan.workspace_size)
+                ws = self.resolve_workspace(workspace, plan.workspace_size)
                 for _ in range(max(0, warmup)):
                     plan.execute(buffers, ws, h)
                 h.synchronize()
@@ -546,8 +527,8 @@ class GraphExec:
                 timings.append(((time.perf_counter() - start) / max(1, iterations), i))
                 bar.advance()
         timings.sort()
-        self._plans[:] = [self._plans[i] for _, i in timings]
-        self._forget_bindings()
-        result = [PlanTiming(self._plans[k].name, t) for k, (t, _) in enumerate(timings)]
-        logger.info("graph %r autotune: %s", self.name, "; ".join(map(str, result)))
+        self.graph._plans[:] = [self.graph._plans[i] for _, i in timings]
+        self.forget()
+        result = [PlanTiming(self.graph._plans[k].name, t) for k, (t, _) in enumerate(timings)]
+        logger.info("graph %r autotune: %s", self.graph.name, "; ".join(map(str, result)))
         return result

@@ -28,7 +28,6 @@ from hipdnn.errors import (
     PlanClosedError,
     PlanIndexError,
 )
-from hipdnn.graph_exec import GraphExec
 from hipdnn.handle import check_handle
 from hipdnn.logs import logger, warn_fallback
 from hipdnn.plan_cache import plan_cache
@@ -45,6 +44,7 @@ from hipdnn.validation import (
 
 if TYPE_CHECKING:
     from hipdnn.graph import Graph
+    from hipdnn.graph_exec import Executor
     from hipdnn.handle import Handle
 
 _INDEX_LIMIT = 1 << 32  # ints below are engine indices (ids are 64-bit hashes)
@@ -67,12 +67,13 @@ def plan_index(index: Any, count: int, what: str, of: str) -> int:
     return i
 
 
-class GraphPlans(GraphExec):
+class GraphPlans:
     """Mixin: pipeline stages, engine/knob API, plan ownership."""
 
     if TYPE_CHECKING:
         name: str
         _handle: Handle | None
+        _executor: Executor
         @property
         def handle(self) -> Handle: ...
         def validate(self) -> Graph: ...
@@ -91,7 +92,10 @@ class GraphPlans(GraphExec):
         #: bumped by every setter of the graph, its tensors and nodes (see _changed)
         self._revision = 0
         self._built_revision = 0
-        self._init_exec()
+
+    def _forget_bindings(self) -> None:
+        """Plans, tensors or the handle changed: execute's remembered bindings are stale."""
+        self._executor.forget()
 
     def _invalidate(self) -> None:
         """The graph changed: forget the operation graph and candidates (plans stay owned)."""
@@ -357,7 +361,7 @@ class GraphPlans(GraphExec):
             raise self._not_supported("has no engine that could build a plan")
         self._log_choice()
         self._built_revision = self._revision
-        self._prepare_exec()
+        self._executor.prepare()
 
     def build(self, modes: Sequence[HeurMode] | HeurMode | None = None,
               policy: BuildPlanPolicy = BuildPlanPolicy.HEURISTICS_CHOICE,
@@ -496,7 +500,7 @@ class GraphPlans(GraphExec):
         else:
             plan_cache.release(plan, self)
         self._built_revision = self._revision
-        self._prepare_exec()
+        self._executor.prepare()
 
     def get_execution_plan_count(self) -> int:
         """Number of built plans."""
