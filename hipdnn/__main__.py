@@ -27,6 +27,7 @@ import numpy as np
 import hipdnn
 from hipdnn import diagnostics
 from hipdnn.engines import load_errors, registry
+from hipdnn.graph_view import GraphView
 from hipdnn.shapes import packed_strides
 
 __all__ = ["main"]
@@ -108,7 +109,7 @@ def _report_engines(g: hipdnn.Graph) -> str:
         if eng.name == ran:
             continue
         try:
-            reason = eng.check_support(g, g.handle)
+            reason = eng.check_support(GraphView.of(g), g.handle)
         except hipdnn.HipdnnError as exc:
             reason = f"{type(exc).__name__}: {exc}"
         why = reason if reason is not None else f"applies, but ranks after {ran} or was deselected"

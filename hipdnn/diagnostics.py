@@ -20,6 +20,7 @@ import numpy as np
 import hipdnn
 from hipdnn.engines.engine_registry import load_errors, registry
 from hipdnn.graph import Graph
+from hipdnn.graph_view import GraphView
 from hipdnn.types import DataType
 from miopen_ctypes import loader
 from miopen_ctypes.errors import LibraryNotFoundError
@@ -96,7 +97,7 @@ def _engines() -> list[dict[str, Any]]:
     rows = []
     for engine in registry().values():
         try:
-            reason = engine.check_support(g.validate(), g.handle)
+            reason = engine.check_support(GraphView.of(g.validate()), g.handle)
         except Exception as exc:
             reason = f"{type(exc).__name__}: {exc}"
         rows.append({"name": engine.name, "id": engine.engine_id, "rank": engine.rank,

@@ -28,6 +28,7 @@ from hipdnn.errors import (
     PlanClosedError,
     PlanIndexError,
 )
+from hipdnn.graph_view import GraphView
 from hipdnn.handle import check_handle
 from hipdnn.logs import logger, warn_fallback
 from hipdnn.plan_cache import plan_cache
@@ -179,7 +180,7 @@ class GraphPlans:
     def _support(self, engine: Engine) -> str | None:
         def check() -> str | None:
             try:
-                return engine.check_support(self, self.handle)  # type: ignore[arg-type]
+                return engine.check_support(GraphView.of(self), self.handle)
             except HipdnnError as exc:
                 return f"{type(exc).__name__}: {exc}"
 
@@ -431,7 +432,7 @@ class GraphPlans:
                                          f"{self.name!r}", {engine.name: reason})
         ck = (self._graph_key(), engine.cache_token, "knobs", self.handle.serial)
         return plan_cache.answer_or(  # type: ignore[no-any-return,unused-ignore]
-            ck, lambda: list(engine.get_knobs(self, self.handle)))  # type: ignore[arg-type]
+            ck, lambda: list(engine.get_knobs(GraphView.of(self), self.handle)))
 
     def _resolve_knobs(self, engine: Engine,
                        settings: KnobSettings) -> dict[str, KnobValue]:
@@ -473,13 +474,14 @@ class GraphPlans:
             plan_cache.insert(ck, plan, self)
         return plan
 
-    def _snapshot(self) -> Graph:
-        """A validated private copy for engines: a cached plan, shared by every graph of the
-        same key, must not see later edits of the graph it was first built from. It holds no
-        Handle (engines are given it), so a cached plan never keeps a dropped Handle alive."""
+    def _snapshot(self) -> GraphView:
+        """The immutable view of a validated private copy, for engines: a cached plan, shared
+        by every graph of the same key, must not see later edits of the graph it was first
+        built from. The copy holds no Handle (engines are given it), so a cached plan never
+        keeps a dropped Handle alive."""
         snap = serialize.from_dict(serialize.graph_to_dict(self), None, type(self))  # type: ignore[arg-type]
         snap.tensors = validate_graph(snap, memo=False)  # a private one-off: not memoized
-        return snap
+        return GraphView.of(snap)
 
     def build_plan_at_index(self, index: int) -> None:
         """Build only candidate ``index`` (appended to the built plans unless its workspace

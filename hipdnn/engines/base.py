@@ -32,7 +32,7 @@ from hipdnn.errors import PlanClosedError
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from hipdnn.graph import Graph
+    from hipdnn.graph_view import GraphView
     from hipdnn.handle import Handle
 
 __all__ = [
@@ -223,15 +223,15 @@ class Engine(ABC):
         return token
 
     @abstractmethod
-    def check_support(self, graph: Graph, handle: Handle | None) -> str | None:
+    def check_support(self, graph: GraphView, handle: Handle | None) -> str | None:
         """None if this engine can run ``graph``, else a one-line reason why not."""
 
     @abstractmethod
-    def get_knobs(self, graph: Graph, handle: Handle | None) -> list[Knob]:
+    def get_knobs(self, graph: GraphView, handle: Handle | None) -> list[Knob]:
         """The knobs this engine offers for ``graph`` (may depend on the graph)."""
 
     @abstractmethod
-    def build_plan(self, graph: Graph, knobs: dict[str, KnobValue],
+    def build_plan(self, graph: GraphView, knobs: dict[str, KnobValue],
                    handle: Handle | None) -> ExecutionPlan:
         """Build a plan. ``knobs`` holds a validated value for every knob from get_knobs."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import time
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from hipdnn import (
     WorkspaceError,
 )
 from hipdnn.engines import fnv1a_64
+from hipdnn.graph_view import GraphView
 
 Engines = tuple[FakeEngine, DecliningEngine]
 
@@ -330,7 +332,16 @@ def test_engines_get_a_private_copy_of_the_graph(fakes: Engines) -> None:
     g1, x1, _ = _relu_graph("first")
     g1.build()
     plan_graph = g1.plans[0].graph  # type: ignore[attr-defined]
-    assert plan_graph is not g1 and plan_graph.to_json() == g1.to_json()
+    assert isinstance(plan_graph, GraphView)  # the frozen view, not the mutable Graph
+    assert [n.name for n in plan_graph.nodes] == [n.name for n in g1.nodes]
+    assert {u: t.get_dim() for u, t in plan_graph.tensors.items()} == \
+        {u: t.get_dim() for u, t in g1.tensors.items()}
+    assert all(plan_graph.tensors[u] is not t for u, t in g1.tensors.items())  # a private copy
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan_graph.nodes = ()  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        plan_graph.tensors[0] = x1  # type: ignore[index]
+    assert isinstance(plan_graph.nodes, tuple)
     x1.set_dim([4, 3, 4, 4])  # editing g1 later must not reach the cached plan
     g2, x2, y2 = _relu_graph("second")
     g2.build()

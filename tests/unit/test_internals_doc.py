@@ -20,7 +20,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
              "_packsig", "_dlpack", "_hostmem", "_interop_dtypes"),
     "graph IR": ("nodes_base", "nodes_norm", "nodes_stats", "nodes", "serialize", "pictures"),
     "engine contract": ("engines", "engines.base", "engines.knobs", "engines.engine_registry",
-                        "validation"),
+                        "validation", "graph_view"),
     "engines": ("engines.reference", "engines.miopen"),
     "builder & pipeline": ("graph", "graph_ops", "graph_ops_math", "graph_highlevel", "graph_plans", "graph_exec",
                            "plan_cache"),

@@ -46,7 +46,7 @@ from miopen_ctypes.hip import HipLibrary, load_hip
 from miopen_ctypes.loader import MIOpenLibrary
 
 if TYPE_CHECKING:
-    from hipdnn.graph import Graph
+    from hipdnn.graph_view import GraphView
     from hipdnn.handle import Handle
 
 __all__ = ["MiopenEngine", "Unavailable", "check_library_rules"]
@@ -234,7 +234,7 @@ class MiopenEngine(Engine):
             raise Unavailable(f"no AMD GPU available: {function} failed ({_status_text(exc)})") from exc
 
     # ----------------------------------------------------------------------------- the contract
-    def check_support(self, graph: Graph, handle: Handle | None) -> str | None:
+    def check_support(self, graph: GraphView, handle: Handle | None) -> str | None:
         """None when a seed row matches and MIOpen can run it here, else the reason (never raises)."""
         try:
             m = match(graph)
@@ -263,7 +263,7 @@ class MiopenEngine(Engine):
                            "convolution")
         return sols
 
-    def get_knobs(self, graph: Graph, handle: Handle | None) -> list[Knob]:
+    def get_knobs(self, graph: GraphView, handle: Handle | None) -> list[Knob]:
         """global.benchmarking always; global.workspace_size_limit for graphs with a convolution."""
         knobs = [Knob(BENCHMARKING_KNOB, KnobValueType.INT64, 0, IntConstraint(0, 1),
                       "0: heuristic solution (immediate mode); 1: exhaustive search (Find 2.0 "
@@ -283,7 +283,7 @@ class MiopenEngine(Engine):
                               "largest workspace (bytes) a convolution solution may use"))
         return knobs
 
-    def build_plan(self, graph: Graph, knobs: dict[str, KnobValue],
+    def build_plan(self, graph: GraphView, knobs: dict[str, KnobValue],
                    handle: Handle | None) -> ExecutionPlan:
         """Match, create the MIOpen objects, choose the path; errors name the row and call."""
         try:

@@ -40,7 +40,7 @@ from hipdnn.nodes import (
 from hipdnn.types import ConvolutionMode, DataType, PointwiseMode
 
 if TYPE_CHECKING:
-    from hipdnn.graph import Graph
+    from hipdnn.graph_view import GraphView
     from hipdnn.handle import Handle
     from hipdnn.tensor import Tensor
 
@@ -131,7 +131,7 @@ def _allowed_dtypes(node: Node) -> frozenset[DataType]:
 class _Run:
     """One execution: values of every tensor by uid (inputs as strided host views, FP32 results)."""
 
-    def __init__(self, graph: Graph, buffers: Mapping[int, Any]) -> None:
+    def __init__(self, graph: GraphView, buffers: Mapping[int, Any]) -> None:
         self.graph = graph
         self.buffers = buffers
         self.env: Env = {}
@@ -417,7 +417,7 @@ class ReferencePlan(ExecutionPlan):
 
     reads_buffer_strides = True  # every buffer is read and written as a strided numpy view
 
-    def __init__(self, engine: ReferenceEngine, graph: Graph,
+    def __init__(self, engine: ReferenceEngine, graph: GraphView,
                  knobs: Mapping[str, KnobValue] | None = None) -> None:
         super().__init__(engine, knobs, name=f"{engine.name}:{len(graph.nodes)} node(s)",
                          workspace_size=0)
@@ -483,7 +483,7 @@ class ReferenceEngine(Engine):
     name = "CPU_REFERENCE_ENGINE"
     rank = 1000
 
-    def check_support(self, graph: Graph, handle: Handle | None) -> str | None:
+    def check_support(self, graph: GraphView, handle: Handle | None) -> str | None:
         """None when every node is supported, else the first reason found."""
         for node in graph.nodes:
             reason = _node_reason(node)
@@ -491,11 +491,11 @@ class ReferenceEngine(Engine):
                 return reason
         return None
 
-    def get_knobs(self, graph: Graph, handle: Handle | None) -> list[Knob]:
+    def get_knobs(self, graph: GraphView, handle: Handle | None) -> list[Knob]:
         """The reference engine has no knobs."""
         return []
 
-    def build_plan(self, graph: Graph, knobs: dict[str, KnobValue],
+    def build_plan(self, graph: GraphView, knobs: dict[str, KnobValue],
                    handle: Handle | None) -> ExecutionPlan:
         """A plan that runs ``graph``'s nodes in order; declines unsupported graphs."""
         reason = self.check_support(graph, handle)
