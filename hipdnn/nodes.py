@@ -20,6 +20,14 @@ from hipdnn.nodes_base import (
     set_output_shape,
     strides_like,
 )
+from hipdnn.nodes_norm import (  # re-exported: nodes.py is the node classes' one import
+    BatchnormBackwardNode,
+    BatchnormInferenceNode,
+    BatchnormInferenceVarianceNode,
+    BatchnormNode,
+    PointwiseNode,
+)
+from hipdnn.nodes_stats import GenstatsNode, ReductionNode
 from hipdnn.shapes import conv_output_dims
 from hipdnn.types import ConvolutionMode, DataType, to_enum, to_int, to_int_tuple
 
@@ -330,15 +338,6 @@ class ConvWgradNode(_ConvNode):
                 tensor=dy.name)
         set_output_shape(self, "DW", dw.dim, x, strict=True)
 
-
-from hipdnn.nodes_norm import (  # noqa: E402  (split for size; re-exported here)
-    BatchnormBackwardNode,
-    BatchnormInferenceNode,
-    BatchnormInferenceVarianceNode,
-    BatchnormNode,
-    PointwiseNode,
-)
-from hipdnn.nodes_stats import GenstatsNode, ReductionNode  # noqa: E402
 
 #: JSON ``type`` -> node class.
 NODE_TYPES: Mapping[str, type[Node]] = {
