@@ -222,7 +222,8 @@ class Executor:
     """Runs a graph's built plans: variant-pack resolution, bindings, execute, autotune.
 
     Owned by one :class:`~hipdnn.graph.Graph` (``graph._executor``), which delegates
-    ``execute``, ``bind``, ``execute_plan_at_index`` and ``autotune`` to it. Its state:
+    ``bind``, ``execute_plan_at_index`` and ``autotune`` to it, and ``execute`` past its inline
+    hit of the latest remembered binding (:meth:`execute_miss`). Its state:
 
     * ``fast``: the remembered bindings of recent variant packs (matchers, most recent first).
       The list object is never replaced, only mutated, so the graph keeps it as ``_fast`` and
@@ -405,21 +406,6 @@ class Executor:
         h = self.open_handle(handle, what)
         buffers, ws = self.checked(plan, variant_pack, workspace)
         plan.execute(buffers, ws, h)
-
-    def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
-                handle: Handle | None = None) -> None:
-        """Run the selected plan (see :meth:`hipdnn.graph.Graph.execute`, which inlines the
-        first step: a hit of the latest remembered binding)."""
-        fast = self.fast
-        if fast:
-            try:
-                run = fast[0](variant_pack, workspace, handle)
-            except Exception:  # a value whose reads fail: the checked path reports it
-                run = None
-            if run is not None:
-                run()
-                return
-        self.execute_miss(variant_pack, workspace, handle)
 
     def execute_miss(self, variant_pack: Mapping[Any, Any], workspace: Any,
                      handle: Handle | None) -> None:

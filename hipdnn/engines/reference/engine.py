@@ -262,14 +262,18 @@ def _p(r: _Run, n: Node, port: str) -> np.ndarray:
     return np.asarray(r.value(n.inputs[port], port, n), dtype=_F32).reshape(-1)
 
 
+def _put_y(r: _Run, n: Node, y: Deferred) -> None:
+    if r.deferrable(n, "Y") or r.fusable_relu(n, "Y"):  # a ReLU reading Y joins its pass
+        r.put_deferred(n, "Y", y)
+    else:
+        r.put(n, "Y", y.materialize())
+
+
 def _bn_train(r: _Run, n: BatchnormNode) -> None:
     eps = r.scalar(n, "EPSILON")
     y, mean, inv, unbiased = K.bn_train_forward_deferred(r.value(n.inputs["X"], "X", n),
                                                          _p(r, n, "SCALE"), _p(r, n, "BIAS"), eps)
-    if r.deferrable(n, "Y") or r.fusable_relu(n, "Y"):  # the ReLU joins y's pass
-        r.put_deferred(n, "Y", y)
-    else:
-        r.put(n, "Y", y.materialize())
+    _put_y(r, n, y)
     r.put(n, "MEAN", mean)
     r.put(n, "INV_VARIANCE", inv)
     if n.inputs.get("PREV_RUNNING_MEAN") is not None:
@@ -279,13 +283,6 @@ def _bn_train(r: _Run, n: BatchnormNode) -> None:
                                            momentum)
         r.put(n, "NEXT_RUNNING_MEAN", new_m)
         r.put(n, "NEXT_RUNNING_VARIANCE", new_v)
-
-
-def _put_y(r: _Run, n: Node, y: Deferred) -> None:
-    if r.deferrable(n, "Y") or r.fusable_relu(n, "Y"):  # a ReLU reading Y joins its pass
-        r.put_deferred(n, "Y", y)
-    else:
-        r.put(n, "Y", y.materialize())
 
 
 def _bn_inference(r: _Run, n: BatchnormInferenceNode) -> None:
