@@ -16,9 +16,11 @@ _F64 = np.float64
 def genstats(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-channel sum and sum of squares of logical (N, C, ...) ``x``, each (C,) float64.
 
+    Channel 0 holds 0, 1, 4, 5 and channel 1 holds 2, 3, 6, 7:
+
     >>> s, q = genstats(np.arange(8, dtype=np.float32).reshape(2, 2, 2))
     >>> s.tolist(), q.tolist()
-    ([18.0, 26.0], [98.0, 178.0])
+    ([10.0, 18.0], [42.0, 98.0])
     """
     xf = np.asarray(x, dtype=_F64)
     axes = tuple(a for a in range(xf.ndim) if a != 1)
