@@ -15,7 +15,8 @@ sysroots of tools/miopen_sysroot.py) so a warm run only rebuilds and reinstalls 
 4. the project's wheel, built from the tracked files, installed the same way;
 5. the stand-in DLLs of tests/windows/standins (``x86_64-w64-mingw32-gcc``);
 6. under Wine: ``python -m hipdnn demo`` and every example (outside the checkout, so the
-   installed copy runs), then pytest on :data:`SUITES` against the installed copy.
+   installed copy runs; the examples one after another in one interpreter, see ``_EXAMPLES``),
+   then pytest on :data:`SUITES` against the installed copy.
 
 Pins and workarounds, each needed by Wine 8, not by Windows: numpy is pinned to 2.1.3 in this
 lane only (numpy >= 2.2 aborts at import: it calls ``ucrtbase.crealf``, which Wine 8 does not
@@ -363,16 +364,50 @@ sys.exit(pytest.main(sys.argv[2:]))
 """
 
 
+# Runs every example in ONE Windows interpreter: under Wine each new interpreter costs about 3 s
+# and each example's ``import torch`` (its results are checked against PyTorch) about 9 s more.
+# Each example still runs top to bottom as ``__main__`` from its own directory, with its own
+# argv, output captured and judged as if it were a process of its own; a crash is its failure.
+_EXAMPLES = """\
+import contextlib, io, os, runpy, sys, traceback
+for path in sys.argv[1:]:
+    sys.argv = [path]
+    sys.path.insert(0, os.path.dirname(path))
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            runpy.run_path(path, run_name="__main__")
+        rc = 0
+    except SystemExit as exc:
+        rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:
+        out.write(traceback.format_exc())
+        rc = 1
+    finally:
+        sys.path.remove(os.path.dirname(path))
+    text = out.getvalue()
+    ok = rc == 0 and "PASS" in text and "FAIL" not in text
+    print(text, end="")
+    print(f"@@example {'ok' if ok else 'failed'} exit={rc} {os.path.basename(path)}", flush=True)
+"""
+
+
 def run_programs(wine: Wine, exe: str, pycache: list[str], scratch: Path) -> list[str]:
     """``python -m hipdnn demo`` and every example, outside the checkout; what failed."""
     failures = []
     rc, out = wine.run([exe, *pycache, "-m", "hipdnn", "demo"], scratch)
     if rc != 0 or not any("PASS: 9/9" in line for line in out):
         failures.append(f"demo (exit {rc})")
-    for example in sorted(p for p in (REPO / "examples").glob("*.py") if not p.name.startswith("_")):
-        rc, out = wine.run([exe, *pycache, winpath(example)], scratch)
-        if rc != 0 or not any("PASS" in line for line in out) or any("FAIL" in line for line in out):
-            failures.append(f"examples/{example.name} (exit {rc})")
+    examples = sorted(p for p in (REPO / "examples").glob("*.py") if not p.name.startswith("_"))
+    runner = scratch / "run_examples.py"
+    runner.write_text(_EXAMPLES, encoding="utf-8")
+    rc, out = wine.run([exe, *pycache, winpath(runner), *(winpath(p) for p in examples)], scratch)
+    verdicts = {line.split()[-1]: line.split()[1] for line in out if line.startswith("@@example ")}
+    for example in examples:
+        if verdicts.get(example.name) != "ok":
+            failures.append(f"examples/{example.name} ({verdicts.get(example.name, 'did not run')})")
+    if rc != 0:
+        failures.append(f"examples runner (exit {rc})")
     return failures
 
 
