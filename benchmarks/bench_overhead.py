@@ -241,7 +241,7 @@ def measure_row(device: EmulatedDevice, row: Row, unfused: bool, number: int,
     for kind, pack in packs.items():
         g.execute(pack, ws)  # remembered from here on
         cols[kind] = (lambda p=pack: g.execute(p, ws))
-    cols["checked"] = lambda: g._executor.run(g._plan(0), packs["cai"], ws, None)
+    cols["checked"] = lambda: g._executor.run(g._planner.plan(0), packs["cai"], ws, None)
     best = {name: float("inf") for name in cols}
     for _ in range(repeat):  # interleaved: every column sees the same machine load
         for name, fn in cols.items():

@@ -1,4 +1,4 @@
-"""Graph: tensors, ops, validation, serialization; the plan pipeline comes from GraphPlans.
+"""Graph: tensors, ops, validation, serialization; owns the planner and the executor.
 
 >>> import hipdnn
 >>> g = hipdnn.Graph(io_data_type=hipdnn.DataType.FLOAT)
@@ -15,7 +15,7 @@ import contextlib
 import sys
 import types
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hipdnn import interop, pictures, serialize
@@ -24,12 +24,12 @@ from hipdnn.graph_exec import BoundExecution, Executor, PlanTiming
 from hipdnn.graph_highlevel import HighLevel, accepting_framework_tensors
 from hipdnn.graph_ops import GraphOps
 from hipdnn.graph_ops_math import MathOps
-from hipdnn.graph_plans import GraphPlans
+from hipdnn.graph_plans import Planner
 from hipdnn.handle import check_handle, default_handle
 from hipdnn.nodes_base import Node, check_tensor
 from hipdnn.shapes import packed_strides
 from hipdnn.tensor import Tensor, not_a_tensor_hint
-from hipdnn.types import DataType, to_data_type
+from hipdnn.types import BuildPlanPolicy, DataType, HeurMode, to_data_type
 from hipdnn.validation import validate_structure
 
 
@@ -43,14 +43,16 @@ def _dtype_arg(value: Any, what: str) -> DataType:
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from hipdnn.engines.base import ExecutionPlan, Knob, KnobValue
     from hipdnn.handle import Handle
+    from hipdnn.validation import KnobSettings
 
 __all__ = ["Graph", "graph_context"]
 
 _IGNORED_CUDNN_ARGS = ("sm_count", "sm_version", "kernel_cache", "device_property")
 
 
-class Graph(HighLevel, GraphOps, MathOps, GraphPlans):
+class Graph(HighLevel, GraphOps, MathOps):
     """A hipDNN operation graph (cudnn-frontend's ``pygraph``).
 
     Graph-level data types are defaults: a tensor without a data type gets
@@ -107,7 +109,8 @@ class Graph(HighLevel, GraphOps, MathOps, GraphPlans):
         self._executor = Executor(self)
         #: the executor's remembered bindings (the same list object): execute's fast path
         self._fast = self._executor.fast
-        self._init_plans()
+        #: the pipeline, the engine and knob API and the built plans; see hipdnn.graph_plans
+        self._planner = Planner(self, self._executor)
         self._init_high_level(inputs, outputs, heuristics, workspace_alloc)
 
     # -- graph-wide settings (hipDNN setters, chainable) ---------------------------------------
@@ -228,6 +231,160 @@ class Graph(HighLevel, GraphOps, MathOps, GraphPlans):
             i += 1
         return f"{op}_{i}"
 
+    def _changed(self) -> None:
+        """A setter of the graph, a tensor or a node edited it: the built plans and remembered
+        bindings are stale until the next build (the planner's revision moves on)."""
+        self._planner.changed()
+
+    # -- the pipeline, engines, knobs and plans (delegated to the graph's Planner) -------------
+    def build_operation_graph(self, handle: Handle | None = None) -> None:
+        """Validate and fix the graph's structure key (cudnn-frontend's operation graph)."""
+        self._planner.build_operation_graph(handle)
+
+    def create_execution_plans(self, modes: Sequence[HeurMode] | HeurMode | None = None) -> None:
+        """Rank the applicable engines.
+
+        ``modes``: a HeurMode, its name or value, or a list of them. Every valid mode (A, B,
+        FALLBACK, OPENSOURCE) gives the same ranking, the engines' static ranks, as hipDNN does;
+        an unknown mode raises ValidationError listing the valid ones. Raises
+        GraphNotSupportedError listing each engine's reason when no engine applies.
+        """
+        self._planner.create_execution_plans(modes)
+
+    def check_support(self) -> dict[str, str | None]:
+        """Raise GraphNotSupportedError unless at least one candidate engine remains.
+
+        Returns :meth:`engine_reasons` (cudnn-frontend returns nothing: code ignoring the
+        result works the same).
+        """
+        return self._planner.check_support()
+
+    def engine_reasons(self) -> dict[str, str | None]:
+        """Every registered engine, preferred first: None when it can run this graph (and was
+        not deselected or refused while building), else the full reason it was not used."""
+        return self._planner.engine_reasons()
+
+    def deselect_engines(self, names: Sequence[str | int] | str | int) -> None:
+        """Drop candidate engines by name or id (cudnn-frontend ``deselect_engines``).
+
+        Call after ``create_execution_plans`` (it is run first when needed) and before
+        ``build_plans``. Names that match no candidate are ignored, as in cudnn-frontend.
+        """
+        self._planner.deselect_engines(names)
+
+    def deselect_workspace_greater_than(self, workspace: int | None) -> None:
+        """Skip plans needing more than ``workspace`` bytes (cudnn-frontend's filter).
+
+        A plan's workspace is known once it is built, so the limit applies in ``build_plans``
+        (a candidate whose plan needs more is released and skipped, its reason recorded; with
+        HEURISTICS_CHOICE the next candidate is tried) and drops already-built plans now.
+        The limit stays until the next call (``None`` removes it).
+        """
+        self._planner.deselect_workspace_greater_than(workspace)
+
+    def build_plans(self, policy: BuildPlanPolicy = BuildPlanPolicy.HEURISTICS_CHOICE,
+                    progress: bool | None = None) -> None:
+        """Build the first candidate that builds (HEURISTICS_CHOICE) or every candidate (ALL).
+
+        ``policy`` may also be given by name or value; anything else raises ValidationError.
+        ``progress``: a build that takes long (MIOpen compiling kernels on first use, Find 2.0
+        tuning) shows what it builds on a terminal or in a notebook; False (or
+        ``HIPDNN_PROGRESS=0``) keeps it quiet; see :mod:`hipdnn.progress`.
+        """
+        self._planner.build_plans(policy, progress)
+
+    def build(self, modes: Sequence[HeurMode] | HeurMode | None = None,
+              policy: BuildPlanPolicy = BuildPlanPolicy.HEURISTICS_CHOICE,
+              progress: bool | None = None) -> Graph:
+        """Run the whole pipeline: validate, build_operation_graph, create_execution_plans,
+        check_support, build_plans.
+
+        Unlike cudnn-frontend, where ``build()`` without arguments stops after the operation
+        graph, this always builds plans (default heuristics), so ``execute`` can follow.
+        ``progress`` is passed to :meth:`build_plans`.
+        """
+        self._planner.build(modes, policy, progress)
+        return self
+
+    def get_engine_count(self) -> int:
+        """Number of engines that can run this graph."""
+        return self._planner.get_engine_count()
+
+    def get_ranked_engine_ids(self) -> list[int]:
+        """Ids of the applicable engines, preferred first."""
+        return self._planner.get_ranked_engine_ids()
+
+    def get_knobs_for_engine(self, engine_id: int | str) -> list[Knob]:
+        """The knobs ``engine_id`` offers for this graph (id, type, default, constraint, help)."""
+        return self._planner.get_knobs_for_engine(engine_id)
+
+    def create_execution_plan_ext(self, engine_id: int | str,
+                                  knob_settings: KnobSettings = None) -> None:
+        """Select ``engine_id`` with ``knob_settings`` (a list of KnobSetting or a dict).
+
+        Settings are checked now: an unknown knob or a value outside its constraint raises
+        KnobError naming the knob and the valid values. Calls accumulate, so several
+        configurations can be built with BuildPlanPolicy.ALL and compared by autotune().
+        """
+        self._planner.create_execution_plan_ext(engine_id, knob_settings)
+
+    def create_execution_plan(self, engine_id: int | str,
+                              knob_settings: KnobSettings = None) -> None:
+        """cudnn-frontend's name for :meth:`create_execution_plan_ext` (same arguments)."""
+        self._planner.create_execution_plan(engine_id, knob_settings)
+
+    def build_plan_at_index(self, index: int) -> None:
+        """Build only candidate ``index`` (appended to the built plans unless its workspace
+        exceeds the deselect_workspace_greater_than limit)."""
+        self._planner.build_plan_at_index(index)
+
+    def get_execution_plan_count(self) -> int:
+        """Number of built plans."""
+        return self._planner.get_execution_plan_count()
+
+    def get_execution_plan_engine_id(self) -> int:
+        """Engine id of the selected plan (index 0)."""
+        return self._planner.get_execution_plan_engine_id()
+
+    def get_plan_name(self) -> str:
+        """Name of the selected plan (index 0)."""
+        return self._planner.get_plan_name()
+
+    def get_plan_name_at_index(self, index: int) -> str:
+        """Name of built plan ``index``."""
+        return self._planner.get_plan_name_at_index(index)
+
+    def get_workspace_size_plan_at_index(self, index: int) -> int:
+        """Workspace bytes of built plan ``index``."""
+        return self._planner.get_workspace_size_plan_at_index(index)
+
+    def get_workspace_size(self) -> int:
+        """Workspace bytes that fit every built plan (the selected plan's when only one)."""
+        return self._planner.get_workspace_size()
+
+    def get_engine_and_knobs_at_index(self, index: int) -> tuple[int, dict[str, KnobValue]]:
+        """(engine id, knob values) of built plan ``index``: persist an autotuned choice and
+        replay it with ``create_execution_plan_ext(engine_id, knobs)``."""
+        return self._planner.get_engine_and_knobs_at_index(index)
+
+    def select_plan(self, index: int) -> None:
+        """Make built plan ``index`` the one ``execute`` runs (index 0)."""
+        self._planner.select_plan(index)
+
+    def close(self) -> None:
+        """Release the graph's plans (idempotent); later pipeline calls raise PlanClosedError."""
+        self._planner.close()
+
+    @property
+    def plans(self) -> list[ExecutionPlan]:
+        """The built plans, selected first."""
+        return list(self._planner.plans)
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._planner.closed
+
     # -- execution (delegated to the graph's Executor) -------------------------------------------
     def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
                 handle: Handle | None = None) -> None:
@@ -301,7 +458,7 @@ class Graph(HighLevel, GraphOps, MathOps, GraphPlans):
         A structure identical to one validated successfully before (names, dims, strides,
         dtypes, uids, virtuality, attributes and wiring all equal) is served from a memo.
         """
-        self.tensors, self._validated = validate_structure(self)
+        self.tensors, self._planner.validated = validate_structure(self)
         return self
 
     def key(self) -> int:

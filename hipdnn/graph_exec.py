@@ -99,12 +99,14 @@ class BoundExecution:
     plan was closed raises :class:`~hipdnn.errors.PlanClosedError`.
     """
 
-    __slots__ = ("_graph", "_revision", "_run", "buffers", "handle", "plan", "workspace")
+    __slots__ = ("_graph", "_planner", "_revision", "_run", "buffers", "handle", "plan",
+                 "workspace")
 
-    def __init__(self, graph: Any, plan: ExecutionPlan, buffers: dict[int, Buffer],
+    def __init__(self, graph: Graph, plan: ExecutionPlan, buffers: dict[int, Buffer],
                  workspace: Buffer | None, handle: Handle) -> None:
         self._graph = graph
-        self._revision = graph._revision
+        self._planner = graph._planner  # its closed flag and revision are checked on each call
+        self._revision = self._planner.revision
         self.plan, self.buffers, self.workspace, self.handle = plan, buffers, workspace, handle
         run = plan.bind(buffers, workspace, handle)
         refreshes = [b.refresh for b in buffers.values() if b.refresh is not None]
@@ -119,9 +121,9 @@ class BoundExecution:
 
     def __call__(self) -> None:
         """Run the bound plan once."""
-        if self._graph._closed:
+        if self._planner.closed:
             raise PlanClosedError(f"graph {self._graph.name!r} is closed: this binding is dead")
-        if self._graph._revision != self._revision:
+        if self._planner.revision != self._revision:
             raise GraphChangedError(f"graph {self._graph.name!r} changed since this binding "
                                     f"was made: bind again")
         if self.handle._closed:
@@ -418,7 +420,7 @@ class Executor:
                 run()
                 return
         if type(variant_pack) is not dict:  # a Mapping of another type is never remembered
-            self.run(self.graph._plan(0), variant_pack, workspace, handle)
+            self.run(self.graph._planner.plan(0), variant_pack, workspace, handle)
             return
         self.bind_remembered(variant_pack, workspace, handle)()
 
@@ -442,7 +444,7 @@ class Executor:
         The binding keeps pointers, not the pack's objects: a later pack the matcher accepts
         resolves to the same pointers and geometry, and is alive while ``execute`` runs.
         """
-        plan = self.graph._plan(0)
+        plan = self.graph._planner.plan(0)
         h = self.open_handle(handle, "execute")
         buffers, ws = self.checked(plan, variant_pack, workspace)
         if any(b.refresh is not None for b in buffers.values()):
@@ -471,7 +473,7 @@ class Executor:
              handle: Handle | None = None) -> BoundExecution:
         """Resolve and check ``variant_pack`` once; a :class:`BoundExecution` of the selected plan
         (see :meth:`hipdnn.graph.Graph.bind`)."""
-        plan = self.graph._plan(0)
+        plan = self.graph._planner.plan(0)
         h = self.open_handle(handle, "bind")
         buffers, ws = self.checked(plan, variant_pack, workspace)
         return BoundExecution(self.graph, plan, buffers, ws, h)
@@ -479,7 +481,7 @@ class Executor:
     def execute_plan_at_index(self, variant_pack: Mapping[Any, Any], workspace: Any,
                               index: int, handle: Handle | None = None) -> None:
         """Run built plan ``index``."""
-        self.run(self.graph._plan(index, "execute_plan_at_index"), variant_pack, workspace, handle,
+        self.run(self.graph._planner.plan(index, "execute_plan_at_index"), variant_pack, workspace, handle,
                   "execute_plan_at_index")
 
     def autotune(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
@@ -487,20 +489,21 @@ class Executor:
                  handle: Handle | None = None, progress: bool | None = None) -> list[PlanTiming]:
         """Time every candidate plan and select the fastest (see
         :meth:`hipdnn.graph.Graph.autotune`)."""
-        self.graph._plan(0)
+        planner = self.graph._planner
+        planner.plan(0)
         iterations = to_int(iterations, "autotune iterations", minimum=1)
         warmup = to_int(warmup, "autotune warmup", minimum=0)
-        n_candidates = len(self.graph._candidates or [])
+        n_candidates = len(planner.candidates or [])
         h = self.open_handle(handle, "autotune")
-        with Progress(f"autotune {self.graph.name!r}", max(n_candidates, len(self.graph._plans)),
+        with Progress(f"autotune {self.graph.name!r}", max(n_candidates, len(planner.plans)),
                       progress) as bar:
-            for i in range(len(self.graph._plans), n_candidates):
+            for i in range(len(planner.plans), n_candidates):
                 bar.step(f"building candidate {i}")
-                self.graph.build_plan_at_index(i)
-            buffers = self.resolve_pack(variant_pack, self.graph._plans)
+                planner.build_plan_at_index(i)
+            buffers = self.resolve_pack(variant_pack, planner.plans)
             timings: list[tuple[float, int]] = []
-            bar.total = len(self.graph._plans)
-            for i, plan in enumerate(self.graph._plans):
+            bar.total = len(planner.plans)
+            for i, plan in enumerate(planner.plans):
                 bar.step(f"timing {plan.name}")
                 ws = self.resolve_workspace(workspace, plan.workspace_size)
                 for _ in range(max(0, warmup)):
@@ -513,8 +516,8 @@ class Executor:
                 timings.append(((time.perf_counter() - start) / max(1, iterations), i))
                 bar.advance()
         timings.sort()
-        self.graph._plans[:] = [self.graph._plans[i] for _, i in timings]
+        planner.plans[:] = [planner.plans[i] for _, i in timings]
         self.forget()
-        result = [PlanTiming(self.graph._plans[k].name, t) for k, (t, _) in enumerate(timings)]
+        result = [PlanTiming(planner.plans[k].name, t) for k, (t, _) in enumerate(timings)]
         logger.info("graph %r autotune: %s", self.graph.name, "; ".join(map(str, result)))
         return result

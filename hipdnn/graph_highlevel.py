@@ -63,8 +63,6 @@ class HighLevel:
 
     if TYPE_CHECKING:
         nodes: list[Any]
-        _plans: list[Any]
-        _candidates: Any
 
         def tensor_like(self, obj: Any, name: str = "") -> Tensor: ...
         def close(self) -> None: ...
@@ -132,9 +130,9 @@ class HighLevel:
     # -- finishing (with-block exit) -------------------------------------------------------------
     def _finish_high_level(self) -> bool:
         """Build plans at the end of a high-level ``with`` block; False if not high-level."""
-        if not (self._hl_requested or self._hl_used) or self._plans or not self.nodes:
+        if not (self._hl_requested or self._hl_used) or self.get_execution_plan_count() or not self.nodes:
             return False
-        staged: Any = self  # the pipeline methods come from GraphPlans (see hipdnn.graph.Graph)
+        staged: Any = self  # the pipeline methods are the Graph's (delegated to its Planner)
         staged.validate()
         staged.build_operation_graph()
         staged.create_execution_plans(self._hl_heuristics)
@@ -175,7 +173,7 @@ class HighLevel:
         """
         if not isinstance(inputs, (list, tuple)) or not isinstance(outputs, (list, tuple)):
             raise ValidationError("set_io_tuples: inputs and outputs must be lists or tuples")
-        if not self._plans:
+        if not self.get_execution_plan_count():
             self._hl_io = (list(inputs), list(outputs))
             return
         ins = tuple(self._find(x, self._hl_in, "input", i) for i, x in enumerate(inputs))
@@ -226,7 +224,7 @@ class HighLevel:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Execute: ``graph(*inputs)`` after ``set_io_tuples`` or ``graph({name: tensor})``."""
-        if not self._plans:
+        if not self.get_execution_plan_count():
             raise GraphStateError("call the graph after its plans are built (leave the `with "
                                   "Graph(...)` block, or call build())")
         if len(args) == 1 and isinstance(args[0], dict):

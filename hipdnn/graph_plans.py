@@ -1,4 +1,4 @@
-"""The staged pipeline and hipDNN's engine API of :class:`hipdnn.Graph` (mixin).
+"""The planner of a :class:`hipdnn.Graph`: the staged pipeline, hipDNN's engine API, the plans.
 
 ``validate -> build_operation_graph -> create_execution_plans -> check_support -> build_plans
 -> get_workspace_size -> execute``; ``build()`` runs them all. Engines come from the registry,
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 _INDEX_LIMIT = 1 << 32  # ints below are engine indices (ids are 64-bit hashes)
 
-__all__ = ["GraphPlans"]
+__all__ = ["Planner", "plan_index"]
 
 
 def plan_index(index: Any, count: int, what: str, of: str) -> int:
@@ -68,73 +68,80 @@ def plan_index(index: Any, count: int, what: str, of: str) -> int:
     return i
 
 
-class GraphPlans:
-    """Mixin: pipeline stages, engine/knob API, plan ownership."""
+class Planner:
+    """Turns a graph's validated structure into plans, and owns them.
 
-    if TYPE_CHECKING:
-        name: str
-        _handle: Handle | None
-        _executor: Executor
-        @property
-        def handle(self) -> Handle: ...
-        def validate(self) -> Graph: ...
-        def key(self) -> int: ...
+    Owned by one :class:`~hipdnn.graph.Graph` (``graph._planner``), which delegates every
+    pipeline stage and the engine, knob and plan API to it (the public docs are on the Graph's
+    methods). It reads the graph (name, handle, tensors, nodes, validation) and tells the
+    graph's executor when the plans change (:meth:`Executor.forget <hipdnn.graph_exec.Executor.
+    forget>`, :meth:`~hipdnn.graph_exec.Executor.prepare`). Its state:
 
-    def _init_plans(self) -> None:
-        self._key: bytes | None = None
-        self._fingerprint: tuple[tuple[Any, ...], bytes] | None = None
-        self._validated: ValidatedStructure | None = None
-        self._candidates: list[tuple[Engine, dict[str, KnobValue] | None]] | None = None
-        self._ext_configs: list[tuple[Engine, dict[str, KnobValue]]] = []
-        self._reasons: dict[str, str] = {}
-        self._plans: list[ExecutionPlan] = []
-        self._workspace_limit: int | None = None
-        self._closed = False
-        #: bumped by every setter of the graph, its tensors and nodes (see _changed)
-        self._revision = 0
-        self._built_revision = 0
+    * ``revision``: bumped by :meth:`changed` (every setter of the graph, its tensors and
+      nodes); ``built_revision`` is the revision the plans were built at, so a plan of an
+      edited graph raises GraphChangedError.
+    * ``validated``: the graph's last successful validation (set by ``Graph.validate``);
+      ``fingerprint``: its structure signature and plan-cache key; ``op_key``: the operation
+      graph's key once built (None after an edit).
+    * ``candidates`` (ranked engines with their knobs, None until ranked), ``ext_configs``
+      (``create_execution_plan_ext`` selections), ``reasons`` (engine name -> why not used).
+    * ``plans``: the built plans, selected first (held in :mod:`hipdnn.plan_cache` with the
+      graph as holder); ``workspace_limit``; ``closed``.
+    """
 
-    def _forget_bindings(self) -> None:
-        """Plans, tensors or the handle changed: execute's remembered bindings are stale."""
-        self._executor.forget()
+    def __init__(self, graph: Graph, executor: Executor) -> None:
+        self.graph = graph
+        self.executor = executor
+        self.op_key: bytes | None = None
+        self.fingerprint: tuple[tuple[Any, ...], bytes] | None = None
+        self.validated: ValidatedStructure | None = None
+        self.candidates: list[tuple[Engine, dict[str, KnobValue] | None]] | None = None
+        self.ext_configs: list[tuple[Engine, dict[str, KnobValue]]] = []
+        self.reasons: dict[str, str] = {}
+        self.plans: list[ExecutionPlan] = []
+        self.workspace_limit: int | None = None
+        self.closed = False
+        self.revision = 0
+        self.built_revision = 0
 
     def _invalidate(self) -> None:
         """The graph changed: forget the operation graph and candidates (plans stay owned)."""
-        self._key = None
-        self._candidates = None
-        self._forget_bindings()
+        self.op_key = None
+        self.candidates = None
+        self.executor.forget()
 
-    def _changed(self) -> None:
+    def changed(self) -> None:
         """A setter edited the graph: built plans and bindings are stale until the next build."""
-        self._revision += 1
+        self.revision += 1
         self._invalidate()
 
     def _check_current(self) -> None:
-        if self._revision != self._built_revision and self._plans:
+        if self.revision != self.built_revision and self.plans:
             raise GraphChangedError(
-                f"graph {self.name!r} changed since build() (a tensor, node or graph setting "
-                f"was edited); its plans describe the old graph: call build() again")
+                f"graph {self.graph.name!r} changed since build() (a tensor, node or graph "
+                f"setting was edited); its plans describe the old graph: call build() again")
 
     def _check_handle_open(self) -> None:
-        if self._handle is not None and self._handle.closed:
-            raise PlanClosedError(f"graph {self.name!r}: its {self._handle!r} is closed; build "
+        handle = self.graph._handle
+        if handle is not None and handle.closed:
+            raise PlanClosedError(f"graph {self.graph.name!r}: its {handle!r} is closed; build "
                                   f"on an open Handle (build_operation_graph(handle) or "
                                   f"Graph(handle=hipdnn.Handle()))")
 
     def _check_open(self) -> None:
-        if self._closed:
-            raise PlanClosedError(f"graph {self.name!r} is closed")
+        if self.closed:
+            raise PlanClosedError(f"graph {self.graph.name!r} is closed")
 
     # -- stages ----------------------------------------------------------------------------------
     def build_operation_graph(self, handle: Handle | None = None) -> None:
-        """Validate and fix the graph's structure key (cudnn-frontend's operation graph)."""
+        """See :meth:`hipdnn.graph.Graph.build_operation_graph`."""
         self._check_open()
         handle = check_handle(handle, "build_operation_graph handle")
-        if handle is not None and handle is not self._handle:
-            self._handle = handle
-            self._forget_bindings()
+        if handle is not None and handle is not self.graph._handle:
+            self.graph._handle = handle
+            self.executor.forget()
         self._check_handle_open()
-        self._key = self._structure_key()
+        self.op_key = self._structure_key()
 
     def _structure_key(self) -> bytes:
         """Validate (unless nothing changed since the last validation) and return the plan-cache
@@ -145,15 +152,15 @@ class GraphPlans:
         validation: equal, the graph is served without re-validation. Any edit (tensor setters or
         fields, node attributes, new nodes or tensors, names) changes it and re-validates. A new
         graph of a structure validated before gets the memoized validation and the key computed
-        then. Unlike :meth:`key` this is an exact in-process key (no hash, not stable across runs).
+        then. Unlike ``Graph.key()`` this is an exact in-process key (no hash, not stable across runs).
         """
-        if self._fingerprint is not None:
-            signature, key = self._fingerprint
-            if structure_signature(self) == signature:  # type: ignore[arg-type]
+        if self.fingerprint is not None:
+            signature, key = self.fingerprint
+            if structure_signature(self.graph) == signature:
                 return key
-        self._fingerprint = None
-        self.validate()
-        record = self._validated
+        self.fingerprint = None
+        self.graph.validate()
+        record = self.validated
         if record is not None and record.plan_key is not None:
             key = record.plan_key
         else:
@@ -161,118 +168,104 @@ class GraphPlans:
             if record is not None:
                 record.plan_key = key
         if record is not None:
-            self._fingerprint = (record.signature, key)
+            self.fingerprint = (record.signature, key)
         return key
 
     def _pickled_structure(self) -> bytes:
-        doc = serialize.graph_to_dict(self, names=False)  # type: ignore[arg-type]
+        doc = serialize.graph_to_dict(self.graph, names=False)
         try:
             return pickle.dumps(doc, protocol=5)
         except Exception:  # an attribute pickle refuses: its repr is exact enough for a key
             return repr(doc).encode()
 
     def _graph_key(self) -> bytes:
-        if self._key is None:
+        if self.op_key is None:
             self.build_operation_graph()
-        assert self._key is not None
-        return self._key
+        assert self.op_key is not None
+        return self.op_key
 
     def _support(self, engine: Engine) -> str | None:
         def check() -> str | None:
             try:
-                return engine.check_support(GraphView.of(self), self.handle)
+                return engine.check_support(GraphView.of(self.graph), self.graph.handle)
             except HipdnnError as exc:
                 return f"{type(exc).__name__}: {exc}"
 
-        ck = (self._graph_key(), engine.cache_token, "support", self.handle.serial)
-        return plan_cache.answer_or(ck, check)  # type: ignore[no-any-return,unused-ignore]
+        ck = (self._graph_key(), engine.cache_token, "support", self.graph.handle.serial)
+        reason: str | None = plan_cache.answer_or(ck, check)
+        return reason
 
     def _applicable(self) -> list[Engine]:
-        self._reasons = {}
+        self.reasons = {}
         ok = []
         for engine in registry().values():
             reason = self._support(engine)
             if reason is None:
                 ok.append(engine)
             else:
-                self._reasons[engine.name] = reason
+                self.reasons[engine.name] = reason
         return ok
 
     def _not_supported(self, what: str = "is not supported by any engine") -> GraphNotSupportedError:
-        reasons = dict(self._reasons)
+        reasons = dict(self.reasons)
         for mod, err in load_errors.items():
             reasons.setdefault(mod, f"could not be imported: {err}")
         if not reasons:
             reasons["(registry)"] = "no engines are registered"
-        double = [t.name for t in getattr(self, "all_tensors", ())
+        double = [t.name for t in self.graph.all_tensors
                   if t.data_type is not None and int(t.data_type) == int(DataType.DOUBLE)]
         if double:
             reasons["(hint)"] = (f"tensor(s) {', '.join(map(repr, double))} are DOUBLE (e.g. "
                                  f"tensor_like() of a float64 array): cast the arrays with "
                                  f"a.astype(np.float32) before tensor_like(), or call "
                                  f"set_data_type(hipdnn.DataType.FLOAT)")
-        return GraphNotSupportedError(f"graph {self.name!r} {what}:", reasons)
+        return GraphNotSupportedError(f"graph {self.graph.name!r} {what}:", reasons)
 
     def create_execution_plans(self, modes: Sequence[HeurMode] | HeurMode | None = None) -> None:
-        """Rank the applicable engines.
-
-        ``modes``: a HeurMode, its name or value, or a list of them. Every valid mode (A, B,
-        FALLBACK, OPENSOURCE) gives the same ranking, the engines' static ranks, as hipDNN does;
-        an unknown mode raises ValidationError listing the valid ones. Raises
-        GraphNotSupportedError listing each engine's reason when no engine applies.
-        """
+        """See :meth:`hipdnn.graph.Graph.create_execution_plans`."""
         self._check_open()
         check_heur_modes(modes)
-        self._ext_configs = []
-        self._candidates = [(e, None) for e in self._applicable()]
-        if not self._candidates:
+        self.ext_configs = []
+        self.candidates = [(e, None) for e in self._applicable()]
+        if not self.candidates:
             raise self._not_supported()
 
     def check_support(self) -> dict[str, str | None]:
-        """Raise GraphNotSupportedError unless at least one candidate engine remains.
-
-        Returns :meth:`engine_reasons` (cudnn-frontend returns nothing: code ignoring the
-        result works the same).
-        """
+        """See :meth:`hipdnn.graph.Graph.check_support`."""
         self._check_open()
-        if self._candidates is None:
+        if self.candidates is None:
             self.create_execution_plans()
-        if not self._candidates:
+        if not self.candidates:
             raise self._not_supported()
         return self.engine_reasons()
 
     def engine_reasons(self) -> dict[str, str | None]:
-        """Every registered engine, preferred first: None when it can run this graph (and was
-        not deselected or refused while building), else the full reason it was not used."""
+        """See :meth:`hipdnn.graph.Graph.engine_reasons`."""
         self._check_open()
-        if self._candidates is None and not self._reasons:
+        if self.candidates is None and not self.reasons:
             self._applicable()
-        return {e.name: self._reasons.get(e.name) for e in registry().values()}
+        return {e.name: self.reasons.get(e.name) for e in registry().values()}
 
     def _log_choice(self) -> None:
         """INFO: the chosen plan and why each higher-ranked engine was not used; the warning
         when MIOPEN_ENGINE was passed over on a machine that has a GPU or the library."""
-        chosen = self._plans[0]
+        chosen = self.plans[0]
         above = []
         for engine in registry().values():
             if engine is chosen.engine:
                 break
-            above.append((engine.name, self._reasons.get(engine.name, "not tried")))
+            above.append((engine.name, self.reasons.get(engine.name, "not tried")))
         if logger.isEnabledFor(20):
-            lines = [f"graph {self.name!r}: built plan {chosen.name} on {chosen.engine.name}"]
+            lines = [f"graph {self.graph.name!r}: built plan {chosen.name} on {chosen.engine.name}"]
             lines += [f"  {name} not used: {why}" for name, why in above]
             logger.info("\n".join(lines))
-            logger.debug("graph %r: plan %r runs %s", self.name, chosen.name, chosen.describe())
+            logger.debug("graph %r: plan %r runs %s", self.graph.name, chosen.name, chosen.describe())
         miopen = dict(above).get("MIOPEN_ENGINE")
-        if miopen is not None and not self._ext_configs and not miopen.startswith("deselected"):
+        if miopen is not None and not self.ext_configs and not miopen.startswith("deselected"):
             warn_fallback(chosen.engine.name, miopen)
 
     def deselect_engines(self, names: Sequence[str | int] | str | int) -> None:
-        """Drop candidate engines by name or id (cudnn-frontend ``deselect_engines``).
-
-        Call after ``create_execution_plans`` (it is run first when needed) and before
-        ``build_plans``. Names that match no candidate are ignored, as in cudnn-frontend.
-        """
+        """See :meth:`hipdnn.graph.Graph.deselect_engines`."""
         items = [names] if isinstance(names, (str, int)) else names
         if isinstance(names, bytes) or not isinstance(items, (list, tuple, set, frozenset)) or \
                 not all(isinstance(n, (str, int)) and not isinstance(n, bool) for n in items):
@@ -280,65 +273,53 @@ class GraphPlans:
                                 f"valid: a str name or int id, or a list of them (registered: "
                                 f"{[e.name for e in registry().values()]})")
         drop = set(items)
-        if self._candidates is None:
+        if self.candidates is None:
             self.create_execution_plans()
-        assert self._candidates is not None
-        for engine, _ in self._candidates:
+        assert self.candidates is not None
+        for engine, _ in self.candidates:
             if engine.name in drop or engine.engine_id in drop:
-                self._reasons[engine.name] = "deselected by deselect_engines()"
-        self._candidates = [c for c in self._candidates
+                self.reasons[engine.name] = "deselected by deselect_engines()"
+        self.candidates = [c for c in self.candidates
                             if c[0].name not in drop and c[0].engine_id not in drop]
 
     def deselect_workspace_greater_than(self, workspace: int | None) -> None:
-        """Skip plans needing more than ``workspace`` bytes (cudnn-frontend's filter).
-
-        A plan's workspace is known once it is built, so the limit applies in ``build_plans``
-        (a candidate whose plan needs more is released and skipped, its reason recorded; with
-        HEURISTICS_CHOICE the next candidate is tried) and drops already-built plans now.
-        The limit stays until the next call (``None`` removes it).
-        """
+        """See :meth:`hipdnn.graph.Graph.deselect_workspace_greater_than`."""
         if workspace is None:
-            self._workspace_limit = None
+            self.workspace_limit = None
             return
-        self._workspace_limit = to_int(workspace, "deselect_workspace_greater_than workspace",
+        self.workspace_limit = to_int(workspace, "deselect_workspace_greater_than workspace",
                                        minimum=0)
         kept = []
-        for plan in self._plans:
+        for plan in self.plans:
             if self._fits(plan):
                 kept.append(plan)
             else:
-                plan_cache.release(plan, self)
-        if len(kept) != len(self._plans):
-            self._plans = kept
-            self._forget_bindings()
+                plan_cache.release(plan, self.graph)
+        if len(kept) != len(self.plans):
+            self.plans = kept
+            self.executor.forget()
 
     def _fits(self, plan: ExecutionPlan) -> bool:
-        limit = self._workspace_limit
+        limit = self.workspace_limit
         if limit is None or plan.workspace_size <= limit:
             return True
-        self._reasons[plan.engine.name] = (
+        self.reasons[plan.engine.name] = (
             f"plan {plan.name} needs a workspace of {plan.workspace_size} bytes, more than the "
             f"{limit} bytes allowed by deselect_workspace_greater_than()")
         return False
 
     def build_plans(self, policy: BuildPlanPolicy = BuildPlanPolicy.HEURISTICS_CHOICE,
                     progress: bool | None = None) -> None:
-        """Build the first candidate that builds (HEURISTICS_CHOICE) or every candidate (ALL).
-
-        ``policy`` may also be given by name or value; anything else raises ValidationError.
-        ``progress``: a build that takes long (MIOpen compiling kernels on first use, Find 2.0
-        tuning) shows what it builds on a terminal or in a notebook; False (or
-        ``HIPDNN_PROGRESS=0``) keeps it quiet; see :mod:`hipdnn.progress`.
-        """
+        """See :meth:`hipdnn.graph.Graph.build_plans`."""
         self._check_open()
         self._check_handle_open()
         policy = to_enum(BuildPlanPolicy, policy, "build plan policy")
-        if self._candidates is None:
+        if self.candidates is None:
             self.create_execution_plans()
-        assert self._candidates is not None
+        assert self.candidates is not None
         self._release_plans()
-        candidates = self._candidates
-        with Progress(f"building {self.name!r}", len(candidates), progress) as bar:
+        candidates = self.candidates
+        with Progress(f"building {self.graph.name!r}", len(candidates), progress) as bar:
             for engine, knobs in candidates:
                 bar.step(f"{engine.name} plan (a first MIOpen build compiles its kernels)"
                          if engine.name == "MIOPEN_ENGINE" else f"{engine.name} plan")
@@ -346,34 +327,28 @@ class GraphPlans:
                 try:
                     plan = self._build_one(engine, knobs)
                 except (EngineError, GraphNotSupportedError) as exc:
-                    self._reasons[engine.name] = f"build_plan failed: {exc}"
+                    self.reasons[engine.name] = f"build_plan failed: {exc}"
                     bar.advance()
                     continue
                 bar.advance()
-                logger.debug("graph %r: %s plan %r built in %.3f ms", self.name, engine.name,
+                logger.debug("graph %r: %s plan %r built in %.3f ms", self.graph.name, engine.name,
                               plan.name, (time.perf_counter() - t0) * 1e3)
                 if not self._fits(plan):
-                    plan_cache.release(plan, self)
+                    plan_cache.release(plan, self.graph)
                     continue
-                self._plans.append(plan)
+                self.plans.append(plan)
                 if policy == BuildPlanPolicy.HEURISTICS_CHOICE:
                     break
-        if not self._plans:
+        if not self.plans:
             raise self._not_supported("has no engine that could build a plan")
         self._log_choice()
-        self._built_revision = self._revision
-        self._executor.prepare()
+        self.built_revision = self.revision
+        self.executor.prepare()
 
     def build(self, modes: Sequence[HeurMode] | HeurMode | None = None,
               policy: BuildPlanPolicy = BuildPlanPolicy.HEURISTICS_CHOICE,
-              progress: bool | None = None) -> Graph:
-        """Run the whole pipeline: validate, build_operation_graph, create_execution_plans,
-        check_support, build_plans.
-
-        Unlike cudnn-frontend, where ``build()`` without arguments stops after the operation
-        graph, this always builds plans (default heuristics), so ``execute`` can follow.
-        ``progress`` is passed to :meth:`build_plans`.
-        """
+              progress: bool | None = None) -> None:
+        """See :meth:`hipdnn.graph.Graph.build`."""
         check_heur_modes(modes)
         to_enum(BuildPlanPolicy, policy, "build plan policy")
         debug = logger.isEnabledFor(10)
@@ -387,17 +362,16 @@ class GraphPlans:
         if debug:
             t3 = time.perf_counter()
             logger.debug("graph %r build stages: operation graph %.3f ms, engine support "
-                         "%.3f ms, build plans %.3f ms", self.name, (t1 - t0) * 1e3,
+                         "%.3f ms, build plans %.3f ms", self.graph.name, (t1 - t0) * 1e3,
                          (t2 - t1) * 1e3, (t3 - t2) * 1e3)
-        return self  # type: ignore[return-value]
 
     # -- engine and knob API -----------------------------------------------------------------
     def get_engine_count(self) -> int:
-        """Number of engines that can run this graph."""
+        """See :meth:`hipdnn.graph.Graph.get_engine_count`."""
         return len(self._applicable())
 
     def get_ranked_engine_ids(self) -> list[int]:
-        """Ids of the applicable engines, preferred first."""
+        """See :meth:`hipdnn.graph.Graph.get_ranked_engine_ids`."""
         return [e.engine_id for e in self._applicable()]
 
     def _engine(self, engine_id: int | str) -> Engine:
@@ -421,7 +395,7 @@ class GraphPlans:
                           f"int below 2**32 is an index below get_engine_count()")
 
     def get_knobs_for_engine(self, engine_id: int | str) -> list[Knob]:
-        """The knobs ``engine_id`` offers for this graph (id, type, default, constraint, help)."""
+        """See :meth:`hipdnn.graph.Graph.get_knobs_for_engine`."""
         return list(self._knobs(self._engine(engine_id)))
 
     def _knobs(self, engine: Engine) -> list[Knob]:
@@ -429,36 +403,32 @@ class GraphPlans:
         reason = self._support(engine)
         if reason is not None:
             raise GraphNotSupportedError(f"engine {engine.name} does not apply to graph "
-                                         f"{self.name!r}", {engine.name: reason})
-        ck = (self._graph_key(), engine.cache_token, "knobs", self.handle.serial)
-        return plan_cache.answer_or(  # type: ignore[no-any-return,unused-ignore]
-            ck, lambda: list(engine.get_knobs(GraphView.of(self), self.handle)))
+                                         f"{self.graph.name!r}", {engine.name: reason})
+        ck = (self._graph_key(), engine.cache_token, "knobs", self.graph.handle.serial)
+        knobs: list[Knob] = plan_cache.answer_or(
+            ck, lambda: list(engine.get_knobs(GraphView.of(self.graph), self.graph.handle)))
+        return knobs
 
     def _resolve_knobs(self, engine: Engine,
                        settings: KnobSettings) -> dict[str, KnobValue]:
-        return resolve_knob_settings(self._knobs(engine), settings, engine.name, self.name)
+        return resolve_knob_settings(self._knobs(engine), settings, engine.name, self.graph.name)
 
     def create_execution_plan_ext(self, engine_id: int | str,
                                   knob_settings: KnobSettings = None) -> None:
-        """Select ``engine_id`` with ``knob_settings`` (a list of KnobSetting or a dict).
-
-        Settings are checked now: an unknown knob or a value outside its constraint raises
-        KnobError naming the knob and the valid values. Calls accumulate, so several
-        configurations can be built with BuildPlanPolicy.ALL and compared by autotune().
-        """
+        """See :meth:`hipdnn.graph.Graph.create_execution_plan_ext`."""
         self._check_open()
         engine = self._engine(engine_id)
         values = self._resolve_knobs(engine, knob_settings)
-        self._ext_configs.append((engine, values))
-        self._candidates = [(e, dict(k)) for e, k in self._ext_configs]
+        self.ext_configs.append((engine, values))
+        self.candidates = [(e, dict(k)) for e, k in self.ext_configs]
 
     def create_execution_plan(self, engine_id: int | str,
                               knob_settings: KnobSettings = None) -> None:
-        """cudnn-frontend's name for :meth:`create_execution_plan_ext` (same arguments)."""
+        """See :meth:`hipdnn.graph.Graph.create_execution_plan`."""
         self.create_execution_plan_ext(engine_id, knob_settings)
 
     def _build_one(self, engine: Engine, knobs: dict[str, KnobValue] | None) -> ExecutionPlan:
-        graph_key, token, serial = self._graph_key(), engine.cache_token, self.handle.serial
+        graph_key, token, serial = self._graph_key(), engine.cache_token, self.graph.handle.serial
         if knobs is None:  # the engine's defaults for this structure, remembered with its knobs
             def defaults() -> tuple[dict[str, KnobValue], tuple[Any, ...]]:
                 values = self._resolve_knobs(engine, None)
@@ -468,10 +438,10 @@ class GraphPlans:
         else:
             values, items = knobs, tuple(sorted(knobs.items()))
         ck = (graph_key, token, items, serial)
-        plan = plan_cache.acquire(ck, self)
+        plan = plan_cache.acquire(ck, self.graph)
         if plan is None:
-            plan = engine.build_plan(self._snapshot(), dict(values), self.handle)
-            plan_cache.insert(ck, plan, self)
+            plan = engine.build_plan(self._snapshot(), dict(values), self.graph.handle)
+            plan_cache.insert(ck, plan, self.graph)
         return plan
 
     def _snapshot(self) -> GraphView:
@@ -479,99 +449,90 @@ class GraphPlans:
         by every graph of the same key, must not see later edits of the graph it was first
         built from. The copy holds no Handle (engines are given it), so a cached plan never
         keeps a dropped Handle alive."""
-        snap = serialize.from_dict(serialize.graph_to_dict(self), None, type(self))  # type: ignore[arg-type]
+        snap = serialize.from_dict(serialize.graph_to_dict(self.graph), None, type(self.graph))
         snap.tensors = validate_graph(snap, memo=False)  # a private one-off: not memoized
         return GraphView.of(snap)
 
     def build_plan_at_index(self, index: int) -> None:
-        """Build only candidate ``index`` (appended to the built plans unless its workspace
-        exceeds the deselect_workspace_greater_than limit)."""
+        """See :meth:`hipdnn.graph.Graph.build_plan_at_index`."""
         self._check_open()
-        if self._candidates is None:
+        if self.candidates is None:
             self.create_execution_plans()
-        assert self._candidates is not None
-        index = plan_index(index, len(self._candidates), "build_plan_at_index",
+        assert self.candidates is not None
+        index = plan_index(index, len(self.candidates), "build_plan_at_index",
                            "candidate(s) (create_execution_plans ranked them; "
                            "get_engine_count() tells how many)")
-        if self._revision != self._built_revision:  # stale plans of the graph before an edit
+        if self.revision != self.built_revision:  # stale plans of the graph before an edit
             self._release_plans()
-        engine, knobs = self._candidates[index]
+        engine, knobs = self.candidates[index]
         plan = self._build_one(engine, knobs)
         if self._fits(plan):
-            self._plans.append(plan)
+            self.plans.append(plan)
         else:
-            plan_cache.release(plan, self)
-        self._built_revision = self._revision
-        self._executor.prepare()
+            plan_cache.release(plan, self.graph)
+        self.built_revision = self.revision
+        self.executor.prepare()
 
     def get_execution_plan_count(self) -> int:
-        """Number of built plans."""
-        return len(self._plans)
+        """See :meth:`hipdnn.graph.Graph.get_execution_plan_count`."""
+        return len(self.plans)
 
-    def _plan(self, index: int = 0, what: str = "plan index") -> ExecutionPlan:
+    def plan(self, index: int = 0, what: str = "plan index") -> ExecutionPlan:
+        """Built plan ``index`` of the current graph (selected: 0); raises when the graph is
+        closed, edited since build() or has no plans, PlanIndexError for a bad index."""
         self._check_open()
         self._check_current()
-        if not self._plans:
-            raise GraphStateError(f"graph {self.name!r} has no built plan: call build() or "
+        if not self.plans:
+            raise GraphStateError(f"graph {self.graph.name!r} has no built plan: call build() or "
                                   f"build_plans() first")
         if index == 0 and type(index) is int:
-            return self._plans[0]
-        return self._plans[plan_index(index, len(self._plans), what, "built plan(s)")]
+            return self.plans[0]
+        return self.plans[plan_index(index, len(self.plans), what, "built plan(s)")]
 
     def get_execution_plan_engine_id(self) -> int:
-        """Engine id of the selected plan (index 0)."""
-        return self._plan(0).engine.engine_id
+        """See :meth:`hipdnn.graph.Graph.get_execution_plan_engine_id`."""
+        return self.plan(0).engine.engine_id
 
     def get_plan_name(self) -> str:
-        """Name of the selected plan (index 0)."""
-        return self._plan(0).name
+        """See :meth:`hipdnn.graph.Graph.get_plan_name`."""
+        return self.plan(0).name
 
     def get_plan_name_at_index(self, index: int) -> str:
-        """Name of built plan ``index``."""
-        return self._plan(index, "get_plan_name_at_index").name
+        """See :meth:`hipdnn.graph.Graph.get_plan_name_at_index`."""
+        return self.plan(index, "get_plan_name_at_index").name
 
     def get_workspace_size_plan_at_index(self, index: int) -> int:
-        """Workspace bytes of built plan ``index``."""
-        return self._plan(index, "get_workspace_size_plan_at_index").workspace_size
+        """See :meth:`hipdnn.graph.Graph.get_workspace_size_plan_at_index`."""
+        return self.plan(index, "get_workspace_size_plan_at_index").workspace_size
 
     def get_workspace_size(self) -> int:
-        """Workspace bytes that fit every built plan (the selected plan's when only one)."""
-        self._plan(0)
-        return max(p.workspace_size for p in self._plans)
+        """See :meth:`hipdnn.graph.Graph.get_workspace_size`."""
+        self.plan(0)
+        return max(p.workspace_size for p in self.plans)
 
     def get_engine_and_knobs_at_index(self, index: int) -> tuple[int, dict[str, KnobValue]]:
-        """(engine id, knob values) of built plan ``index``: persist an autotuned choice and
-        replay it with ``create_execution_plan_ext(engine_id, knobs)``."""
-        plan = self._plan(index, "get_engine_and_knobs_at_index")
+        """See :meth:`hipdnn.graph.Graph.get_engine_and_knobs_at_index`."""
+        plan = self.plan(index, "get_engine_and_knobs_at_index")
         return plan.engine.engine_id, dict(plan.knobs)
 
     def select_plan(self, index: int) -> None:
-        """Make built plan ``index`` the one ``execute`` runs (index 0)."""
-        plan = self._plan(index, "select_plan")
-        self._plans.remove(plan)
-        self._plans.insert(0, plan)
-        self._forget_bindings()
-
-    @property
-    def plans(self) -> list[ExecutionPlan]:
-        """The built plans, selected first."""
-        return list(self._plans)
+        """See :meth:`hipdnn.graph.Graph.select_plan`."""
+        plan = self.plan(index, "select_plan")
+        self.plans.remove(plan)
+        self.plans.insert(0, plan)
+        self.executor.forget()
 
     # -- ownership -----------------------------------------------------------------------------
     def _release_plans(self) -> None:
-        self._forget_bindings()
-        plans, self._plans = self._plans, []
+        self.executor.forget()
+        plans, self.plans = self.plans, []
         for plan in plans:
-            plan_cache.release(plan, self)
+            plan_cache.release(plan, self.graph)
 
     def close(self) -> None:
-        """Release the graph's plans (idempotent); later pipeline calls raise PlanClosedError."""
-        if self._closed:
+        """See :meth:`hipdnn.graph.Graph.close`."""
+        if self.closed:
             return
-        self._closed = True
+        self.closed = True
         self._release_plans()
 
-    @property
-    def closed(self) -> bool:
-        """True once :meth:`close` was called."""
-        return self._closed

@@ -4,7 +4,7 @@ Engines (:mod:`hipdnn.engines.base`) are given a ``GraphView`` in ``check_suppor
 ``get_knobs`` and ``build_plan``, never the mutable :class:`~hipdnn.graph.Graph`: its fields
 cannot be reassigned (``FrozenInstanceError``, an ``AttributeError``), ``nodes`` is a tuple and
 ``tensors`` a read-only mapping. ``build_plan`` gets the view of a validated private copy of
-the graph (``GraphPlans._snapshot`` in :mod:`hipdnn.graph_plans`), so a plan, cached and shared
+the graph (``Planner._snapshot`` in :mod:`hipdnn.graph_plans`), so a plan, cached and shared
 by every graph of the same structure, never sees later edits of the graph it was built from.
 
 >>> import hipdnn

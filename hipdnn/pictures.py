@@ -97,7 +97,7 @@ def _ordered(g: Graph) -> list[Tensor]:
 
 
 def _built(g: Graph) -> tuple[Any, dict[str, str | None]] | None:
-    plans = getattr(g, "_plans", None)
+    plans = g.plans
     if not plans:
         return None
     try:

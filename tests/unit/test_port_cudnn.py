@@ -205,7 +205,7 @@ def test_deselect_workspace_greater_than_skips_big_plans(two_engines: Any) -> No
     graph.build_plans(cudnn.build_plan_policy.HEURISTICS_CHOICE)
     assert graph.get_execution_plan_engine_id() == fake.engine_id
     assert graph.get_workspace_size() == 0
-    assert "2048 bytes" in graph._reasons[big.name]
+    assert "2048 bytes" in graph._planner.reasons[big.name]
 
     graph.deselect_workspace_greater_than(None)  # the limit is lifted
     graph.build_plans(cudnn.build_plan_policy.ALL)
@@ -230,7 +230,7 @@ def test_deselect_engines_by_name_or_id(two_engines: Any) -> None:
     graph.deselect_engines([big.name])
     graph.build_plans()
     assert graph.get_execution_plan_engine_id() == fake.engine_id
-    assert graph._reasons[big.name] == "deselected by deselect_engines()"
+    assert graph._planner.reasons[big.name] == "deselected by deselect_engines()"
 
     graph.create_execution_plans()
     graph.deselect_engines(big.engine_id)  # a single id (or name) is accepted too
@@ -259,7 +259,7 @@ def test_every_heuristic_mode_gives_the_same_ranking(two_engines: Any) -> None:
     ranked = []
     for mode in [*cudnn.heur_mode, "a", 2, [cudnn.heur_mode.B, "FALLBACK"]]:
         graph.create_execution_plans(mode)
-        ranked.append([e.engine_id for e, _ in graph._candidates])
+        ranked.append([e.engine_id for e, _ in graph._planner.candidates])
     assert all(r == ranked[0] for r in ranked) and len(ranked[0]) == 2
 
 

@@ -161,7 +161,7 @@ def test_zero_signs_and_number_types_are_different_structures() -> None:
     t["x"].dim = [1, 4, 6, 6]  # type: ignore[assignment]  # a list: not described, not memoized
     assert validation.structure_signature(g) is None
     g.validate()
-    assert g._validated is None
+    assert g._planner.validated is None
 
 
 def test_edit_after_build_revalidates_and_gets_another_plan(reference_only: None,
