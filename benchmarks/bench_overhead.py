@@ -32,7 +32,11 @@ Columns, per row (all timed interleaved, best of ``--repeat`` rounds of ``--numb
                 CUDA tensors behind it); only where ``torch.cuda.is_available()`` (the pointers
                 reach only the C no-ops);
 * ``checked``   the resolve-and-check path (``graph._executor.run``: what a pack never seen before costs);
-* ``fw/ints``   the slowest framework column over ``ints`` (target <= 2).
+* ``torch0``    torch CUDA tensors (other memory) matched by the per-value torch test, as every
+                torch tensor was before torch's tensor guard was used (``hipdnn/_packsig.py``):
+                before and after side by side, interleaved in one run;
+* ``fw/ints``   the slowest framework column over ``ints`` (target <= 2); ``t/ints`` and
+                ``t0/ints``: ``torch`` and ``torch0`` over ``ints``.
 
     PYTHONPATH=. python benchmarks/bench_overhead.py [--number 20000] [--repeat 5] [--quick]
 
@@ -42,6 +46,7 @@ Columns, per row (all timed interleaved, best of ``--repeat`` rounds of ``--numb
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import os
 import shutil
@@ -49,7 +54,7 @@ import subprocess
 import sys
 import tempfile
 import timeit
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +68,7 @@ from test_miopen_engine_graphs import build  # noqa: E402  (test code: seed-row 
 
 import hipdnn  # noqa: E402
 import miopen_ctypes  # noqa: E402
+from hipdnn import _packsig  # noqa: E402  (to bind one pack with the per-value torch test)
 from hipdnn.engines import register, registry, unregister  # noqa: E402
 from hipdnn.engines.miopen import MiopenEngine, Row  # noqa: E402
 from hipdnn.types import DataType  # noqa: E402
@@ -134,6 +140,8 @@ ROWS = (
     ("bn_inf_drelu_bn_bwd", Row.BN_INF_DRELU_BN_BWD, False),
 )
 FRAMEWORK = ("cai", "torch", "dlpack")
+#: The torch pack bound with the per-value matcher (not a target column: the before of "torch").
+PLAIN_TORCH = "torch0"
 
 
 class DeviceArray:
@@ -196,7 +204,7 @@ def _packs(device: EmulatedDevice, tensors: list[hipdnn.Tensor],
     ints: dict[Any, Any] = {}
     packs: dict[str, dict[Any, Any]] = {"ints": ints, "cai": {}}
     if torch is not None:
-        packs["torch"], packs["dlpack"] = {}, {}
+        packs["torch"], packs["dlpack"], packs[PLAIN_TORCH] = {}, {}, {}
     for t in tensors:
         if t.is_pass_by_value:
             for pack in packs.values():
@@ -209,9 +217,23 @@ def _packs(device: EmulatedDevice, tensors: list[hipdnn.Tensor],
         else:
             tt = torch.empty_strided(shape, strides, dtype=torch.float32, device="cuda")
             packs["torch"][t], packs["dlpack"][t] = tt, DLPackOnly(tt)
+            # other memory: the guarded matcher of "torch" must not take this pack
+            packs[PLAIN_TORCH][t] = torch.empty_strided(shape, strides, dtype=torch.float32,
+                                                        device="cuda")
             ints[t] = tt.data_ptr()
         packs["cai"][t] = DeviceArray(ints[t], shape, strides)
     return packs
+
+
+@contextlib.contextmanager
+def _per_value_torch_matcher() -> Iterator[None]:
+    """Packs bound inside get the per-value torch test instead of torch's tensor guard."""
+    saved = _packsig._torch_guards
+    _packsig._torch_guards = None
+    try:
+        yield
+    finally:
+        _packsig._torch_guards = saved
 
 
 def measure_row(device: EmulatedDevice, row: Row, unfused: bool, number: int,
@@ -239,7 +261,14 @@ def measure_row(device: EmulatedDevice, row: Row, unfused: bool, number: int,
     assert prepared is not None, f"{row}: the plan did not prebuild its calls"
     cols: dict[str, Callable[[], None]] = {"raw": _raw(prepared), "bind()": bound}
     for kind, pack in packs.items():
-        g.execute(pack, ws)  # remembered from here on
+        if kind == PLAIN_TORCH:
+            with _per_value_torch_matcher():
+                g.execute(pack, ws)
+        else:
+            g.execute(pack, ws)  # remembered from here on
+        if kind in ("torch", PLAIN_TORCH):  # each column times the matcher it names
+            guarded = "g_check" in g._fast[0].__code__.co_freevars
+            assert guarded == (kind == "torch" and _packsig._tensor_guards() is not None), kind
         cols[kind] = (lambda p=pack: g.execute(p, ws))
     cols["checked"] = lambda: g._executor.run(g._planner.plan(0), packs["cai"], ws, None)
     best = {name: float("inf") for name in cols}
@@ -278,17 +307,21 @@ def floor_call(noop: ctypes.CDLL, number: int, repeat: int) -> float:
 def report(version: str, results: list[tuple[str, dict[str, float]]]) -> list[str]:
     """Print one version's table; returns the targets missed."""
     kinds = [k for k in FRAMEWORK if k in results[0][1]]
+    extra = [PLAIN_TORCH] if PLAIN_TORCH in results[0][1] else []
+    over_ints = ["torch", PLAIN_TORCH] if extra else []
     print(f"MIOpen {version} (emulated build, execute symbols = C no-ops); raw in us, the rest "
           "as x raw; fw/ints = slowest framework column / ints")
-    head = "".join(f"{k:>8}" for k in ("raw", "bind()", "ints", *kinds, "checked", "fw/ints"))
+    head = "".join(f"{k:>8}" for k in ("raw", "bind()", "ints", *kinds, "checked", *extra,
+                                       "fw/ints", *("t/ints", "t0/ints")[:len(over_ints)]))
     print(f"  {'row':20}{head}")
     missed = []
     for label, us in results:
         raw = us["raw"]
         fw = max(us[k] for k in kinds)
         cells = [f"{raw:8.2f}"] + [f"{us[k] / raw:8.2f}" for k in ("bind()", "ints", *kinds,
-                                                                  "checked")]
-        print(f"  {label:20}{''.join(cells)}{fw / us['ints']:8.2f}")
+                                                                  "checked", *extra)]
+        cells += [f"{fw / us['ints']:8.2f}"] + [f"{us[k] / us['ints']:8.2f}" for k in over_ints]
+        print(f"  {label:20}{''.join(cells)}")
         for name, limit in (("bind()", 1.5), ("ints", 2.0), *((k, 3.0) for k in kinds)):
             if us[name] / raw > limit:
                 missed.append(f"{version} {label}: {name} {us[name] / raw:.2f}x raw > {limit}")
@@ -309,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
     torch = _torch_cuda()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, load average "
           f"{os.getloadavg()}, torch CUDA tensors: {'yes' if torch is not None else 'no'}")
+    if torch is not None:
+        print(f"torch {torch.__version__}; torch's tensor guard (hipdnn/_packsig.py): "
+              f"{'in use' if _packsig._load_tensor_guards() is not None else 'unavailable'}")
     missed: list[str] = []
     with tempfile.TemporaryDirectory(prefix="hipdnn-bench-") as tmp:
         noop = build_noop_library(tmp)

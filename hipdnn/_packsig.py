@@ -23,11 +23,31 @@ sequence seen before costs a function call, not a compile. Kinds, read in ``reso
 ``torch``    a torch tensor type: ``data_ptr()``, shape, ``stride()``, dtype, device, and
              neither the negative nor (complex dtypes only: no other dtype carries it) the
              conjugate bit (views with them are never bound)
+``torch_g``  an exact ``torch.Tensor`` / ``nn.Parameter`` (once per pack): ``data_ptr()``
+             in Python; shape, strides, dtype, device and the view bits of every such value
+             in one C call (see *Torch tensor guards* below)
 ``cai``      an object with ``__cuda_array_interface__``: the whole dict, compared
              with a deep copy of the bound one
 ``object``   anything else ``resolve`` takes (``__dlpack__``, ``__array_interface__``):
              :func:`signature` of the object
 ===========  ====================================================================
+
+Torch tensor guards: reading shape, strides, device and the view bits through torch's Python
+accessors costs about 0.5 us per tensor (each builds a tuple or a device object), several times
+the int-pointer path's whole per-value cost. Torch's own guard object for compiled graphs,
+``torch._C._dynamo.guards.TensorGuards``, compares exactly these in C++ for a whole tuple of
+tensors: the exact Python type, the dispatch key set (which holds the device type and the
+negative/conjugate bits), dtype, device index, ``requires_grad``, rank, and every size and stride
+(given as ints: none is left dynamic). It is private torch API, so :func:`_tensor_guards`
+uses it only after a self-test on probe tensors shows that it accepts an equal tensor and
+rejects each changed read (shape, strides on a size-1 axis and of a zero-size tensor, dtype,
+device type, the negative and conjugate bits); otherwise the ``torch`` test above is used. The
+key set is compared after the thread's local include/exclude sets are applied, so a guarded
+matcher also reads, on every call, that the thread excludes neither view bit (inside
+``torch._C._ExcludeDispatchKeyGuard`` a negative view would otherwise read as plain), and a
+binding made while a thread includes either bit gets no guard. ``requires_grad`` and other
+keys are extra reads: a change there is a miss, never a wrong hit. The guard rejects a tuple
+holding one tensor twice, so only the first occurrence of an object in a pack is guarded.
 
 Values ``resolve`` treats specially (bool, int subclasses, numpy scalars, ``Buffer``) get no
 matcher: such packs always take the checked path. A matcher that raises (an object whose
@@ -46,9 +66,10 @@ from __future__ import annotations
 import copy
 import ctypes
 import math
+import sys
 import threading
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -193,6 +214,86 @@ def _classify(tp: type) -> str | None:
     return "object"
 
 
+# ---------------------------------------------------------------------------- torch guards
+
+class _TorchGuards(NamedTuple):
+    """What a guarded matcher needs from torch (see the module docstring)."""
+
+    make: Callable[[list[Any]], Callable[..., bool]]  # tensors -> their guard's ``check``
+    types: tuple[type, ...]  # exact types guarded: their accessors are torch's own
+    excluded: Callable[[Any], bool]  # the thread excludes this dispatch key
+    included: Callable[[Any], bool]  # the thread includes it
+    neg: Any
+    conj: Any
+
+    def thread_is_clean(self) -> bool:
+        """The thread neither includes nor excludes a view bit's key (a guard made now holds
+        the tensor's own bits, and compares them on a later call where the thread excludes
+        neither)."""
+        return not any(f(k) for f in (self.excluded, self.included)
+                       for k in (self.neg, self.conj))
+
+
+_UNSET: Any = object()
+_torch_guards: Any = _UNSET
+
+
+def _tensor_guards() -> _TorchGuards | None:
+    """torch's tensor guard, once it passed :func:`_guard_self_test`; None where torch lacks
+    it or the test fails (the ``torch`` matcher kind is used then). Decided once per process,
+    on the first torch value bound."""
+    global _torch_guards
+    if _torch_guards is _UNSET:
+        _torch_guards = _load_tensor_guards()
+    return cast("_TorchGuards | None", _torch_guards)
+
+
+def _load_tensor_guards() -> _TorchGuards | None:
+    torch = sys.modules.get("torch")
+    try:
+        tensor_guards = torch._C._dynamo.guards.TensorGuards  # type: ignore[union-attr]
+        api = _TorchGuards(
+            make=lambda ts: tensor_guards(
+                *ts, dynamic_dims_sizes=[[int(d) for d in t.shape] for t in ts],
+                dynamic_dims_strides=[[int(s) for s in t.stride()] for t in ts]).check,
+            types=(torch.Tensor, torch.nn.Parameter),  # type: ignore[union-attr]
+            excluded=torch._C._dispatch_tls_is_dispatch_key_excluded,  # type: ignore[union-attr]
+            included=torch._C._dispatch_tls_is_dispatch_key_included,  # type: ignore[union-attr]
+            neg=torch._C.DispatchKey.Negative,  # type: ignore[union-attr]
+            conj=torch._C.DispatchKey.Conjugate)  # type: ignore[union-attr]
+        return api if _guard_self_test(api, torch) else None
+    except Exception:  # another torch: no such API, or another signature
+        return None
+
+
+def _guard_self_test(api: _TorchGuards, torch: Any) -> bool:
+    """The guard accepts an equal tensor (another object) and rejects every changed read."""
+    if not api.thread_is_clean():
+        return False
+    base = torch.zeros((2, 1, 3, 4))
+    z = torch.zeros((2, 0, 3))
+    c = torch.zeros((2, 3), dtype=torch.complex64)
+    check = api.make([base, z, c])
+    if not check(base[:], z[:], c[:]):
+        return False
+    changed = [
+        torch.zeros((2, 1, 3, 5)),  # shape
+        torch.zeros((2, 1, 4, 3)).transpose(2, 3),  # strides
+        base.as_strided((2, 1, 3, 4), (12, 5, 4, 1)),  # the stride of a size-1 axis
+        torch.zeros((2, 1, 3, 4), dtype=torch.float64),  # dtype
+        torch.zeros((2, 1, 3, 4), dtype=torch.int32),
+        torch._neg_view(base),  # the negative bit
+        torch.zeros((2, 1, 3, 4), device="meta"),  # device type
+        torch.zeros((2, 1, 3)),  # rank
+    ]
+    if any(check(t, z, c) for t in changed):
+        return False
+    if check(base, z.as_strided((2, 0, 3), (1, 1, 1)), c) or check(base, z, c.conj()) \
+            or check(base, z, torch._neg_view(c)):
+        return False  # a zero-size tensor's strides, the conjugate and negative bits
+    return bool(check(base, z, c))
+
+
 # ---------------------------------------------------------------------------- compiling
 
 #: Per kind: the test on value ``{v}`` (its constants are ``{c}<name>``).
@@ -214,6 +315,8 @@ _TESTS: dict[str, str] = {
                       "{v}.shape == {c}shape and {v}.stride() == {c}strides and "
                       "{v}.dtype is {c}dtype and {v}.device == {c}device and "
                       "not {v}.is_neg() and not {v}.is_conj()"),
+    # shape, strides, dtype, device and view bits: the pack's one guard call (matcher_source)
+    "torch_g": "type({v}) is {c}type and {v}.data_ptr() == {c}ptr",
     "cai": "type({v}) is {c}type and {v}.__cuda_array_interface__ == {c}iface",
     "object": "type({v}) is {c}type and _signature({v}) == {c}sig",
 }
@@ -225,6 +328,7 @@ _NAMES: dict[str, tuple[str, ...]] = {
     "ndarray": ("type", "ptr", "shape", "strides", "dtype", "w"),
     "torch": ("type", "ptr", "shape", "strides", "dtype", "device"),
     "torch_complex": ("type", "ptr", "shape", "strides", "dtype", "device"),
+    "torch_g": ("type", "ptr"),
     "cai": ("type", "iface"), "object": ("type", "sig"),
 }
 
@@ -238,6 +342,8 @@ def _constants(kind: str, v: Any) -> tuple[Any, ...]:
     if kind in ("numpy", "ndarray"):
         ptr = (_numpy_ptr if kind == "numpy" else _numpy_ptr_by_interface)(v)
         return type(v), ptr, v.shape, v.strides, v.dtype, bool(v.flags.writeable)
+    if kind == "torch_g":
+        return type(v), v.data_ptr()
     if kind in ("torch", "torch_complex"):
         return (type(v), v.data_ptr(), tuple(v.shape), tuple(v.stride()), v.dtype,
                 v.device)
@@ -283,6 +389,8 @@ def matcher_source(layout: Layout) -> str:
     n = len(key_kinds)
     slots = [*enumerate(value_kinds), (n, ws_kind)]
     consts = [f"c{i}_{name}" for i, kind in slots if kind is not None for name in _NAMES[kind]]
+    if "torch_g" in value_kinds or ws_kind == "torch_g":
+        consts += ["g_check", "g_excluded", "g_neg", "g_conj"]
     lines = ["def make(keys, consts, result, bound_handle):"]
     if consts:
         lines.append(f"    {_tuple(consts)} = consts")
@@ -301,6 +409,10 @@ def matcher_source(layout: Layout) -> str:
         if kind is not None:
             tests.append(_TESTS[kind].format(v=f"v{i}", c=f"c{i}_"))
     tests.append("ws is None" if ws_kind is None else _TESTS[ws_kind].format(v="ws", c=f"c{n}_"))
+    guarded = [f"v{i}" if i < n else "ws" for i, kind in slots if kind == "torch_g"]
+    if guarded:  # everything else torch_g values must read the same, in one call
+        tests.append(f"not g_excluded(g_neg) and not g_excluded(g_conj) and "
+                     f"g_check({_tuple(guarded)})")
     lines += [f"        return result if ({' and '.join(tests)}) else None",
               "    return match"]
     return "\n".join(lines) + "\n"
@@ -318,6 +430,19 @@ def _factory(layout: Layout) -> Callable[..., Matcher]:
                 _factories.clear()
             _factories[layout] = make
     return make
+
+
+def _torch_kind(value: Any, guarded: list[Any]) -> str | None:
+    """``torch_g`` (appending ``value`` to ``guarded``), ``torch`` or ``torch_complex``; None
+    for a negative or conjugate view (``execute`` never binds one: it reads a resolved copy)."""
+    if value.is_neg() or value.is_conj():
+        return None
+    api = _tensor_guards()
+    if api is not None and type(value) in api.types and api.thread_is_clean() \
+            and not any(value is g for g in guarded):
+        guarded.append(value)
+        return "torch_g"
+    return "torch_complex" if value.dtype.is_complex else "torch"
 
 
 def compile_matcher(variant_pack: Any, workspace: Any, handle: Any,
@@ -339,6 +464,7 @@ def compile_matcher(variant_pack: Any, workspace: Any, handle: Any,
     value_kinds: list[str | None] = []
     keys: list[Any] = []
     consts: list[Any] = []
+    guarded: list[Any] = []
     try:
         for key, value in variant_pack.items():
             if key is None:
@@ -350,19 +476,25 @@ def compile_matcher(variant_pack: Any, workspace: Any, handle: Any,
             if tk is not Tensor and tk is not int:
                 return None
             kind = kind_of(value)
+            if kind == "torch":
+                kind = _torch_kind(value, guarded)
             if kind is None:
                 return None
-            if kind == "torch" and value.dtype.is_complex:
-                kind = "torch_complex"
             key_kinds.append("tensor" if tk is Tensor else "uid")
             value_kinds.append(kind)
             keys.append(key)
             consts.extend(_constants(kind, value))
         ws_kind = None if workspace is None else kind_of(workspace)
+        if ws_kind == "torch":
+            ws_kind = _torch_kind(workspace, guarded)
         if workspace is not None:
             if ws_kind is None:
                 return None
             consts.extend(_constants(ws_kind, workspace))
+        if guarded:
+            api = _tensor_guards()
+            assert api is not None
+            consts.extend((api.make(guarded), api.excluded, api.neg, api.conj))
     except Exception:  # unreadable now: never remembered, the checked path runs
         return None
     make = _factory((tuple(key_kinds), tuple(value_kinds), ws_kind))
