@@ -32,13 +32,15 @@ buffer at commit time (hipdnn/engines/reference/engine.py), saving a full array 
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from hipdnn.engines.reference._parallel import map_ranges
+from hipdnn.engines.reference import _parallel
 
 __all__ = [
     "BLOCK",
@@ -59,13 +61,14 @@ __all__ = [
 
 _F32 = np.float32
 _F64 = np.float64
-#: Elements per block (2 MiB of float32): large enough to amortise the per-call overhead (the
-#: numpy calls between GIL releases: on 16 threads, 8x256x56x56, halving the block cost 1.5x and
-#: doubling it from 1 MiB saved 10-25%, benchmarks/bench_reference.py cases), small enough that
-#: a block and its temporary stay in a core's L2 / the shared cache.
-BLOCK = 1 << 19
+#: Elements per block (1 MiB of float32): a block and its scratch stay in a core's L2 / the
+#: shared cache between the numpy calls of a pass. With many threads the parts are smaller
+#: than this anyway (one or two parts a thread, each as few numpy calls as possible).
+BLOCK = 1 << 18
 #: Largest channel-first (C, S) expansion of a per-channel constant (elements; 8 MiB).
 MAX_TILE = 1 << 21
+#: Channel-first rows at least this long take a (rows, 1) column operand instead of a tile.
+COL_MIN_S = 1024
 #: One-pass variance while sum(x**2) <= this * sum((x-mean)**2) per channel; else two passes.
 MAX_SQUARE_RATIO = 17.0
 #: Uncentred backward sums, and the uncentred affine forward, while |mean| * inv_std <= this
@@ -74,11 +77,14 @@ MAX_MEAN_STDS = 4.0
 #: Most shifted passes over offset data (each re-centres on the mean the previous one found;
 #: one suffices unless float32 runs lost most of the first pass's mean).
 MAX_SHIFTED_PASSES = 3
-#: Rows a channels-last column sum adds in float32 before switching to float64.
+#: Rows of a channels-last group: its column sums add in float32, the groups in float64.
 _RUN = 64
-_ONES_RUN = np.ones((1, _RUN), dtype=_F32)
-_VECDOT: Any = getattr(np, "vecdot", None)  # numpy >= 2: a BLAS dot per row
-Expand = Callable[[int, int], Any]
+#: Smallest channels-last constant tile (elements): a block is viewed as (k, rows, C) and
+#: the tile (rows, C) broadcast over k, so every numpy inner loop is this long or longer.
+_CL_TILE = 1 << 14
+#: Bytes of float32 scratch kept for reuse between calls (fresh pages cost a fault each).
+SCRATCH_KEEP = 1 << 26
+Operand = Callable[[int, int], Any]
 
 
 class Matrix(NamedTuple):
@@ -140,19 +146,49 @@ def _f32(block: np.ndarray) -> np.ndarray:
     return block if block.dtype == _F32 else block.astype(_F32)
 
 
+_SCRATCH: list[np.ndarray] = []  # free 1-D float32 buffers, reused between calls
+_SCRATCH_LOCK = threading.Lock()
+
+
+def _take_scratch(count: int, size: int) -> list[np.ndarray]:
+    """``count`` float32 buffers of at least ``size`` elements, reused where one is free."""
+    with _SCRATCH_LOCK:
+        picks = sorted((i for i, b in enumerate(_SCRATCH) if b.size >= size),
+                       key=lambda i: _SCRATCH[i].size)[:count]
+        fit = [_SCRATCH[i] for i in picks]
+        for i in sorted(picks, reverse=True):
+            del _SCRATCH[i]
+    return fit + [np.empty(size, dtype=_F32) for _ in range(count - len(fit))]
+
+
+def _give_scratch(bufs: list[np.ndarray]) -> None:
+    """Return buffers from :func:`_take_scratch`; keeps at most :data:`SCRATCH_KEEP` bytes."""
+    with _SCRATCH_LOCK:
+        _SCRATCH.extend(bufs)
+        _SCRATCH.sort(key=lambda b: -b.size)
+        total = 0
+        for i, b in enumerate(_SCRATCH):
+            total += b.nbytes
+            if total > SCRATCH_KEEP:
+                del _SCRATCH[i:]
+                break
+
+
 class Deferred:
     """A float32 output in ``like``'s memory order whose last pass has not run yet.
 
-    Everything the pass needs (statistics, per-channel tiles) is prepared, so :meth:`write_into`
-    runs only float32 numpy ufuncs into existing memory: nothing can fail once it starts
-    writing. The reference engine writes such an output straight into the caller's buffer
-    at commit time (no engine-side array and no full copy) when :meth:`fits` says it can, and
-    otherwise :meth:`materialize` s it into a new array that is committed as usual.
+    Everything the pass needs (statistics, per-channel operands, scratch) is prepared, so
+    :meth:`write_into` runs only float32 numpy ufuncs into existing memory: nothing can fail
+    once it starts writing. The reference engine writes such an output straight into the
+    caller's buffer at commit time (no engine-side array and no full copy) when :meth:`fits`
+    says it can, and otherwise :meth:`materialize` s it into a new array that is committed as
+    usual.
     """
 
     def __init__(self, like: Matrix, write: Callable[[np.ndarray], None],
                  reads: tuple[np.ndarray, ...],
-                 post: list[Callable[[np.ndarray], None]] | None = None) -> None:
+                 post: list[Callable[[np.ndarray], None]] | None = None,
+                 scratch: list[np.ndarray] | None = None) -> None:
         self.like = like
         self.shape = like.shape
         self.dtype = np.dtype(_F32)
@@ -162,6 +198,8 @@ class Deferred:
         #: in-place element-wise steps the pass applies to each finished block (None: the pass
         #: takes none)
         self.post = post
+        #: scratch the pass uses, reserved up front and given back for reuse once it ran
+        self.scratch = scratch
 
     def then(self, step: Callable[[np.ndarray], None]) -> Deferred | None:
         """This pass with ``step`` (an in-place float32 element-wise op, e.g. a ReLU) applied to
@@ -180,146 +218,209 @@ class Deferred:
         vm = matrix(view)
         return vm is not None and vm.kind == self.like.kind
 
+    def _run(self, mat: np.ndarray) -> None:
+        self._write(mat)
+        if self.scratch:
+            _give_scratch(self.scratch)
+            self.scratch = None
+
     def write_into(self, view: np.ndarray) -> None:
         """Run the pass into ``view`` (which :meth:`fits`)."""
         vm = matrix(view)
         assert vm is not None
-        self._write(vm.mat)
+        self._run(vm.mat)
 
     def materialize(self) -> np.ndarray:
         """Run the pass into a new array; returns its logical N,C,*S view."""
         out, mat = _like(self.like)
-        self._write(mat)
+        self._run(mat)
         return out
 
 
 class _Plan:
-    """How ``m`` is walked: rows per block and how a per-channel vector meets a block.
+    """How ``m`` is split and how a per-channel vector meets a block.
 
-    ``mode``: "cl" (one (rows, C) tile serves every block); "tile" (channel-first, blocks of R
-    rows with R dividing C, tiles cut from a (C, S) expansion, at most :data:`MAX_TILE` elements
-    and a quarter of the tensor each, ~10% less CPU than "col"); "scalar" (channel-first rows
-    long enough to be one block each); "col" (channel-first, a broadcast (rows, 1) column).
+    Rows are split into parts (one or two per thread, :data:`RANGES_PER_WORKER`) run by
+    :func:`._parallel.run_parts`, each walked in blocks of at most :data:`BLOCK` elements. Reductions
+    produce one float32 partial per group, whatever the split: channel-first a row (the S
+    elements of one (n, c)), channels-last :data:`_RUN` rows; the groups are combined in
+    float64 on the calling thread, so the results have the same bits for any thread count.
+
+    ``mode``: "cl" (channels-last: a block is viewed as (k, R, C) against one (R, C) tile);
+    "col" (channel-first rows of at least :data:`COL_MIN_S` elements: a (rows, 1) column);
+    "scalar" (channel-first rows of half a block or more: one row a block, same column);
+    "tile" (short channel-first rows: blocks of R rows with R dividing C, against a slice of
+    a (C, S) expansion of at most :data:`MAX_TILE` elements).
     """
 
     def __init__(self, m: Matrix) -> None:
         self.m = m
-        width = max(m.mat.shape[1], 1)
-        self.step = max(1, BLOCK // width)
-        self.mode = "cl" if m.kind == "cl" else "col"
-        if m.kind == "cf":
-            if m.s >= BLOCK // 2:
-                self.mode, self.step = "scalar", 1
+        rows, width = m.mat.shape
+        per = max(1, BLOCK // max(width, 1))
+        self.mode, unit = "col", 1
+        if m.kind == "cl":
+            self.mode = "cl"
+            unit = _RUN * max(1, -(-_CL_TILE // (_RUN * max(m.c, 1))))
+        elif m.s >= BLOCK // 2:
+            self.mode = "scalar"
+        elif m.s < COL_MIN_S and m.n >= 4 and m.c * m.s <= MAX_TILE:
+            unit = max(d for d in range(1, min(m.c, per) + 1) if m.c % d == 0)
+            if unit * m.s >= BLOCK // 8:
+                self.mode = "tile"
             else:
-                r = max(d for d in range(1, min(m.c, self.step) + 1) if m.c % d == 0)
-                if m.n >= 4 and r * m.s >= BLOCK // 8 and m.c * m.s <= MAX_TILE:
-                    self.mode, self.step = "tile", r
+                unit = 1
+        self.unit = unit
+        self.step = max(unit, per // unit * unit)
+        units = -(-rows // unit)
+        count = _parallel.workers()
+        parts = (1 if count < 2 or m.mat.size < _parallel.PARALLEL_MIN_SIZE
+                 else min(units, _parallel.RANGES_PER_WORKER * count))
+        edges = [min(rows, units * i // parts * unit) for i in range(parts + 1)]
+        self.spans = [(lo, hi) for lo, hi in itertools.pairwise(edges) if hi > lo]
+        #: threads that run the parts at once
+        self.threads = min(count, len(self.spans))
+        if m.kind == "cl":
+            self.groups = -(-rows // _RUN)
+            counts = np.full(self.groups, float(_RUN))
+            if rows % _RUN:
+                counts[-1] = rows % _RUN
+            self.counts = counts[:, None]
+        else:
+            self.groups = rows
+            self.counts = np.full((m.n, 1), float(m.s))
 
-    def expand(self, v: np.ndarray) -> Expand:
+    def blocks(self, lo: int, hi: int) -> Iterator[tuple[int, int]]:
+        """The blocks of rows [lo, hi); channels-last, a last block shorter than the tile's rows
+        is split off."""
+        for b0 in range(lo, hi, self.step):
+            b1 = min(b0 + self.step, hi)
+            if self.mode == "cl" and (b1 - b0) % self.unit and b1 - b0 > self.unit:
+                cut = b0 + (b1 - b0) // self.unit * self.unit
+                yield b0, cut
+                yield cut, b1
+            else:
+                yield b0, b1
+
+    def view(self, a: np.ndarray, lo: int, hi: int) -> np.ndarray:
+        """Rows [lo, hi) of 2-D ``a`` shaped to meet :meth:`operand` (channels-last: 3-D)."""
+        blk = a[lo:hi]
+        if self.mode != "cl":
+            return blk
+        rows = hi - lo
+        return blk.reshape(rows // self.unit, self.unit, -1) if rows % self.unit == 0 else blk[None]
+
+    def operand(self, v: np.ndarray) -> Operand:
         """``v`` (C,) as a function of a block's rows (lo, hi) giving its float32 operand."""
         m, v = self.m, np.asarray(v, dtype=_F32)
         if self.mode == "cl":
-            tile = np.tile(v, min(self.step, m.mat.shape[0])).reshape(-1, m.c)
-            return lambda lo, hi: tile[: hi - lo]
+            tile = np.tile(v, min(self.unit, m.mat.shape[0])).reshape(-1, m.c)
+            return lambda lo, hi: tile if (hi - lo) % self.unit == 0 else tile[: hi - lo]
         if self.mode == "tile":
             full = np.empty((m.c, m.s), dtype=_F32)
             full[...] = v[:, None]
             return lambda lo, hi: full[lo % m.c : lo % m.c + hi - lo]
-        if self.mode == "scalar":
-            return lambda lo, hi: v[lo % m.c]
-        rows = np.tile(v, m.n)[:, None]
-        return lambda lo, hi: rows[lo:hi]
+        col = np.tile(v, m.n)[:, None]
+        return lambda lo, hi: col[lo:hi]
 
-    def run(self, fn: Callable[[int, int, np.ndarray], Any]) -> list[Any]:
-        """``fn(lo, hi, tmp)`` for every block, on the pool; ``tmp`` is a block-sized scratch.
-        Returns the results in block order."""
-        rows, step, width = self.m.mat.shape[0], self.step, self.m.mat.shape[1]
+    def run(self, fn: Callable[[int, int, np.ndarray | None], None],
+            scratch: list[np.ndarray] | None = None) -> None:
+        """``fn(lo, hi, tmp)`` for every block, the parts on the pool; ``tmp`` is a block-sized
+        float32 buffer from ``scratch`` (one per thread, :meth:`scratch_size` each) or None."""
+        free = list(scratch) if scratch else None
+        spans = self.spans
 
-        def span(lo: int, hi: int) -> list[Any]:
-            tmp = np.empty((min(step, hi - lo), width), dtype=_F32)
-            return [fn(b0, min(b0 + step, hi), tmp[: min(b0 + step, hi) - b0])
-                    for b0 in range(lo, hi, step)]
+        def part(i: int) -> None:
+            buf = free.pop() if free is not None else None  # list.pop is atomic under the GIL
+            try:
+                for lo, hi in self.blocks(*spans[i]):
+                    tmp = None if buf is None else buf[: (hi - lo) * self.m.mat.shape[1]]
+                    fn(lo, hi, tmp)
+            finally:
+                if buf is not None:
+                    assert free is not None
+                    free.append(buf)
 
-        return [r for part in map_ranges(span, rows, self.m.mat.size, step) for r in part]
+        _parallel.run_parts(part, len(spans), self.threads)
 
-    def per_channel(self, parts: list[np.ndarray]) -> np.ndarray:
-        """Per-block sums (channel-first: per-row float32 sums) as float64 (G, C) group sums."""
-        if self.m.kind == "cl":
-            return np.array(parts, dtype=_F64).reshape(-1, self.m.c)
-        return np.concatenate(parts).astype(_F64).reshape(self.m.n, self.m.c)
+    def scratch_size(self) -> int:
+        """Elements of one block's scratch."""
+        return min(self.step, self.m.mat.shape[0]) * self.m.mat.shape[1]
 
+    def reserve(self) -> list[np.ndarray]:
+        """Scratch for :meth:`run`: one block-sized buffer per thread."""
+        return _take_scratch(max(self.threads, 1), self.scratch_size())
 
-def _row_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return _VECDOT(a, b) if _VECDOT is not None else np.einsum("ij,ij->i", a, b)
+    def partials(self, dtype: Any = _F32) -> np.ndarray:
+        """An array for one partial sum per group: (rows,) channel-first, (groups, C) channels-last."""
+        shape = (self.groups, self.m.c) if self.m.kind == "cl" else (self.groups,)
+        return np.empty(shape, dtype=dtype)
 
+    def per_channel(self, part: np.ndarray) -> np.ndarray:
+        """Group partials as float64 (G, C): channel-first (N, C), channels-last (groups, C)."""
+        return part.astype(_F64).reshape(-1, self.m.c)
 
-def _col_sum(*blocks: np.ndarray) -> np.ndarray:
-    """float64 column sums of a (rows, C) block (or of the product of two): runs of :data:`_RUN`
-    rows add in float32, the runs in float64 (as fast as one einsum, and more accurate). A
-    single block's runs are a batched BLAS product with a ones row (~40% less time than the
-    einsum here: 2048x256 block, 126 -> 74 us)."""
-    rows = blocks[0].shape[0]
-    if rows % _RUN or rows == _RUN:
-        return np.einsum(",".join(["mc"] * len(blocks)) + "->c", *blocks).astype(_F64)
-    runs = [b.reshape(rows // _RUN, _RUN, -1) for b in blocks]
-    if len(runs) == 1:
-        return np.matmul(_ONES_RUN, runs[0]).sum(axis=0, dtype=_F64).reshape(-1)
-    return np.einsum(",".join(["kmc"] * len(runs)) + "->kc", *runs).sum(axis=0, dtype=_F64)
-
-
-def _sum(p: _Plan, blk: np.ndarray) -> np.ndarray:
-    """Per-row (channel-first) or per-column (channels-last) sums of a block. (A BLAS product
-    with a ones vector is faster per row on one thread, but OpenBLAS threads it inside the
-    pool's workers: 2 threads, 8x256x56x56, the statistics pass took 3.5 -> 5.0 ms.)"""
-    return np.einsum("ij->i", blk) if p.m.kind == "cf" else _col_sum(blk)
-
-
-def _dot(p: _Plan, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per-row (channel-first) or per-column (channels-last) sums of a*b."""
-    return _row_dot(a, b) if p.m.kind == "cf" else _col_sum(a, b)
+    def sums(self, a: np.ndarray, b: np.ndarray | None, lo: int, hi: int,
+             out: np.ndarray) -> None:
+        """Group sums of block rows [lo, hi) of ``a`` (or of ``a*b``) into ``out``'s groups."""
+        if self.mode != "cl":
+            np.einsum("ij->i" if b is None else "ij,ij->i", *((a,) if b is None else (a, b)),
+                      out=out[lo:hi])
+            return
+        g0, full = lo // _RUN, (hi - lo) // _RUN * _RUN
+        ops = (a,) if b is None else (a, b)
+        if full:
+            runs = [o[:full].reshape(-1, _RUN, o.shape[1]) for o in ops]
+            np.einsum(",".join(["kmc"] * len(runs)) + "->kc", *runs, out=out[g0 : g0 + full // _RUN])
+        if full < hi - lo:
+            np.einsum(",".join(["mc"] * len(ops)) + "->c", *(o[full:] for o in ops),
+                      out=out[g0 + full // _RUN])
 
 
 def _stats(p: _Plan) -> tuple[np.ndarray, np.ndarray]:
     """Per-channel float64 (mean, M2 = sum of squared deviations) of ``p.m``."""
     m = p.m
+    s_part, q_part = p.partials(), p.partials()
 
-    def sums(lo: int, hi: int, tmp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def sums(lo: int, hi: int, tmp: np.ndarray | None) -> None:
         blk = _f32(m.mat[lo:hi])
-        return _sum(p, blk), _dot(p, blk, blk)
+        p.sums(blk, None, lo, hi, s_part)
+        p.sums(blk, blk, lo, hi, q_part)
 
-    parts = p.run(sums)
-    s = p.per_channel([q[0] for q in parts])
-    sq = p.per_channel([q[1] for q in parts])
-    if m.kind == "cf":
-        counts = np.full((m.n, 1), float(m.s))
-    else:
-        counts = np.diff([min(b, m.mat.shape[0]) for b in range(0, m.mat.shape[0] + p.step, p.step)])
-        counts = counts.astype(_F64)[:, None]
+    p.run(sums)
+    s, sq, counts = p.per_channel(s_part), p.per_channel(q_part), p.counts
     total = float(m.n * m.s)
     mean = s.sum(axis=0) / total
     dev = s / counts - mean
     m2 = (sq - s * s / counts).sum(axis=0) + (counts * dev * dev).sum(axis=0)
     if np.all(~(sq.sum(axis=0) > MAX_SQUARE_RATIO * m2)):
         return mean, np.maximum(m2, 0.0)
-    for _ in range(MAX_SHIFTED_PASSES):  # offset data: shifted sums around the last mean
-        centre32 = mean.astype(_F32)
-        centre = p.expand(centre32)
+    s_part, q_part = p.partials(_F64), p.partials(_F64)
+    scratch = p.reserve()
+    try:
+        for _ in range(MAX_SHIFTED_PASSES):  # offset data: shifted sums around the last mean
+            centre32 = mean.astype(_F32)
+            centre = p.operand(centre32)
 
-        def shifted(lo: int, hi: int, tmp: np.ndarray,
-                    centre: Expand = centre) -> tuple[np.ndarray, np.ndarray]:
-            # x - c is exact near the mean, and so is its square in float64: only the float64
-            # accumulation rounds
-            d = np.subtract(_f32(m.mat[lo:hi]), centre(lo, hi), out=tmp).astype(_F64)
-            return _sum(p, d), _dot(p, d, d)
+            def shifted(lo: int, hi: int, tmp: np.ndarray | None, centre: Operand = centre) -> None:
+                # x - c is exact near the mean, and so is its square in float64: only the
+                # float64 accumulation rounds
+                assert tmp is not None
+                d32 = p.view(tmp.reshape(hi - lo, -1), 0, hi - lo)
+                np.subtract(p.view(_f32(m.mat), lo, hi), centre(lo, hi), out=d32)
+                d = d32.reshape(hi - lo, -1).astype(_F64)
+                p.sums(d, None, lo, hi, s_part)
+                p.sums(d, d, lo, hi, q_part)
 
-        parts = p.run(shifted)
-        s1 = p.per_channel([q[0] for q in parts]).sum(axis=0)
-        s2 = p.per_channel([q[1] for q in parts]).sum(axis=0)
-        # the centre actually subtracted is the float32 one: correct for its offset in float64
-        mean = centre32.astype(_F64) + s1 / total
-        m2 = s2 - s1 * s1 / total
-        if np.all(~(s2 > MAX_SQUARE_RATIO * m2)):
-            break
+            p.run(shifted, scratch)
+            s1 = p.per_channel(s_part).sum(axis=0)
+            s2 = p.per_channel(q_part).sum(axis=0)
+            # the centre actually subtracted is the float32 one: correct for its offset in float64
+            mean = centre32.astype(_F64) + s1 / total
+            m2 = s2 - s1 * s1 / total
+            if np.all(~(s2 > MAX_SQUARE_RATIO * m2)):
+                break
+    finally:
+        _give_scratch(scratch)
     return mean, np.maximum(m2, 0.0)
 
 
@@ -368,27 +469,20 @@ def affine_deferred(x: np.ndarray, mul: np.ndarray, add: np.ndarray,
 def _affine(p: _Plan, mul_v: np.ndarray, add_v: np.ndarray,
             centre_v: np.ndarray | None = None) -> Deferred:
     m = p.m
-    mul, add = p.expand(mul_v), p.expand(add_v)
+    mul, add = p.operand(mul_v), p.operand(add_v)
+    centre = None if centre_v is None else p.operand(centre_v)
     post: list[Callable[[np.ndarray], None]] = []
-    if centre_v is None:
-        def write(ymat: np.ndarray) -> None:
-            def blk(lo: int, hi: int, tmp: np.ndarray) -> None:
-                yb = np.multiply(_f32(m.mat[lo:hi]), mul(lo, hi), out=ymat[lo:hi])
-                np.add(yb, add(lo, hi), out=yb)
-                for step in post:
-                    step(yb)
-            p.run(blk)
-    else:
-        centre = p.expand(centre_v)
 
-        def write(ymat: np.ndarray) -> None:
-            def blk(lo: int, hi: int, tmp: np.ndarray) -> None:
-                yb = np.subtract(_f32(m.mat[lo:hi]), centre(lo, hi), out=ymat[lo:hi])
-                np.multiply(yb, mul(lo, hi), out=yb)
-                np.add(yb, add(lo, hi), out=yb)
-                for step in post:
-                    step(yb)
-            p.run(blk)
+    def write(ymat: np.ndarray) -> None:
+        def blk(lo: int, hi: int, tmp: np.ndarray | None) -> None:
+            xb, yb = p.view(_f32(m.mat), lo, hi), p.view(ymat, lo, hi)
+            if centre is not None:
+                xb = np.subtract(xb, centre(lo, hi), out=yb)
+            np.multiply(xb, mul(lo, hi), out=yb)
+            np.add(yb, add(lo, hi), out=yb)
+            for step in post:
+                step(yb)
+        p.run(blk)
 
     return Deferred(m, write, (m.mat,), post)
 
@@ -416,17 +510,24 @@ def backward_deferred(
         return Deferred(m, lambda out: None, ()), np.zeros(m.c), np.zeros(m.c)
     p = _Plan(m)
     mean64, inv64 = np.asarray(mean, dtype=_F64), np.asarray(inv, dtype=_F64)
-    centre = p.expand(mean) if not np.all(~(np.abs(mean64 * inv64) > MAX_MEAN_STDS)) else None
+    centre = p.operand(mean) if not np.all(~(np.abs(mean64 * inv64) > MAX_MEAN_STDS)) else None
+    s_part, d_part = p.partials(), p.partials()
+    # dx's scratch, reserved before anything is written (the pass itself cannot fail)
+    scratch = p.reserve()
 
-    def sums(lo: int, hi: int, tmp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def sums(lo: int, hi: int, tmp: np.ndarray | None) -> None:
         xb, dyb = _f32(m.mat[lo:hi]), _f32(dm.mat[lo:hi])
         if centre is not None:
-            xb = np.subtract(xb, centre(lo, hi), out=tmp)
-        return _sum(p, dyb), _dot(p, dyb, xb)
+            assert tmp is not None
+            xc = p.view(tmp.reshape(hi - lo, -1), 0, hi - lo)
+            np.subtract(p.view(xb, 0, hi - lo), centre(lo, hi), out=xc)
+            xb = xc.reshape(hi - lo, -1)
+        p.sums(dyb, None, lo, hi, s_part)
+        p.sums(dyb, xb, lo, hi, d_part)
 
-    parts = p.run(sums)
-    dbias = p.per_channel([q[0] for q in parts]).sum(axis=0)
-    dot = p.per_channel([q[1] for q in parts]).sum(axis=0)
+    p.run(sums, scratch if centre is not None else None)
+    dbias = p.per_channel(s_part).sum(axis=0)
+    dot = p.per_channel(d_part).sum(axis=0)
     if centre is None:
         dot -= mean64 * dbias
     dscale = dot * inv64
@@ -435,16 +536,19 @@ def backward_deferred(
     # dx = k*dy - k*dbias/M - (x-mean)*k*inv*dscale/M = k*dy + slope*(x - centre) + c0
     slope = -(k * inv64 * dscale / count)
     c0 = -(k * dbias / count) - (slope * mean64 if centre is None else 0.0)
-    k_t, slope_t, c0_t = p.expand(k), p.expand(slope), p.expand(c0)
+    k_t, slope_t, c0_t = p.operand(k), p.operand(slope), p.operand(c0)
 
     def write(dxmat: np.ndarray) -> None:
-        def blk(lo: int, hi: int, tmp: np.ndarray) -> None:
-            dxb, xb = dxmat[lo:hi], _f32(m.mat[lo:hi])
+        def blk(lo: int, hi: int, tmp: np.ndarray | None) -> None:
+            assert tmp is not None
+            dxb, xb = p.view(dxmat, lo, hi), p.view(_f32(m.mat), lo, hi)
+            t = tmp.reshape(dxb.shape)
             if centre is not None:
                 xb = np.subtract(xb, centre(lo, hi), out=dxb)
             np.multiply(xb, slope_t(lo, hi), out=dxb)
-            dxb += np.multiply(_f32(dm.mat[lo:hi]), k_t(lo, hi), out=tmp)
-            dxb += c0_t(lo, hi)
-        p.run(blk)
+            np.multiply(p.view(_f32(dm.mat), lo, hi), k_t(lo, hi), out=t)
+            np.add(dxb, t, out=dxb)
+            np.add(dxb, c0_t(lo, hi), out=dxb)
+        p.run(blk, scratch)
 
-    return Deferred(m, write, (m.mat, dm.mat)), dscale, dbias
+    return Deferred(m, write, (m.mat, dm.mat), scratch=scratch), dscale, dbias

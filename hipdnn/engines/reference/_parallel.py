@@ -1,6 +1,10 @@
 """Chunk-parallel helpers for the reference kernels: numpy's element-wise loops, copies and
-einsum release the GIL but run on one thread, so large arrays are split along N and the chunks
-run on a small shared thread pool (as many workers as BLAS threads)."""
+einsum release the GIL but run on one thread, so large arrays are split into parts that run on
+a small shared thread pool, created on first use (none at import).
+
+Thread count (:func:`workers`): ``HIPDNN_REFERENCE_THREADS``, else ``OPENBLAS_NUM_THREADS`` /
+``OMP_NUM_THREADS``, else the usable CPUs. Results never depend on it: every part computes the
+same values whichever thread runs it, and callers combine the parts' results in index order."""
 
 from __future__ import annotations
 
@@ -9,11 +13,13 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
 from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["PARALLEL_MIN_SIZE", "RANGES_PER_WORKER", "batch_chunks", "map_chunks", "map_ranges", "parallel_copy", "workers"]
+__all__ = ["PARALLEL_MIN_SIZE", "RANGES_PER_WORKER", "THREADS_ENV", "batch_chunks", "map_chunks", "map_ranges",
+           "parallel_copy", "run_parts", "workers"]
 
 T = TypeVar("T")
 
@@ -25,10 +31,13 @@ def batch_chunks(a: np.ndarray, target: int = 1 << 18) -> list[slice]:
     return [slice(i, i + step) for i in range(0, a.shape[0], step)]
 
 
-_POOL: list[ThreadPoolExecutor] = []
+_POOL: list[tuple[int, ThreadPoolExecutor]] = []  # (threads, pool): at most one
 _POOL_LOCK = threading.Lock()
 if hasattr(os, "register_at_fork"):  # a forked child has none of the pool's threads
     os.register_at_fork(after_in_child=_POOL.clear)
+#: Environment variable naming the reference engine's thread count (overrides the BLAS settings).
+THREADS_ENV = "HIPDNN_REFERENCE_THREADS"
+_LOCAL = threading.local()  # .busy: this thread is running parts (a nested call runs inline)
 #: Arrays smaller than this run their chunks on the calling thread.
 PARALLEL_MIN_SIZE = 1 << 20
 #: :func:`map_ranges` splits the rows into this many ranges per worker (balance on a loaded machine).
@@ -36,8 +45,9 @@ RANGES_PER_WORKER = 2
 
 
 def workers() -> int:
-    """Worker count: the BLAS thread setting (OPENBLAS/OMP_NUM_THREADS), else the usable CPUs."""
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    """Thread count: ``HIPDNN_REFERENCE_THREADS``, else the BLAS thread setting
+    (OPENBLAS/OMP_NUM_THREADS), else the usable CPUs."""
+    for var in (THREADS_ENV, "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
         val = os.environ.get(var, "").strip()
         if val.isdigit() and int(val) > 0:
             return int(val)
@@ -47,10 +57,53 @@ def workers() -> int:
 
 
 def _pool(count: int) -> ThreadPoolExecutor:
+    """The shared pool, with at least ``count`` threads (a larger count replaces it)."""
     with _POOL_LOCK:
-        if not _POOL:
-            _POOL.append(ThreadPoolExecutor(count, thread_name_prefix="hipdnn-reference"))
-        return _POOL[0]
+        if not _POOL or _POOL[0][0] < count:
+            if _POOL:
+                _POOL.pop()[1].shutdown(wait=False)
+            _POOL.append((count, ThreadPoolExecutor(count, thread_name_prefix="hipdnn-reference")))
+        return _POOL[0][1]
+
+
+def run_parts(fn: Callable[[int], T], parts: int, threads: int | None = None) -> list[T]:
+    """``[fn(0), ..., fn(parts - 1)]``: the calling thread and up to ``threads - 1`` pool
+    threads (default :func:`workers`) take the parts in turn.
+
+    Each result lands at its index, so the list (and anything combined from it in order) is
+    the same whichever thread ran which part. If parts fail, the error of the lowest-numbered
+    failed part is raised (the same exception object, so its type is kept) after every part
+    that started has finished; parts not yet started are then skipped.
+    """
+    count = min(workers() if threads is None else threads, parts)
+    if count < 2 or getattr(_LOCAL, "busy", False):
+        return [fn(i) for i in range(parts)]
+    results: list[T | None] = [None] * parts
+    errors: list[BaseException | None] = [None] * parts
+    ticket = itertools.count()  # next() is atomic under the GIL
+    failed = [False]
+
+    def take() -> None:
+        _LOCAL.busy = True
+        try:
+            for i in ticket:
+                if i >= parts or failed[0]:
+                    return
+                try:
+                    results[i] = fn(i)
+                except BaseException as exc:  # re-raised by the caller below
+                    errors[i] = exc
+                    failed[0] = True
+        finally:
+            _LOCAL.busy = False
+
+    helpers = [_pool(count - 1).submit(take) for _ in range(count - 1)]
+    take()
+    wait_futures(helpers)
+    for exc in errors:
+        if exc is not None:
+            raise exc
+    return results  # type: ignore[return-value]  # every slot was filled
 
 
 def map_chunks(fn: Callable[[slice], T], a: np.ndarray) -> list[T]:
