@@ -432,13 +432,14 @@ def _factory(layout: Layout) -> Callable[..., Matcher]:
     return make
 
 
-def _torch_kind(value: Any, guarded: list[Any]) -> str | None:
-    """``torch_g`` (appending ``value`` to ``guarded``), ``torch`` or ``torch_complex``; None
-    for a negative or conjugate view (``execute`` never binds one: it reads a resolved copy)."""
+def _torch_kind(value: Any, guarded: list[Any] | None) -> str | None:
+    """``torch_g`` (appending ``value`` to ``guarded``; never when that is None), ``torch`` or
+    ``torch_complex``; None for a negative or conjugate view (``execute`` never binds one: it
+    reads a resolved copy)."""
     if value.is_neg() or value.is_conj():
         return None
-    api = _tensor_guards()
-    if api is not None and type(value) in api.types and api.thread_is_clean() \
+    api = None if guarded is None else _tensor_guards()
+    if api is not None and guarded is not None and type(value) in api.types and api.thread_is_clean() \
             and not any(value is g for g in guarded):
         guarded.append(value)
         return "torch_g"
@@ -446,13 +447,14 @@ def _torch_kind(value: Any, guarded: list[Any]) -> str | None:
 
 
 def compile_matcher(variant_pack: Any, workspace: Any, handle: Any,
-                    result: Any) -> Matcher | None:
+                    result: Any, *, guard: bool = True) -> Matcher | None:
     """A matcher returning ``result`` for packs that read as ``variant_pack`` reads now.
 
     Keys must be graph tensors, exact int uids or None (whose value is ignored, as
     ``execute`` ignores it); the workspace None or a value of a matcher kind; the handle is
     compared by identity. None: the pack cannot be remembered (a value without a kind, a
-    key of another type, a value whose reads fail).
+    key of another type, a value whose reads fail). ``guard=False``: torch tensors get the
+    per-value test (see the module docstring).
 
     >>> match = compile_matcher({7: 4096, None: "ignored"}, None, None, "run")
     >>> match({7: 4096, None: 0}, None, None), match({7: 4097, None: 0}, None, None)
@@ -477,7 +479,7 @@ def compile_matcher(variant_pack: Any, workspace: Any, handle: Any,
                 return None
             kind = kind_of(value)
             if kind == "torch":
-                kind = _torch_kind(value, guarded)
+                kind = _torch_kind(value, guarded if guard else None)
             if kind is None:
                 return None
             key_kinds.append("tensor" if tk is Tensor else "uid")
@@ -486,7 +488,7 @@ def compile_matcher(variant_pack: Any, workspace: Any, handle: Any,
             consts.extend(_constants(kind, value))
         ws_kind = None if workspace is None else kind_of(workspace)
         if ws_kind == "torch":
-            ws_kind = _torch_kind(workspace, guarded)
+            ws_kind = _torch_kind(workspace, guarded if guard else None)
         if workspace is not None:
             if ws_kind is None:
                 return None
@@ -494,7 +496,11 @@ def compile_matcher(variant_pack: Any, workspace: Any, handle: Any,
         if guarded:
             api = _tensor_guards()
             assert api is not None
-            consts.extend((api.make(guarded), api.excluded, api.neg, api.conj))
+            try:
+                check = api.make(guarded)
+            except Exception:  # the guard cannot hold one of these: the per-value test can
+                return compile_matcher(variant_pack, workspace, handle, result, guard=False)
+            consts.extend((check, api.excluded, api.neg, api.conj))
     except Exception:  # unreadable now: never remembered, the checked path runs
         return None
     make = _factory((tuple(key_kinds), tuple(value_kinds), ws_kind))

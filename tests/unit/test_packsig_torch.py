@@ -82,6 +82,21 @@ def test_missing_guard_api_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     assert m({1: t[:]}, None, None) == "run" and m({1: t.t().t()[:, :2]}, None, None) is None
 
 
+def test_a_guard_that_cannot_be_made_leaves_the_per_value_test(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    api = _packsig._load_tensor_guards()
+    assert api is not None
+
+    def refuse(ts: list[Any]) -> Any:
+        raise RuntimeError("cannot guard these")
+
+    monkeypatch.setattr(_packsig, "_torch_guards", api._replace(make=refuse))
+    t = torch.zeros(2, 3)
+    m = _packsig.compile_matcher({1: t, 2: 4096}, None, None, "run")
+    assert m is not None and not _guarded(m)
+    assert m({1: t[:], 2: 4096}, None, None) == "run" and m({1: t.t(), 2: 4096}, None, None) is None
+
+
 def test_every_read_is_checked(path: str) -> None:
     base = torch.zeros(64)
     x = base[:24].view(2, 3, 4)
