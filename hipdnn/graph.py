@@ -15,10 +15,10 @@ import contextlib
 import sys
 import types
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hipdnn import interop, pictures, serialize
+from hipdnn import pictures, serialize
 from hipdnn.errors import ArgumentError, ValidationError
 from hipdnn.graph_exec import BoundExecution, Executor, PlanTiming
 from hipdnn.graph_highlevel import HighLevel, accepting_framework_tensors
@@ -26,9 +26,6 @@ from hipdnn.graph_ops import GraphOps
 from hipdnn.graph_ops_math import MathOps
 from hipdnn.graph_plans import Planner
 from hipdnn.handle import check_handle, default_handle
-from hipdnn.nodes_base import Node, check_tensor
-from hipdnn.shapes import packed_strides
-from hipdnn.tensor import Tensor, not_a_tensor_hint
 from hipdnn.types import BuildPlanPolicy, DataType, HeurMode, to_data_type
 from hipdnn.validation import validate_structure
 
@@ -52,7 +49,7 @@ __all__ = ["Graph", "graph_context"]
 _IGNORED_CUDNN_ARGS = ("sm_count", "sm_version", "kernel_cache", "device_property")
 
 
-class Graph(HighLevel, GraphOps, MathOps):
+class Graph(MathOps):
     """A hipDNN operation graph (cudnn-frontend's ``pygraph``).
 
     Graph-level data types are defaults: a tensor without a data type gets
@@ -101,9 +98,7 @@ class Graph(HighLevel, GraphOps, MathOps):
         self.io_data_type: DataType = _dtype_arg(io_data_type, "io_data_type")
         self.intermediate_data_type: DataType = _dtype_arg(intermediate_data_type, "intermediate_data_type")
         self.compute_data_type: DataType = _dtype_arg(compute_data_type, "compute_data_type")
-        self.nodes: list[Node] = []
-        self.all_tensors: list[Tensor] = []
-        self.tensors: dict[int, Tensor] = {}
+        super().__init__()  # the tensors and nodes (hipdnn.graph_core)
         self._handle = check_handle(handle, "Graph handle")
         #: runs the built plans (variant packs, bindings, autotune); see hipdnn.graph_exec
         self._executor = Executor(self)
@@ -111,7 +106,8 @@ class Graph(HighLevel, GraphOps, MathOps):
         self._fast = self._executor.fast
         #: the pipeline, the engine and knob API and the built plans; see hipdnn.graph_plans
         self._planner = Planner(self, self._executor)
-        self._init_high_level(inputs, outputs, heuristics, workspace_alloc)
+        #: the high-level form's records and calls; see hipdnn.graph_highlevel
+        self._high_level = HighLevel(self, inputs, outputs, heuristics, workspace_alloc)
 
     # -- graph-wide settings (hipDNN setters, chainable) ---------------------------------------
     def set_name(self, name: str) -> Graph:
@@ -144,92 +140,6 @@ class Graph(HighLevel, GraphOps, MathOps):
         if self._handle is None:
             self._handle = default_handle()
         return self._handle
-
-    # -- tensors -------------------------------------------------------------------------------
-    def tensor(
-        self,
-        dim: Iterable[int] | None = None,
-        stride: Iterable[int] | None = None,
-        data_type: Any = DataType.NOT_SET,
-        is_virtual: bool = False,
-        is_pass_by_value: bool = False,
-        name: str = "",
-        uid: int | None = None,
-        value: float | None = None,
-        **cudnn_only: Any,
-    ) -> Tensor:
-        """A new tensor of this graph. Without ``stride`` it is packed channel-first (NCHW).
-
-        ``value`` bakes the value of a pass-by-value scalar. cudnn-frontend's ``ragged_offset``
-        and ``reordering_type`` are accepted only at their defaults.
-        """
-        for key, val in cudnn_only.items():
-            if key not in ("ragged_offset", "reordering_type"):
-                raise ArgumentError(f"tensor() got an unexpected keyword argument {key!r}; "
-                                    f"valid: dim, stride, data_type, is_virtual, "
-                                    f"is_pass_by_value, name, uid, value")
-            if val not in (None, 0) and getattr(val, "name", "NONE") != "NONE":
-                raise ValidationError(f"{key} is not supported", tensor=name or None)
-        t = Tensor(dim, stride, data_type, name=name or f"tensor_{len(self.all_tensors)}",
-                   uid=uid, is_virtual=is_virtual,
-                   is_pass_by_value=is_pass_by_value or value is not None,
-                   value=value, graph=self)
-        check_tensor(t)
-        if t.dim is not None and t.stride is None:
-            t.stride = packed_strides(t.dim)
-        self.all_tensors.append(t)
-        return t
-
-    def tensor_like(self, obj: Any, name: str = "") -> Tensor:
-        """A tensor with the dims, strides and dtype of ``obj``.
-
-        ``obj`` is a :class:`Tensor` (copied, fresh uid), a numpy array, a torch tensor, or any
-        ``__dlpack__`` / ``__cuda_array_interface__`` / ``__array_interface__`` object. As in
-        cudnn-frontend, a one-element host object becomes a pass-by-value scalar.
-        """
-        if isinstance(obj, Tensor):
-            return self.tensor(obj.dim, obj.stride, obj.data_type, obj.is_virtual,
-                               obj.is_pass_by_value, name or obj.name, value=obj.value)
-
-        buf = interop.resolve(obj, default_device="cpu")
-        if buf.shape is None or buf.dtype is None:
-            raise ValidationError(f"tensor_like() needs an object that reveals shape and dtype; "
-                                  f"a {type(obj).__name__} does not", tensor=name or None)
-        shape = tuple(buf.shape)
-        strides = tuple(buf.strides) if buf.strides is not None else packed_strides(shape)
-        numel = 1
-        for d in shape:
-            numel *= d
-        scalar = buf.device == "cpu" and numel == 1 and buf.scalar is None
-        return self.tensor(shape or (1,), strides or (1,), buf.dtype, False, scalar, name)
-
-    def _add_node(self, node: Node) -> Node:
-        for port, t in node.inputs.items():
-            if t is None:
-                continue
-            if not isinstance(t, Tensor):
-                raise ValidationError(not_a_tensor_hint(t), node=node.name, port=port)
-            if t._graph is not self:
-                raise ValidationError("tensor belongs to another graph", node=node.name,
-                                      port=port, tensor=t.name)
-        self.nodes.append(node)
-        node.infer()
-        self._changed()
-        return node
-
-    def _output(self, node_name: str, port: str) -> Tensor:
-        t = Tensor(name=f"{node_name}::{port}", is_virtual=True, graph=self)
-        self.all_tensors.append(t)
-        return t
-
-    def _node_name(self, name: str, op: str) -> str:
-        if name:
-            return str(name)
-        taken = {n.name for n in self.nodes}
-        i = len(self.nodes)
-        while f"{op}_{i}" in taken:
-            i += 1
-        return f"{op}_{i}"
 
     def _changed(self) -> None:
         """A setter of the graph, a tensor or a node edited it: the built plans and remembered
@@ -451,6 +361,20 @@ class Graph(HighLevel, GraphOps, MathOps):
         return self._executor.autotune(variant_pack, workspace, iterations, warmup, handle,
                                        progress)
 
+    # -- the high-level form (delegated to the graph's HighLevel) --------------------------------
+    def set_io_tuples(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
+        """Order of the inputs and outputs for positional calls ``graph(*inputs)``.
+
+        Items are recorded names (``"conv::image"``), tensor names, uids, graph tensors or the
+        framework tensors the ops were given. Before the plans are built the lists are kept and
+        applied when the ``with`` block ends.
+        """
+        self._high_level.set_io_tuples(inputs, outputs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Execute: ``graph(*inputs)`` after ``set_io_tuples`` or ``graph({name: tensor})``."""
+        return self._high_level.call(args, kwargs)
+
     # -- validation and serialization ------------------------------------------------------------
     def validate(self) -> Graph:
         """Infer shapes and dtypes, check everything, assign uids. Raises ValidationError.
@@ -500,7 +424,7 @@ class Graph(HighLevel, GraphOps, MathOps):
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        if exc_type is None and self._finish_high_level():
+        if exc_type is None and self._high_level.finish():
             return
         self.close()
 

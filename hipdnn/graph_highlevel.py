@@ -59,90 +59,94 @@ def _is_torch(obj: Any) -> bool:
 
 
 class HighLevel:
-    """State and methods of the high-level form (mixed into :class:`hipdnn.Graph`)."""
+    """The high-level form's state and work, owned by a :class:`hipdnn.Graph`
+    (``graph._high_level``).
 
-    if TYPE_CHECKING:
-        nodes: list[Any]
+    The graph delegates :meth:`set_io_tuples`, its call (:meth:`call`) and the end of a ``with``
+    block (:meth:`finish`) to it; the op wrappers of :func:`accepting_framework_tensors` use
+    :meth:`graph_tensor`, :meth:`node_name` and :meth:`record`. Its state: ``requested`` (the
+    graph was constructed in the high-level form), ``used`` (an op was given a framework
+    tensor), the recorded inputs and outputs (``inputs``/``outputs``: name -> tensor), the
+    framework objects turned into graph tensors (``objects``), the io tuples and the workspace
+    allocated for calls.
+    """
 
-        def tensor_like(self, obj: Any, name: str = "") -> Tensor: ...
-        def close(self) -> None: ...
-        def get_workspace_size(self) -> int: ...
-        def get_execution_plan_count(self) -> int: ...
-        def execute(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
-                    handle: Any = None) -> None: ...
-
-    def _init_high_level(self, inputs: Sequence[Any] | None, outputs: Sequence[Any] | None,
-                         heuristics: Sequence[Any] | None, workspace_alloc: bool | None) -> None:
+    def __init__(self, graph: Graph, inputs: Sequence[Any] | None, outputs: Sequence[Any] | None,
+                 heuristics: Sequence[Any] | None, workspace_alloc: bool | None) -> None:
         for what, value in (("inputs", inputs), ("outputs", outputs), ("heuristics", heuristics)):
             if value is not None and not isinstance(value, (list, tuple)):
                 raise ValidationError(f"Graph(): {what} must be a list or tuple, got "
                                       f"{type(value).__name__}")
-        self._hl_requested = any(v is not None for v in (inputs, outputs, heuristics,
-                                                          workspace_alloc))
-        self._hl_used = False
-        self._hl_io: tuple[Sequence[Any], Sequence[Any]] | None = (
+        self.graph = graph
+        self.requested = any(v is not None for v in (inputs, outputs, heuristics,
+                                                     workspace_alloc))
+        self.used = False
+        self.io: tuple[Sequence[Any], Sequence[Any]] | None = (
             (list(inputs or []), list(outputs or [])) if inputs or outputs else None)
-        self._hl_heuristics = list(heuristics) if heuristics else [HeurMode.A, HeurMode.FALLBACK]
-        self._hl_workspace_alloc = True if workspace_alloc is None else bool(workspace_alloc)
-        self._hl_workspace: Any = None
-        self._hl_objects: dict[int, tuple[Any, Tensor]] = {}  # id(obj) -> (obj kept alive, tensor)
-        self._hl_in: dict[str, Tensor] = {}
-        self._hl_out: dict[str, Tensor] = {}
-        self._hl_tuples: tuple[tuple[Tensor, ...], tuple[Tensor, ...]] | None = None
-        self._hl_torch = False
-        self._hl_counts: dict[str, int] = {}
+        self.heuristics = list(heuristics) if heuristics else [HeurMode.A, HeurMode.FALLBACK]
+        self.workspace_alloc = True if workspace_alloc is None else bool(workspace_alloc)
+        self.workspace: Any = None
+        self.objects: dict[int, tuple[Any, Tensor]] = {}  # id(obj) -> (obj kept alive, tensor)
+        self.inputs: dict[str, Tensor] = {}
+        self.outputs: dict[str, Tensor] = {}
+        self.tuples: tuple[tuple[Tensor, ...], tuple[Tensor, ...]] | None = None
+        self.torch = False
+        self.counts: dict[str, int] = {}
 
     # -- building -------------------------------------------------------------------------------
-    def _graph_tensor(self, obj: Any) -> Any:
+    def graph_tensor(self, obj: Any) -> Any:
+        """``obj`` itself, or for a framework tensor the graph tensor made of it (once per
+        object; the object is kept as that input's default value)."""
         if not _is_framework_tensor(obj):
             return obj
-        entry = self._hl_objects.get(id(obj))
+        entry = self.objects.get(id(obj))
         if entry is None or entry[0] is not obj:
             value = obj.detach() if getattr(obj, "requires_grad", False) else obj
-            entry = (obj, self.tensor_like(value))
-            self._hl_objects[id(obj)] = entry
-        self._hl_used = True
-        self._hl_torch = self._hl_torch or _is_torch(obj)
+            entry = (obj, self.graph.tensor_like(value))
+            self.objects[id(obj)] = entry
+        self.used = True
+        self.torch = self.torch or _is_torch(obj)
         return entry[1]
 
-    def _hl_node_name(self, op: str) -> str:
+    def node_name(self, op: str) -> str:
         """cudnn-frontend's high-level default node name: ``"<op>.<n>"``, n counted per op."""
-        n = self._hl_counts.get(op, 0)
-        self._hl_counts[op] = n + 1
+        n = self.counts.get(op, 0)
+        self.counts[op] = n + 1
         return f"{op}.{n}"
 
-    def _record(self, before: int, args: Sequence[Any], kwargs: Mapping[str, Any],
-                result: Any) -> None:
-        if len(self.nodes) == before:
+    def record(self, before: int, args: Sequence[Any], kwargs: Mapping[str, Any],
+               result: Any) -> None:
+        """Record the inputs and outputs of the node an op just added (if it added one)."""
+        if len(self.graph.nodes) == before:
             return
-        node = self.nodes[-1].name
+        node = self.graph.nodes[-1].name
         for i, t in enumerate(args):
             if isinstance(t, Tensor):
-                self._hl_in[f"{node}::{i}"] = t
+                self.inputs[f"{node}::{i}"] = t
         for key, t in kwargs.items():
             if isinstance(t, Tensor):
-                self._hl_in[f"{node}::{key}"] = t
+                self.inputs[f"{node}::{key}"] = t
         outs = result if isinstance(result, (list, tuple)) else [result]
         for t in outs:
             if isinstance(t, Tensor):
-                self._hl_out[t.name] = t
+                self.outputs[t.name] = t
 
     # -- finishing (with-block exit) -------------------------------------------------------------
-    def _finish_high_level(self) -> bool:
+    def finish(self) -> bool:
         """Build plans at the end of a high-level ``with`` block; False if not high-level."""
-        if not (self._hl_requested or self._hl_used) or self.get_execution_plan_count() or not self.nodes:
+        g = self.graph
+        if not (self.requested or self.used) or g.get_execution_plan_count() or not g.nodes:
             return False
-        staged: Any = self  # the pipeline methods are the Graph's (delegated to its Planner)
-        staged.validate()
-        staged.build_operation_graph()
-        staged.create_execution_plans(self._hl_heuristics)
-        staged.check_support()
-        staged.build_plans()
-        if self._hl_workspace_alloc:
-            size = self.get_workspace_size()
-            self._hl_workspace = self._allocate((size,), (1,), np.dtype(np.uint8), None)
-        if self._hl_io is not None:
-            self.set_io_tuples(*self._hl_io)
+        g.validate()
+        g.build_operation_graph()
+        g.create_execution_plans(self.heuristics)
+        g.check_support()
+        g.build_plans()
+        if self.workspace_alloc:
+            size = self.graph.get_workspace_size()
+            self.workspace = self._allocate((size,), (1,), np.dtype(np.uint8), None)
+        if self.io is not None:
+            self.set_io_tuples(*self.io)
         return True
 
     # -- io tuples and calls -------------------------------------------------------------------
@@ -159,25 +163,20 @@ class HighLevel:
             for t in table.values():
                 if t.uid == item:
                     return t
-        elif id(item) in self._hl_objects and self._hl_objects[id(item)][0] is item:
-            return self._hl_objects[id(item)][1]
+        elif id(item) in self.objects and self.objects[id(item)][0] is item:
+            return self.objects[id(item)][1]
         raise ValidationError(f"set_io_tuples: {what} at index {index} ({item!r:.60}) is not a "
                               f"recorded {what}; known: {sorted(table)}")
 
     def set_io_tuples(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
-        """Order of the inputs and outputs for positional calls ``graph(*inputs)``.
-
-        Items are recorded names (``"conv::image"``), tensor names, uids, graph tensors or the
-        framework tensors the ops were given. Before the plans are built the lists are kept and
-        applied when the ``with`` block ends.
-        """
+        """See :meth:`hipdnn.graph.Graph.set_io_tuples`."""
         if not isinstance(inputs, (list, tuple)) or not isinstance(outputs, (list, tuple)):
             raise ValidationError("set_io_tuples: inputs and outputs must be lists or tuples")
-        if not self.get_execution_plan_count():
-            self._hl_io = (list(inputs), list(outputs))
+        if not self.graph.get_execution_plan_count():
+            self.io = (list(inputs), list(outputs))
             return
-        ins = tuple(self._find(x, self._hl_in, "input", i) for i, x in enumerate(inputs))
-        outs = tuple(self._find(x, self._hl_out, "output", i) for i, x in enumerate(outputs))
+        ins = tuple(self._find(x, self.inputs, "input", i) for i, x in enumerate(inputs))
+        outs = tuple(self._find(x, self.outputs, "output", i) for i, x in enumerate(outputs))
         seen: set[int] = set()
         for t in ins + outs:
             if id(t) in seen:
@@ -186,19 +185,19 @@ class HighLevel:
         for i, t in enumerate(ins):
             if t.is_virtual:
                 raise ValidationError(f"set_io_tuples: input at index {i} ({t.name!r}) is virtual")
-        for name, t in self._hl_out.items():
+        for name, t in self.outputs.items():
             if not t.is_virtual and id(t) not in seen:
                 raise ValidationError(f"set_io_tuples: output {name!r} is not virtual but not in "
                                       f"outputs")
-        for name, t in self._hl_in.items():
+        for name, t in self.inputs.items():
             if not t.is_virtual and id(t) not in seen:
                 raise ValidationError(f"set_io_tuples: input {name!r} is not virtual but not in "
                                       f"inputs or outputs")
-        self._hl_tuples = (ins, outs)
+        self.tuples = (ins, outs)
 
     def _allocate(self, dim: Sequence[int], stride: Sequence[int], dtype: np.dtype[Any],
                   data_type: Any) -> Any:
-        if self._hl_torch:
+        if self.torch:
             import torch  # noqa: PLC0415 (optional dependency, imported when used)
 
             tdt = torch.uint8 if data_type is None else dtype_to_torch(data_type)
@@ -217,22 +216,22 @@ class HighLevel:
         if unknown:
             raise ArgumentError(f"graph call got unexpected keyword arguments {sorted(unknown)}; "
                                 f"valid: handle, workspace")
-        workspace = kwargs.get("workspace", self._hl_workspace)
-        if workspace is None and self.get_workspace_size() and not self._hl_workspace_alloc:
+        workspace = kwargs.get("workspace", self.workspace)
+        if workspace is None and self.graph.get_workspace_size() and not self.workspace_alloc:
             raise VariantPackError("workspace_alloc=False: pass workspace= to the call")
-        self.execute(pack, workspace, handle=kwargs.get("handle"))
+        self.graph.execute(pack, workspace, handle=kwargs.get("handle"))
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """Execute: ``graph(*inputs)`` after ``set_io_tuples`` or ``graph({name: tensor})``."""
-        if not self.get_execution_plan_count():
+    def call(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
+        """See :meth:`hipdnn.graph.Graph.__call__`."""
+        if not self.graph.get_execution_plan_count():
             raise GraphStateError("call the graph after its plans are built (leave the `with "
                                   "Graph(...)` block, or call build())")
         if len(args) == 1 and isinstance(args[0], dict):
             return self._call_dict(args[0], kwargs)
-        if self._hl_tuples is None:
+        if self.tuples is None:
             raise GraphStateError("positional graph calls need set_io_tuples(inputs, outputs) "
                                   "first (or Graph(inputs=..., outputs=...))")
-        ins, outs = self._hl_tuples
+        ins, outs = self.tuples
         if len(args) != len(ins):
             raise VariantPackError(f"the graph takes {len(ins)} positional inputs "
                                    f"({[t.name for t in ins]}), got {len(args)}")
@@ -245,8 +244,8 @@ class HighLevel:
     def _call_dict(self, values: dict[Any, Any], kwargs: Mapping[str, Any]) -> dict[Any, Any]:
         pack: dict[Any, Any] = {}
         missing: list[str] = []
-        defaults = {id(t): obj for obj, t in self._hl_objects.values()}
-        for table, is_out in ((self._hl_in, False), (self._hl_out, True)):
+        defaults = {id(t): obj for obj, t in self.objects.values()}
+        for table, is_out in ((self.inputs, False), (self.outputs, True)):
             for name, t in table.items():
                 if t.is_virtual or t in pack:
                     continue
@@ -280,15 +279,16 @@ def accepting_framework_tensors(method: Callable[..., Any]) -> Callable[..., Any
 
     @functools.wraps(method)
     def op(self: Graph, *args: Any, **kwargs: Any) -> Any:
-        args = tuple(self._graph_tensor(a) if i < len(positional) and positional[i] else a
+        hl = self._high_level
+        args = tuple(hl.graph_tensor(a) if i < len(positional) and positional[i] else a
                      for i, a in enumerate(args))
-        kwargs = {k: self._graph_tensor(v) if k in tensor_params else v
+        kwargs = {k: hl.graph_tensor(v) if k in tensor_params else v
                   for k, v in kwargs.items()}
-        if not kwargs.get("name") and (self._hl_requested or self._hl_used):
-            kwargs["name"] = self._hl_node_name(op_name)
+        if not kwargs.get("name") and (hl.requested or hl.used):
+            kwargs["name"] = hl.node_name(op_name)
         before = len(self.nodes)
         result = method(self, *args, **kwargs)
-        self._record(before, args, kwargs, result)
+        hl.record(before, args, kwargs, result)
         return result
 
     return op

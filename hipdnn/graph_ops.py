@@ -7,9 +7,10 @@ virtual tensors named ``"<node>::<PORT>"``; mark graph outputs with ``set_output
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hipdnn.errors import ValidationError
+from hipdnn.graph_core import GraphCore
 from hipdnn.nodes import (
     BatchnormBackwardNode,
     BatchnormInferenceNode,
@@ -35,9 +36,6 @@ from hipdnn.types import (
     to_int_tuple,
 )
 
-if TYPE_CHECKING:
-    from hipdnn.nodes_base import Node
-
 __all__ = ["GraphOps"]
 
 Ints = int | Sequence[int] | None
@@ -59,17 +57,9 @@ def _required_slope(value: Any, op: str, name: str) -> None:
                               f"0.01); use relu() for a plain ReLU", node=name or None)
 
 
-class GraphOps:
-    """Mixin holding the op builders (conv, batchnorm, pointwise)."""
-
-    if TYPE_CHECKING:
-        def _add_node(self, node: Node) -> Node: ...
-        def _output(self, node_name: str, port: str) -> Tensor: ...
-        def _node_name(self, name: str, op: str) -> str: ...
-        def tensor(self, dim: Iterable[int] | None = None, stride: Iterable[int] | None = None,
-                   data_type: Any = DataType.NOT_SET, is_virtual: bool = False,
-                   is_pass_by_value: bool = False, name: str = "", uid: int | None = None,
-                   value: float | None = None, **cudnn_only: Any) -> Tensor: ...
+class GraphOps(GraphCore):
+    """The op builders (conv, batchnorm, pointwise) of :class:`hipdnn.Graph`, on the graph's
+    tensors and nodes (:class:`~hipdnn.graph_core.GraphCore`)."""
 
     # -- helpers -------------------------------------------------------------------------------
     def _scalar(self, value: Any, node: str, port: str) -> Tensor | None:

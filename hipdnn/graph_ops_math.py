@@ -16,12 +16,11 @@ row has them, so CPU_REFERENCE_ENGINE runs them (MIOPEN_ENGINE declines the grap
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from hipdnn.graph_ops import GraphOps
+from hipdnn.tensor import Tensor
 from hipdnn.types import DataType, PointwiseMode
-
-if TYPE_CHECKING:
-    from hipdnn.tensor import Tensor
 
 __all__ = ["MathOps"]
 
@@ -29,18 +28,9 @@ M = PointwiseMode
 NOT_SET = DataType.NOT_SET
 
 
-class MathOps:
-    """Mixin of :class:`hipdnn.Graph`: named element-wise math ops."""
-
-    if TYPE_CHECKING:
-        def pointwise(self, mode: PointwiseMode | int | str, in0: Tensor,
-                      in1: Tensor | None = None, in2: Tensor | None = None, *,
-                      relu_lower_clip: float | None = None,
-                      relu_upper_clip: float | None = None,
-                      relu_lower_clip_slope: float | None = None,
-                      swish_beta: float | None = None, elu_alpha: float | None = None,
-                      softplus_beta: float | None = None, axis: int | None = None,
-                      compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor: ...
+class MathOps(GraphOps):
+    """Named element-wise math ops of :class:`hipdnn.Graph`: each one :meth:`GraphOps.pointwise
+    <hipdnn.graph_ops.GraphOps.pointwise>` node."""
 
     # -- unary -----------------------------------------------------------------------------------
     def sqrt(self, input: Tensor, *, compute_data_type: Any = NOT_SET, name: str = "") -> Tensor:

@@ -11,13 +11,14 @@ its ops. Setters return the tensor, so they chain::
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from hipdnn.errors import ArgumentError, ValidationError
 from hipdnn.types import DataType, to_data_type, to_int, to_int_tuple
 
 if TYPE_CHECKING:
     from hipdnn.graph import Graph
+    from hipdnn.graph_core import GraphCore
     from hipdnn.nodes import Node
 
 __all__ = ["Tensor", "not_a_tensor_hint"]
@@ -100,7 +101,7 @@ class Tensor:
         is_virtual: bool = False,
         is_pass_by_value: bool = False,
         value: float | None = None,
-        graph: Graph | None = None,
+        graph: GraphCore | None = None,
     ) -> None:
         self.name: str = str(name or "")
         self.dim: tuple[int, ...] | None = _int_tuple(dim, "dim", self.name)
@@ -222,7 +223,8 @@ class Tensor:
     @property
     def graph(self) -> Graph | None:
         """The graph that created this tensor."""
-        return self._graph
+        # tensors are made by GraphCore's methods, and every GraphCore is a Graph (its base)
+        return cast("Graph | None", self._graph)
 
     @property
     def producer(self) -> Node | None:

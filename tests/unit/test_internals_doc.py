@@ -22,8 +22,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "engine contract": ("engines", "engines.base", "engines.knobs", "engines.engine_registry",
                         "validation", "graph_view"),
     "engines": ("engines.reference", "engines.miopen"),
-    "builder & pipeline": ("graph", "graph_ops", "graph_ops_math", "graph_highlevel", "graph_plans", "graph_exec",
-                           "plan_cache"),
+    "builder & pipeline": ("graph", "graph_core", "graph_ops", "graph_ops_math", "graph_highlevel",
+                           "graph_plans", "graph_exec", "plan_cache"),
     "surfaces": ("", "__main__", "aliases", "jit", "frontend", "diagnostics"),
 }
 ENGINE_PACKAGES = ("hipdnn.engines.reference", "hipdnn.engines.miopen")

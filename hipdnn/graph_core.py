@@ -1,0 +1,135 @@
+"""GraphCore: a graph's tensors and nodes, and the primitives the op builders add them with.
+
+:class:`hipdnn.graph.Graph` is a ``GraphCore``; the op builders (:mod:`hipdnn.graph_ops`,
+:mod:`hipdnn.graph_ops_math`) subclass it, so what they use of the graph (``tensor``,
+``_add_node``, ``_output``, ``_node_name``) is typed by inheritance. Every edit calls
+:meth:`GraphCore._changed`, which the Graph implements (its planner forgets the old plans).
+
+>>> import hipdnn
+>>> g = hipdnn.Graph(io_data_type=hipdnn.DataType.FLOAT)
+>>> x = g.tensor(dim=[1, 2, 3, 3], name="x")
+>>> y = g.relu(x)
+>>> [n.name for n in g.nodes], y.name, len(g.all_tensors)
+(['relu_fwd_0'], 'relu_fwd_0::OUT_0', 2)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from hipdnn import interop
+from hipdnn.errors import ArgumentError, ValidationError
+from hipdnn.nodes_base import Node, check_tensor
+from hipdnn.shapes import packed_strides
+from hipdnn.tensor import Tensor, not_a_tensor_hint
+from hipdnn.types import DataType
+
+__all__ = ["GraphCore"]
+
+
+class GraphCore:
+    """The tensors and nodes of a graph (base of :class:`hipdnn.graph.Graph`).
+
+    State, set up here: ``nodes`` (in the order added), ``all_tensors`` (every tensor the graph
+    made, in order), ``tensors`` (uid -> tensor, filled by validation).
+    """
+
+    def __init__(self) -> None:
+        self.nodes: list[Node] = []
+        self.all_tensors: list[Tensor] = []
+        self.tensors: dict[int, Tensor] = {}
+
+    def _changed(self) -> None:
+        """Called by every edit of the graph, its tensors and nodes. The Graph implements it
+        (hipdnn.graph.Graph._changed): the plans and bindings of the old graph become stale."""
+        raise NotImplementedError
+
+    # -- tensors -------------------------------------------------------------------------------
+    def tensor(
+        self,
+        dim: Iterable[int] | None = None,
+        stride: Iterable[int] | None = None,
+        data_type: Any = DataType.NOT_SET,
+        is_virtual: bool = False,
+        is_pass_by_value: bool = False,
+        name: str = "",
+        uid: int | None = None,
+        value: float | None = None,
+        **cudnn_only: Any,
+    ) -> Tensor:
+        """A new tensor of this graph. Without ``stride`` it is packed channel-first (NCHW).
+
+        ``value`` bakes the value of a pass-by-value scalar. cudnn-frontend's ``ragged_offset``
+        and ``reordering_type`` are accepted only at their defaults.
+        """
+        for key, val in cudnn_only.items():
+            if key not in ("ragged_offset", "reordering_type"):
+                raise ArgumentError(f"tensor() got an unexpected keyword argument {key!r}; "
+                                    f"valid: dim, stride, data_type, is_virtual, "
+                                    f"is_pass_by_value, name, uid, value")
+            if val not in (None, 0) and getattr(val, "name", "NONE") != "NONE":
+                raise ValidationError(f"{key} is not supported", tensor=name or None)
+        t = Tensor(dim, stride, data_type, name=name or f"tensor_{len(self.all_tensors)}",
+                   uid=uid, is_virtual=is_virtual,
+                   is_pass_by_value=is_pass_by_value or value is not None,
+                   value=value, graph=self)
+        check_tensor(t)
+        if t.dim is not None and t.stride is None:
+            t.stride = packed_strides(t.dim)
+        self.all_tensors.append(t)
+        return t
+
+    def tensor_like(self, obj: Any, name: str = "") -> Tensor:
+        """A tensor with the dims, strides and dtype of ``obj``.
+
+        ``obj`` is a :class:`Tensor` (copied, fresh uid), a numpy array, a torch tensor, or any
+        ``__dlpack__`` / ``__cuda_array_interface__`` / ``__array_interface__`` object. As in
+        cudnn-frontend, a one-element host object becomes a pass-by-value scalar.
+        """
+        if isinstance(obj, Tensor):
+            return self.tensor(obj.dim, obj.stride, obj.data_type, obj.is_virtual,
+                               obj.is_pass_by_value, name or obj.name, value=obj.value)
+
+        buf = interop.resolve(obj, default_device="cpu")
+        if buf.shape is None or buf.dtype is None:
+            raise ValidationError(f"tensor_like() needs an object that reveals shape and dtype; "
+                                  f"a {type(obj).__name__} does not", tensor=name or None)
+        shape = tuple(buf.shape)
+        strides = tuple(buf.strides) if buf.strides is not None else packed_strides(shape)
+        numel = 1
+        for d in shape:
+            numel *= d
+        scalar = buf.device == "cpu" and numel == 1 and buf.scalar is None
+        return self.tensor(shape or (1,), strides or (1,), buf.dtype, False, scalar, name)
+
+    def _add_node(self, node: Node) -> Node:
+        """Append ``node`` (its inputs must be tensors of this graph) and infer its outputs."""
+        for port, t in node.inputs.items():
+            if t is None:
+                continue
+            if not isinstance(t, Tensor):
+                raise ValidationError(not_a_tensor_hint(t), node=node.name, port=port)
+            if t._graph is not self:
+                raise ValidationError("tensor belongs to another graph", node=node.name,
+                                      port=port, tensor=t.name)
+        self.nodes.append(node)
+        node.infer()
+        self._changed()
+        return node
+
+    def _output(self, node_name: str, port: str) -> Tensor:
+        """A new virtual tensor ``"<node>::<PORT>"`` for a node's output port."""
+        t = Tensor(name=f"{node_name}::{port}", is_virtual=True, graph=self)
+        self.all_tensors.append(t)
+        return t
+
+    def _node_name(self, name: str, op: str) -> str:
+        """``name``, or ``"<op>_<n>"`` with the first ``n`` no node of the graph uses."""
+        if name:
+            return str(name)
+        taken = {n.name for n in self.nodes}
+        i = len(self.nodes)
+        while f"{op}_{i}" in taken:
+            i += 1
+        return f"{op}_{i}"
