@@ -257,6 +257,7 @@ def test_bn_block_plans_match_float64(monkeypatch: pytest.MonkeyPatch, shape: tu
     (the one-pass sums would lose every digit there)."""
     monkeypatch.setattr(_bn, "BLOCK", 1 << 10)
     monkeypatch.setattr(P, "PARALLEL_MIN_SIZE", 1 << 12)
+    monkeypatch.setattr(_bn, "PART", 1 << 10)
     rng = np.random.default_rng(11)
     x = rng.normal(centre, 2.0, shape).astype(np.float32)
     dy = rng.normal(size=shape).astype(np.float32)

@@ -28,16 +28,21 @@ POOL_THREAD = "hipdnn-reference"
 
 @pytest.fixture
 def pool_threads(monkeypatch: pytest.MonkeyPatch) -> set[str]:
-    """Names of the threads that ran a batchnorm block (every pass views its blocks)."""
+    """Names of the threads that ran a batchnorm block (every pass views its blocks); the
+    calling thread is slowed down so that the pool's threads surely take parts too."""
     names: set[str] = set()
     real = _bn._Plan.view
+    caller = threading.current_thread()
 
     def spy(self: _bn._Plan, a: np.ndarray, lo: int, hi: int) -> np.ndarray:
         names.add(threading.current_thread().name)
+        if threading.current_thread() is caller and self.threads > 1:
+            time.sleep(0.002)
         return real(self, a, lo, hi)
 
     monkeypatch.setattr(_bn._Plan, "view", spy)
     monkeypatch.setattr(P, "PARALLEL_MIN_SIZE", 1 << 12)  # small arrays split too
+    monkeypatch.setattr(_bn, "PART", 1 << 12)
     return names
 
 
@@ -160,6 +165,7 @@ def test_a_failing_pool_thread_writes_no_output(monkeypatch: pytest.MonkeyPatch,
     def fail_on_pool(self: _bn._Plan, *args: Any) -> None:
         if threading.current_thread().name.startswith(POOL_THREAD):
             raise Injected("injected on a pool thread")
+        time.sleep(0.002)  # leave parts to the pool's threads
         real(self, *args)
 
     monkeypatch.setattr(_bn._Plan, "sums", fail_on_pool)

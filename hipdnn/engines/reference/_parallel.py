@@ -18,8 +18,8 @@ from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["PARALLEL_MIN_SIZE", "RANGES_PER_WORKER", "THREADS_ENV", "batch_chunks", "map_chunks", "map_ranges",
-           "parallel_copy", "run_parts", "workers"]
+__all__ = ["PARALLEL_MIN_SIZE", "THREADS_ENV", "batch_chunks", "map_chunks", "parallel_copy", "run_parts",
+           "workers"]
 
 T = TypeVar("T")
 
@@ -40,8 +40,6 @@ THREADS_ENV = "HIPDNN_REFERENCE_THREADS"
 _LOCAL = threading.local()  # .busy: this thread is running parts (a nested call runs inline)
 #: Arrays smaller than this run their chunks on the calling thread.
 PARALLEL_MIN_SIZE = 1 << 20
-#: :func:`map_ranges` splits the rows into this many ranges per worker (balance on a loaded machine).
-RANGES_PER_WORKER = 2
 
 
 def workers() -> int:
@@ -114,24 +112,6 @@ def map_chunks(fn: Callable[[slice], T], a: np.ndarray) -> list[T]:
     if len(chunks) < 2 or count < 2 or a.size < PARALLEL_MIN_SIZE:
         return [fn(sl) for sl in chunks]
     return list(_pool(count).map(fn, chunks))
-
-
-def map_ranges(fn: Callable[[int, int], T], rows: int, size: int, align: int = 1) -> list[T]:
-    """``fn(start, stop)`` over a few contiguous ranges covering ``range(rows)``, in order.
-
-    Each range starts at a multiple of ``align`` (the caller's block of rows), so ``fn`` can walk
-    its range in whole cache-sized blocks. With ``size`` (total elements) of at least
-    :data:`PARALLEL_MIN_SIZE` the ranges (a few per worker, to balance a loaded machine) run on
-    the thread pool; otherwise one range runs on the calling thread.
-    """
-    count = workers()
-    blocks = -(-rows // max(align, 1))
-    if count < 2 or size < PARALLEL_MIN_SIZE or blocks < 2:
-        return [fn(0, rows)] if rows else []
-    parts = min(blocks, RANGES_PER_WORKER * count)
-    edges = [min(rows, (blocks * i // parts) * align) for i in range(parts + 1)]
-    spans = [(lo, hi) for lo, hi in itertools.pairwise(edges) if hi > lo]
-    return list(_pool(count).map(lambda span: fn(*span), spans))
 
 
 def parallel_copy(src: np.ndarray) -> np.ndarray:
