@@ -4,11 +4,14 @@ Follows the DLPack Python protocol: ask for a versioned capsule (``max_version``
 to the legacy one, take ownership by renaming the capsule to ``used_dltensor[_versioned]``,
 and call the producer's deleter exactly once, when the returned ``owner`` is collected.
 Struct layouts are those of ``dlpack.h`` (v1.x; ``DLTensor`` unchanged since v0.x).
+:func:`read` describes an export without consuming it (remembered bindings re-read it on every
+call).
 """
 
 from __future__ import annotations
 
 import ctypes
+import struct
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +29,7 @@ __all__ = [
     "DLTensor",
     "consume",
     "export",
+    "read",
 ]
 
 #: DLDeviceType values whose memory the host can address: kDLCPU, kDLCUDAHost, kDLROCMHost.
@@ -198,3 +202,80 @@ def consume(capsule: Any) -> DLPackExport:
         version=version,
         owner=owner,
     )
+
+
+# ------------------------------------------------------------------- reading without consuming
+
+#: The two managed structs above as ``struct`` layouts (native alignment, as C lays them out):
+#: one unpack reads every field of an export instead of one ctypes attribute read per field.
+_VERSIONED_LAYOUT = struct.Struct("@IIPPQPiiiBBHPPQ")  # version, ctx, deleter, flags, DLTensor
+_LEGACY_LAYOUT = struct.Struct("@PiiiBBHPPQPP")  # DLTensor, ctx, deleter
+_VERSIONED_BYTES = ctypes.c_char * _VERSIONED_LAYOUT.size
+_LEGACY_BYTES = ctypes.c_char * _LEGACY_LAYOUT.size
+_LAYOUTS_MATCH = (_VERSIONED_LAYOUT.size == ctypes.sizeof(DLManagedTensorVersioned)
+                  and _LEGACY_LAYOUT.size == ctypes.sizeof(DLManagedTensor)
+                  and DLManagedTensorVersioned.dl_tensor.offset == 32
+                  and ctypes.sizeof(ctypes.c_void_p) == 8)
+#: More dimensions than any producer makes: a larger ndim is a corrupt export.
+MAX_NDIM = 64
+#: Per ndim: the int64 array's bytes and its layout (shape and strides arrays).
+_INT64S = [(ctypes.c_char * (8 * n), struct.Struct(f"@{n}q")) for n in range(MAX_NDIM + 1)]
+Read = tuple[int, int, int, tuple[int, ...], "tuple[int, ...] | None", int, int, int, bool]
+
+
+def read(obj: Any) -> Read:
+    """``obj``'s export as (ptr, device_type, device_id, shape, strides, code, bits, lanes,
+    readonly): the fields :func:`export` gives, with the same values, for reading what an
+    object exports on every call rather than its memory.
+
+    The capsule is read while it holds the export and is not consumed: dropping it on return
+    runs the producer's capsule destructor, which the DLPack Python protocol requires to call
+    the deleter of an unconsumed export (in C, cheaper than renaming and calling it from here).
+
+    >>> import numpy as np
+    >>> a = np.zeros((2, 3), np.float32)[:, ::2]
+    >>> read(a)[3:] == ((2, 2), (3, 2), 2, 32, 1, False)
+    True
+    """
+    if not _LAYOUTS_MATCH:  # pragma: no cover - 32-bit or unusual ABIs
+        e = export(obj)
+        try:
+            return (e.ptr, e.device_type, e.device_id, e.shape, e.strides, e.code, e.bits,
+                    e.lanes, e.readonly)
+        finally:
+            e.owner.release()
+    capsule = _call_dlpack(obj)
+    try:  # a wrong name (or not a capsule) makes PyCapsule_GetPointer raise ValueError
+        address = _capsule_get_pointer(capsule, b"dltensor_versioned")
+        versioned = True
+    except ValueError:
+        try:
+            address = _capsule_get_pointer(capsule, b"dltensor")
+        except ValueError:
+            raise DLPackError(f"__dlpack__ returned {capsule!r}, not an unconsumed 'dltensor' "
+                              "or 'dltensor_versioned' capsule") from None
+        versioned = False
+    if not address:
+        raise DLPackError("__dlpack__ returned a capsule with a NULL pointer")
+    if versioned:
+        (major, minor, _, _, flags, data, device_type, device_id, ndim, code, bits, lanes,
+         shape_at, strides_at, offset) = _VERSIONED_LAYOUT.unpack_from(
+            _VERSIONED_BYTES.from_address(address))
+        if major != 1:
+            raise DLPackError(f"DLPack version {(major, minor)} is not supported (need 1.x)")
+    else:
+        (data, device_type, device_id, ndim, code, bits, lanes, shape_at, strides_at, offset, _,
+         _) = _LEGACY_LAYOUT.unpack_from(_LEGACY_BYTES.from_address(address))
+        flags = 0
+    if not 0 <= ndim <= MAX_NDIM:
+        raise DLPackError(f"the export has ndim {ndim}; valid: 0-{MAX_NDIM}")
+    if ndim:
+        if not shape_at:
+            raise DLPackError(f"the export has ndim {ndim} and a NULL shape")
+        raw, layout = _INT64S[ndim]
+        shape = layout.unpack_from(raw.from_address(shape_at))
+        strides = layout.unpack_from(raw.from_address(strides_at)) if strides_at else None
+    else:
+        shape, strides = (), None
+    return ((data or 0) + offset, device_type, device_id, shape, strides, code, bits, lanes,
+            bool(flags & _FLAG_READ_ONLY))

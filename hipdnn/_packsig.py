@@ -29,7 +29,8 @@ sequence seen before costs a function call, not a compile. Kinds, read in ``reso
 ``cai``      an object with ``__cuda_array_interface__``: the whole dict, compared
              with a deep copy of the bound one
 ``object``   anything else ``resolve`` takes (``__dlpack__``, ``__array_interface__``):
-             :func:`signature` of the object
+             :func:`signature` of the object (a DLPack export is read by
+             :func:`hipdnn._dlpack.read`, without consuming it)
 ===========  ====================================================================
 
 Torch tensor guards: reading shape, strides, device and the view bits through torch's Python
@@ -150,6 +151,9 @@ def _interface(iface: Any) -> tuple[Any, ...]:
             iface.get("mask") is None, iface.get("stream"))
 
 
+_MISSING = object()
+
+
 def signature(obj: Any) -> Hashable:
     """What ``resolve`` reads from an interface object, in its order (CAI, DLPack, AI).
 
@@ -159,14 +163,11 @@ def signature(obj: Any) -> Hashable:
     >>> signature(AI())[1:4] == ("ai", (a.ctypes.data, False), (2, 3))
     True
     """
-    try:
-        return (type(obj), "cai", *_interface(obj.__cuda_array_interface__))
-    except AttributeError:
-        pass
+    iface = getattr(obj, "__cuda_array_interface__", _MISSING)
+    if iface is not _MISSING:
+        return (type(obj), "cai", *_interface(iface))
     if hasattr(obj, "__dlpack__"):
-        e = _dlpack.export(obj)  # released when ``e`` goes, right after this call
-        return (type(obj), "dlpack", e.ptr, e.device_type, e.device_id, e.shape, e.strides,
-                e.code, e.bits, e.lanes, e.readonly)
+        return (type(obj), "dlpack", *_dlpack.read(obj))  # released before it returns
     return (type(obj), "ai", *_interface(obj.__array_interface__))
 
 
