@@ -10,6 +10,11 @@ machine. Target: geometric mean of ours/PyTorch <= 2.
 
     python benchmarks/bench_reference.py            # full suite (~1-3 min)
     python benchmarks/bench_reference.py --quick    # a few cases, for a smoke run
+    python benchmarks/bench_reference.py --blocked  # each side in its own run of calls
+
+Alternating call by call, each side can run while the other's helper threads still hold the
+cores (PyTorch's OpenMP workers spin-wait after a call): on a 16-core host that made our
+batchnorm 2x slower than in a run of its own calls. ``--blocked`` avoids it.
 """
 
 from __future__ import annotations

@@ -1,17 +1,26 @@
-"""Batchnorm training forward and backward, streamed through the cache in blocks.
+"""Batchnorm training forward and backward, in blocks split over the reference thread pool.
 
 A packed array is viewed, without a copy, as a 2-D matrix: channel-first (N, C, *S) as N*C rows
 of the S spatial elements (row ``r`` belongs to channel ``r % C``), channels-last as M = N*S rows
-of C. Each pass reads its inputs from memory once; a block of rows (about :data:`BLOCK`
-elements) is reduced and transformed while it is in cache, and the blocks are split over the
-thread pool of :mod:`._parallel`. Per-channel constants are expanded once into block-shaped
-tiles, so every element-wise step is a contiguous numpy loop (a broadcast operand runs at half
-the speed).
+of C. Each pass reads its inputs from memory once. The rows are split into parts (about
+:data:`PART` elements each) that the calling thread and the pool of :mod:`._parallel` take in
+turn; a part is walked in blocks of at most :data:`BLOCK` elements, each reduced or transformed
+by a few numpy calls (they release the GIL). Per-channel constants meet a block as a (rows, 1)
+column (channel-first), a slice of a (C, S) tile (short channel-first rows) or one small
+(R, C) tile broadcast over the block viewed as (k, R, C) (channels-last), so nothing of the
+tensor's size is built serially. Nothing in a pass calls BLAS (whose own threads would
+oversubscribe the pool's) and no pass allocates a large array per call: dx's scratch is reserved
+before anything is written and kept for reuse (:data:`SCRATCH_KEEP`).
 
-Numerics. Statistics: one pass yields per block (channel-first: per row) the sum and the sum of
-squares (float32 runs added in float64), combined in float64 with Chan's formula
-``M2 = sum(M2_b) + sum(n_b*(mean_b-mean)**2)``. That is accurate while the sum of squares is not
-much larger than M2 (``|mean| <= ~4*std``; measured relative error of the variance < 1e-5 there);
+Results do not depend on the split: a reduction leaves one float32 partial per fixed group (a
+channel-first row, or :data:`_RUN` channels-last rows) in its slot, and the groups are combined
+in float64 in one fixed order on the calling thread; the element-wise passes compute each
+element alone. Any thread count, block or part size gives the same bits
+(tests/unit/test_reference_bn_threads.py).
+
+Numerics. Statistics: one pass yields per group the float32 sum and sum of squares, combined in
+float64 with Chan's formula ``M2 = sum(M2_g) + sum(n_g*(mean_g-mean)**2)``. That is accurate
+while the sum of squares is not much larger than M2 (``|mean| <= ~4*std``; measured relative error of the variance < 1e-5 there);
 beyond :data:`MAX_SQUARE_RATIO` (offset data) another pass sums ``d = x - c`` and ``d**2`` in
 float64 around ``c``, the float32 mean found so far (``x - c`` is exact there, and ``d**2`` in
 float64): ``mean = c + sum(d)/M`` and
@@ -66,7 +75,7 @@ _F64 = np.float64
 #: sweep: 1 Mi elements against 128 Ki-512 Ki, 10-40% less time), as the tensor stays in its
 #: 300 MB L3 between passes while every call costs a GIL hand-off.
 BLOCK = 1 << 20
-#: Elements per part: a tensor is split into about size / PART parts, run by at most as many
+#: Elements per part (3 MiB of float32): a tensor is split into about size / PART parts, run by at most as many
 #: threads (8x256x56x56: 8 parts). On that host 8 parts beat 4, 16 and 32 at 2 to 16 threads:
 #: with more threads the memory bandwidth is spent (a numpy multiply over 25.7 MB took 0.68 ms
 #: on 8 threads, 0.91 ms on 16) and each thread only adds GIL hand-offs.
