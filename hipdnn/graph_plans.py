@@ -82,7 +82,8 @@ class Planner:
       edited graph raises GraphChangedError.
     * ``validated``: the graph's last successful validation (set by ``Graph.validate``);
       ``fingerprint``: its structure signature and plan-cache key; ``op_key``: the operation
-      graph's key once built (None after an edit).
+      graph's key once built (None after an edit); ``view``: that key and the engines' view
+      of a private validated copy of the graph (see :meth:`_view`).
     * ``candidates`` (ranked engines with their knobs, None until ranked), ``ext_configs``
       (``create_execution_plan_ext`` selections), ``reasons`` (engine name -> why not used).
     * ``plans``: the built plans, selected first (held in :mod:`hipdnn.plan_cache` with the
@@ -100,6 +101,7 @@ class Planner:
         self.reasons: dict[str, str] = {}
         self.plans: list[ExecutionPlan] = []
         self.workspace_limit: int | None = None
+        self.view: tuple[bytes, GraphView] | None = None
         self.closed = False
         self.revision = 0
         self.built_revision = 0
@@ -187,7 +189,7 @@ class Planner:
     def _support(self, engine: Engine) -> str | None:
         def check() -> str | None:
             try:
-                return engine.check_support(GraphView.of(self.graph), self.graph.handle)
+                return engine.check_support(self._view(), self.graph.handle)
             except HipdnnError as exc:
                 return f"{type(exc).__name__}: {exc}"
 
@@ -406,7 +408,7 @@ class Planner:
                                          f"{self.graph.name!r}", {engine.name: reason})
         ck = (self._graph_key(), engine.cache_token, "knobs", self.graph.handle.serial)
         knobs: list[Knob] = plan_cache.answer_or(
-            ck, lambda: list(engine.get_knobs(GraphView.of(self.graph), self.graph.handle)))
+            ck, lambda: list(engine.get_knobs(self._view(), self.graph.handle)))
         return knobs
 
     def _resolve_knobs(self, engine: Engine,
@@ -440,18 +442,25 @@ class Planner:
         ck = (graph_key, token, items, serial)
         plan = plan_cache.acquire(ck, self.graph)
         if plan is None:
-            plan = engine.build_plan(self._snapshot(), dict(values), self.graph.handle)
+            plan = engine.build_plan(self._view(), dict(values), self.graph.handle)
             plan_cache.insert(ck, plan, self.graph)
         return plan
 
-    def _snapshot(self) -> GraphView:
-        """The immutable view of a validated private copy, for engines: a cached plan, shared
-        by every graph of the same key, must not see later edits of the graph it was first
-        built from. The copy holds no Handle (engines are given it), so a cached plan never
-        keeps a dropped Handle alive."""
-        snap = serialize.from_dict(serialize.graph_to_dict(self.graph), None, type(self.graph))
-        snap.tensors = validate_graph(snap, memo=False)  # a private one-off: not memoized
-        return GraphView.of(snap)
+    def _view(self) -> GraphView:
+        """What engines are given (check_support, get_knobs, build_plan): the frozen view of a
+        validated private copy of the graph, one per operation-graph key, made when an engine
+        is first asked about that key (answers and plans served from the plan cache need none).
+
+        Private: no user graph holds its nodes and tensors, so an engine never sees later edits
+        of the user's graph, and a cached plan (shared by every graph of the same key) never
+        describes a graph edited since. The copy holds no Handle (engines are given it), so a
+        cached plan never keeps a dropped Handle alive."""
+        key = self._graph_key()
+        if self.view is None or self.view[0] != key:
+            snap = serialize.from_dict(serialize.graph_to_dict(self.graph), None, type(self.graph))
+            snap.tensors = validate_graph(snap, memo=False)  # a private one-off: not memoized
+            self.view = (key, GraphView.of(snap))
+        return self.view[1]
 
     def build_plan_at_index(self, index: int) -> None:
         """See :meth:`hipdnn.graph.Graph.build_plan_at_index`."""

@@ -3,9 +3,13 @@
 Engines (:mod:`hipdnn.engines.base`) are given a ``GraphView`` in ``check_support``,
 ``get_knobs`` and ``build_plan``, never the mutable :class:`~hipdnn.graph.Graph`: its fields
 cannot be reassigned (``FrozenInstanceError``, an ``AttributeError``), ``nodes`` is a tuple and
-``tensors`` a read-only mapping. ``build_plan`` gets the view of a validated private copy of
-the graph (``Planner._snapshot`` in :mod:`hipdnn.graph_plans`), so a plan, cached and shared
-by every graph of the same structure, never sees later edits of the graph it was built from.
+``tensors`` a read-only mapping. All three calls get the view of one validated private copy of
+the graph per operation-graph key (``Planner._view`` in :mod:`hipdnn.graph_plans`), so an
+engine never holds the user's nodes and tensors, and a plan, cached and shared by every graph
+of the same structure, never sees later edits of the graph it was built from. The freezing is
+one level deep: the ``Node`` and ``Tensor`` objects in a view are ordinary mutable objects of
+that private copy, which engines must only read (every engine and plan given the copy shares
+them).
 
 >>> import hipdnn
 >>> g = hipdnn.Graph(io_data_type=hipdnn.DataType.FLOAT)

@@ -351,6 +351,34 @@ def test_engines_get_a_private_copy_of_the_graph(fakes: Engines) -> None:
     g2.execute({x2: _data(), y2: ya})
 
 
+def test_every_engine_call_gets_the_same_private_view(fakes: Engines,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """check_support, get_knobs and build_plan all see one private validated copy per
+    operation-graph key, never the user's nodes and tensors; an edit gives a new copy."""
+    fake, _ = fakes
+    seen: list[tuple[str, GraphView]] = []
+    for method in ("check_support", "get_knobs", "build_plan"):
+        original = getattr(fake, method)
+
+        def spy(graph: GraphView, *args: object, _name: str = method,
+                _original: object = original) -> object:
+            seen.append((_name, graph))
+            return _original(graph, *args)  # type: ignore[operator]
+
+        monkeypatch.setattr(fake, method, spy)
+    hipdnn.clear_plan_cache()
+    g, x, _ = _relu_graph("viewed")
+    g.build()
+    assert [name for name, _ in seen] == ["check_support", "get_knobs", "build_plan"]
+    view = seen[0][1]
+    assert all(v is view for _, v in seen)  # one copy for the key, made once
+    user_objects = {id(n) for n in g.nodes} | {id(t) for t in g.all_tensors}
+    assert not user_objects & ({id(n) for n in view.nodes} | {id(t) for t in view.tensors.values()})
+    x.set_dim([4, 3, 4, 4])
+    g.build()
+    assert seen[-1][1] is not view and view.tensors[x.get_uid()].get_dim() == [2, 3, 4, 4]
+
+
 def test_tuned_choice_can_be_persisted_and_replayed(fakes: Engines) -> None:
     fake, _ = fakes
     g, _, _ = _relu_graph()
