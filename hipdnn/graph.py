@@ -1,4 +1,4 @@
-"""Graph: tensors, ops, validation, serialization; owns the planner and the executor.
+"""Graph: the builder (tensors, ops, validate, serialize); owns a HighLevel, Planner, Executor.
 
 >>> import hipdnn
 >>> g = hipdnn.Graph(io_data_type=hipdnn.DataType.FLOAT)
