@@ -242,14 +242,28 @@ _torch_guards: Any = _UNSET
 def _tensor_guards() -> _TorchGuards | None:
     """torch's tensor guard, once it passed :func:`_guard_self_test`; None where torch lacks
     it or the test fails (the ``torch`` matcher kind is used then). Decided once per process,
-    on the first torch value bound."""
+    on the first torch value bound on a thread that neither includes nor excludes a view-bit
+    key."""
     global _torch_guards
     if _torch_guards is _UNSET:
-        _torch_guards = _load_tensor_guards()
+        api = _tensor_guard_api()
+        if api is not None and not api.thread_is_clean():
+            return None  # this thread's view-bit keys would skew the self-test: decide later
+        _torch_guards = _load_tensor_guards(api)
     return cast("_TorchGuards | None", _torch_guards)
 
 
-def _load_tensor_guards() -> _TorchGuards | None:
+def _load_tensor_guards(api: _TorchGuards | None = None) -> _TorchGuards | None:
+    """:func:`_tensor_guard_api`'s answer if it passes the self-test, else None."""
+    api = api or _tensor_guard_api()
+    try:
+        return api if api is not None and _guard_self_test(api, sys.modules["torch"]) else None
+    except Exception:  # a probe torch cannot make or check: the per-value test
+        return None
+
+
+def _tensor_guard_api() -> _TorchGuards | None:
+    """torch's guard and thread-state readers; None where this torch lacks one of them."""
     torch = sys.modules.get("torch")
     try:
         tensor_guards = torch._C._dynamo.guards.TensorGuards  # type: ignore[union-attr]
@@ -262,9 +276,9 @@ def _load_tensor_guards() -> _TorchGuards | None:
             included=torch._C._dispatch_tls_is_dispatch_key_included,  # type: ignore[union-attr]
             neg=torch._C.DispatchKey.Negative,  # type: ignore[union-attr]
             conj=torch._C.DispatchKey.Conjugate)  # type: ignore[union-attr]
-        return api if _guard_self_test(api, torch) else None
-    except Exception:  # another torch: no such API, or another signature
+    except AttributeError:  # another torch: no such API
         return None
+    return api
 
 
 def _guard_self_test(api: _TorchGuards, torch: Any) -> bool:

@@ -176,6 +176,18 @@ def test_binding_while_a_thread_includes_a_view_bit_is_not_guarded() -> None:
     assert m({1: x[:]}, None, None) == "run" and m({1: torch._neg_view(x)}, None, None) is None
 
 
+def test_the_guard_is_not_decided_on_a_thread_with_view_bit_keys(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_packsig, "_torch_guards", _packsig._UNSET)
+    x = torch.zeros(2, 3)
+    with torch._C._IncludeDispatchKeyGuard(torch._C.DispatchKey.Negative):
+        m = _packsig.compile_matcher({1: x}, None, None, "run")
+    assert m is not None and not _guarded(m)
+    assert _packsig._torch_guards is _packsig._UNSET  # not decided there, nor cached as None
+    m = _packsig.compile_matcher({1: x}, None, None, "run")
+    assert m is not None and _guarded(m)
+
+
 def test_one_object_twice_and_other_types(path: str) -> None:
     x, y = torch.zeros(2, 3), torch.zeros(2, 3)
     m = _packsig.compile_matcher({1: x, 2: x}, None, None, "run")
