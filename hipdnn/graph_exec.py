@@ -234,7 +234,10 @@ class Executor:
       precomputed by :meth:`prepare` after plans are built.
 
     Interface for the graph: :meth:`prepare` (plans built), :meth:`forget` (plans, tensors or
-    the handle changed), and the four public operations.
+    the handle changed), and the four public operations; the graph's planner calls the first
+    two. The plans it runs are the planner's (``graph._planner``: ``plan(i)``, which checks the
+    graph is open and unchanged since build, ``plans``, ``candidates``), read when needed: the
+    Graph makes its executor first and gives it to its :class:`~hipdnn.graph_plans.Planner`.
     """
 
     def __init__(self, graph: Graph) -> None:
