@@ -28,8 +28,9 @@ POOL_THREAD = "hipdnn-reference"
 
 @pytest.fixture
 def pool_threads(monkeypatch: pytest.MonkeyPatch) -> set[str]:
-    """Names of the threads that ran a batchnorm block (every pass views its blocks); the
-    calling thread is slowed down so that the pool's threads surely take parts too."""
+    """Names of the threads that ran a batchnorm block (every pass views its blocks). With
+    more than one thread, the calling thread waits until a pool thread has taken a part (since
+    the set was last cleared), so that the pool surely runs parts however loaded the machine."""
     names: set[str] = set()
     real = _bn._Plan.view
     caller = threading.current_thread()
@@ -37,13 +38,21 @@ def pool_threads(monkeypatch: pytest.MonkeyPatch) -> set[str]:
     def spy(self: _bn._Plan, a: np.ndarray, lo: int, hi: int) -> np.ndarray:
         names.add(threading.current_thread().name)
         if threading.current_thread() is caller and self.threads > 1:
-            time.sleep(0.002)
+            _wait_for_pool(lambda: any(n.startswith(POOL_THREAD) for n in names))
         return real(self, a, lo, hi)
 
     monkeypatch.setattr(_bn._Plan, "view", spy)
     monkeypatch.setattr(P, "PARALLEL_MIN_SIZE", 1 << 12)  # small arrays split too
     monkeypatch.setattr(_bn, "PART", 1 << 12)
     return names
+
+
+def _wait_for_pool(ran: Any, limit: float = 10.0) -> None:
+    """Sleep until ``ran()``; give up after ``limit`` seconds (the test's assertion then fails
+    if the pool never ran, rather than this wait hanging)."""
+    end = time.monotonic() + limit
+    while not ran() and time.monotonic() < end:
+        time.sleep(0.0005)
 
 
 def _data(layout: str, offset: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -161,11 +170,13 @@ def test_a_failing_pool_thread_writes_no_output(monkeypatch: pytest.MonkeyPatch,
     pack: dict[Any, np.ndarray] = {xt: x, dyt: dy, st: scale, mt: np.zeros(c, np.float32),
                                    it: np.ones(c, np.float32)}
     real = _bn._Plan.sums
+    failed = threading.Event()
 
     def fail_on_pool(self: _bn._Plan, *args: Any) -> None:
         if threading.current_thread().name.startswith(POOL_THREAD):
+            failed.set()
             raise Injected("injected on a pool thread")
-        time.sleep(0.002)  # leave parts to the pool's threads
+        _wait_for_pool(failed.is_set)  # leave parts to the pool's threads, however loaded
         real(self, *args)
 
     monkeypatch.setattr(_bn._Plan, "sums", fail_on_pool)
