@@ -14,11 +14,10 @@ from __future__ import annotations
 import itertools
 import json
 import time
-import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hipdnn.engines import registry
 from hipdnn.engines.base import (
@@ -32,8 +31,8 @@ from hipdnn.engines.knobs import KnobSetting as NativeKnobSetting
 from hipdnn.errors import HipdnnError
 from hipdnn.frontend._enums import AutotuneStrategy, PrimingFailurePolicy, TuneMode
 from hipdnn.frontend._errors import Error, ErrorCode, error_from
+from hipdnn.frontend._graph_run import GraphRun, setting_pairs
 from hipdnn.frontend._handle import native_handle, optional_handle
-from hipdnn.graph import Graph as NativeGraph
 from hipdnn.handle import Handle as NativeHandle
 from hipdnn.types import BuildPlanPolicy, HeurMode
 
@@ -48,7 +47,6 @@ __all__ = [
     "Knob",
     "KnobSetting",
     "KnobSweepAxis",
-    "known_settings",
 ]
 
 _NEED_OP_GRAPH = "build_operation_graph(handle) has not succeeded on this graph"
@@ -197,49 +195,10 @@ class AutotuneStorageConfig:
     delete_all_existing_file_content: bool = False
 
 
-def _settings(values: Mapping[str, Any] | Iterable[Any] | None) -> list[tuple[str, Any]]:
-    if values is None:
-        return []
-    if isinstance(values, Mapping):
-        return [(str(k), v) for k, v in values.items()]
-    out = []
-    for s in values:
-        if not isinstance(s, NativeKnobSetting):
-            raise TypeError(f"knob settings are KnobSetting(knob_id, value) objects, got "
-                            f"{type(s).__name__}")
-        out.append((s.id, s.value))
-    return out
-
-
-def known_settings(native: NativeGraph, engine_id: int,
-                   values: Mapping[str, Any] | Iterable[Any] | None) -> dict[str, Any]:
-    """``values`` without knobs the engine does not offer (each dropped with a warning, as
-    upstream); values are checked when the plan is selected."""
-    offered = {k.id for k in native.get_knobs_for_engine(int(engine_id))}
-    kept = {}
-    for kid, value in _settings(values):
-        if kid in offered:
-            kept[kid] = value
-        else:
-            warnings.warn(f"engine {engine_id} has no knob {kid!r} for this graph (knobs: "
-                          f"{sorted(offered)}); ignored", stacklevel=3)
-    return kept
-
-
-class GraphAutotune:
-    """Engine configs, plan specs and autotune (mixin of :class:`hipdnn.frontend.Graph`)."""
-
-    _native: NativeGraph
-    _op_graph: bool
-    _order: list[ExecutionPlan]
-    _specs: list[tuple[int, dict[str, Any]]]
-    _deselected: list[str | int]
-    _workspace_cap: int | None
-    _over_cap: int
-
-    if TYPE_CHECKING:
-        def _pack(self, variant_pack: Mapping[Any, Any]) -> dict[int, Any]: ...
-        def _workspace(self, workspace: Any) -> Any: ...
+class GraphAutotune(GraphRun):
+    """Engine configs, plan specs and autotune, on top of
+    :class:`~hipdnn.frontend._graph_run.GraphRun` (whose variant-pack and workspace resolution
+    it uses)."""
 
     def _require_op_graph(self, what: str) -> None:
         if not self._op_graph:
@@ -311,7 +270,7 @@ class GraphAutotune:
                                  f"that can: {ranked}")
                 knobs = {k.id: k for k in self._native.get_knobs_for_engine(int(engine_id))}
                 checked = {}
-                for kid, value in _settings(values):
+                for kid, value in setting_pairs(values):
                     if kid not in knobs:
                         return Error(ErrorCode.INVALID_VALUE,
                                      f"{what}(): engine {engine_id} has no knob {kid!r}; its "

@@ -1,5 +1,9 @@
-"""Graph construction half of the frontend :class:`~hipdnn.frontend.Graph`: settings, tensors,
-ops with attribute objects, validation and serialization, all on one native graph.
+"""Graph construction, the base of the frontend :class:`~hipdnn.frontend.Graph`: the state of
+the whole graph (declared in :meth:`GraphBuild.__init__`), settings, tensors, ops with attribute
+objects, validation, ``build_operation_graph`` and serialization, all on one native graph.
+:class:`~hipdnn.frontend._graph_run.GraphRun` (plans, execution) and
+:class:`~hipdnn.frontend._autotune.GraphAutotune` (engine discovery, autotune) build on it, in that
+order, each seeing what it uses by inheritance.
 
 Upstream ops never raise for a bad graph: the op is recorded and ``validate()`` returns the bad
 Error. Native ops check some things as they are added; when one refuses, the refusal is kept
@@ -12,8 +16,9 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from hipdnn.engines.base import ExecutionPlan
 from hipdnn.errors import HipdnnError
 from hipdnn.frontend._attributes import (
     BatchnormAttributes,
@@ -63,14 +68,30 @@ def _ints_or_none(values: list[int]) -> list[int] | None:
 
 
 class GraphBuild:
-    """Settings, tensors, ops and serialization (mixin of :class:`hipdnn.frontend.Graph`)."""
+    """Settings, tensors, ops, validation and serialization; the graph's state.
 
-    _native: NativeGraph
-    _deferred: list[Error]
+    The state every part of the frontend Graph reads lives here: the native graph, the op
+    refusals kept for ``validate()``, and the pipeline's progress (operation graph built, plans
+    created, the plans in upstream's index order, the preferred engine, deselected engines, the
+    workspace cap, the plan specs of ``add_engine*``).
+    """
 
-    if TYPE_CHECKING:
-        def _reset(self) -> None: ...
-        def build_operation_graph(self, handle: Any) -> Error: ...
+    def __init__(self) -> None:
+        self._native = NativeGraph(name="")
+        self._deferred: list[Error] = []
+        self._op_graph = False
+        self._plans_created = False
+        self._order: list[ExecutionPlan] = []
+        self._preferred: int | None = None
+        self._deselected: list[str | int] = []
+        self._workspace_cap: int | None = None
+        self._over_cap = 0
+        self._specs: list[tuple[int, dict[str, Any]]] = []
+
+    def _reset(self) -> None:
+        """The graph changed: a new operation graph and new plans are needed."""
+        self._op_graph = self._plans_created = False
+        self._order = []
 
     # -- the native graph ------------------------------------------------------------------
     @property
@@ -278,6 +299,16 @@ class GraphBuild:
         return attempt(self._native.validate)
 
     # -- serialization ------------------------------------------------------------------------
+    def build_operation_graph(self, handle: Any) -> Error:
+        """Validate and fix the graph for ``handle`` (RuntimeError for a destroyed handle)."""
+        h = native_handle(handle)
+        err = self.validate()
+        if err.is_good():
+            err = attempt(lambda: self._native.build_operation_graph(h))
+        self._reset()
+        self._op_graph = err.is_good()
+        return err
+
     def to_json(self) -> str:
         """The graph as JSON: the native document with upstream's node type tags."""
         doc = json.loads(self._native.to_json())

@@ -1,4 +1,5 @@
-"""Pipeline and execution half of the frontend :class:`~hipdnn.frontend.Graph`.
+"""Plans and execution of the frontend :class:`~hipdnn.frontend.Graph`, on top of
+:class:`~hipdnn.frontend._graph_build.GraphBuild` (whose state and ``validate`` it uses).
 
 Upstream's order is enforced: ``build_operation_graph(handle)`` before plans are created,
 ``create_execution_plans()`` before ``check_support()``/``build_plans()``, built plans before
@@ -10,18 +11,20 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from hipdnn import _dlpack, interop
 from hipdnn._hostmem import element_span
 from hipdnn.engines.base import ExecutionPlan, fnv1a_64
+from hipdnn.engines.knobs import KnobSetting as NativeKnobSetting
 from hipdnn.errors import HipdnnError, VariantPackError
-from hipdnn.frontend._autotune import known_settings
 from hipdnn.frontend._enums import BehaviorNote, TimingQuality
 from hipdnn.frontend._errors import Error, ErrorCode, attempt, error_from
+from hipdnn.frontend._graph_build import GraphBuild
 from hipdnn.frontend._handle import native_handle, optional_handle
 from hipdnn.frontend._memory import DeviceBuffer, find_buffer, get_data_ptr
 from hipdnn.graph import Graph as NativeGraph
@@ -29,10 +32,40 @@ from hipdnn.handle import Handle as NativeHandle
 from hipdnn.tensor import Tensor as NativeTensor
 from hipdnn.types import BuildPlanPolicy, DataType, HeurMode, to_enum
 
-__all__ = ["ExecutionTiming", "GraphRun"]
+__all__ = ["ExecutionTiming", "GraphRun", "known_settings", "setting_pairs"]
 
 _NEED_OP_GRAPH = "build_operation_graph(handle) has not succeeded on this graph"
 _NEED_PLANS = "create_execution_plans() has not succeeded on this graph"
+
+
+def setting_pairs(values: Mapping[str, Any] | Iterable[Any] | None) -> list[tuple[str, Any]]:
+    """Knob settings given as a mapping or as ``KnobSetting`` objects, as (knob id, value)."""
+    if values is None:
+        return []
+    if isinstance(values, Mapping):
+        return [(str(k), v) for k, v in values.items()]
+    out = []
+    for s in values:
+        if not isinstance(s, NativeKnobSetting):
+            raise TypeError(f"knob settings are KnobSetting(knob_id, value) objects, got "
+                            f"{type(s).__name__}")
+        out.append((s.id, s.value))
+    return out
+
+
+def known_settings(native: NativeGraph, engine_id: int,
+                   values: Mapping[str, Any] | Iterable[Any] | None) -> dict[str, Any]:
+    """``values`` without knobs the engine does not offer (each dropped with a warning, as
+    upstream); values are checked when the plan is selected."""
+    offered = {k.id for k in native.get_knobs_for_engine(int(engine_id))}
+    kept = {}
+    for kid, value in setting_pairs(values):
+        if kid in offered:
+            kept[kid] = value
+        else:
+            warnings.warn(f"engine {engine_id} has no knob {kid!r} for this graph (knobs: "
+                          f"{sorted(offered)}); ignored", stacklevel=3)
+    return kept
 
 
 def _device_dlpack(value: Any) -> bool:
@@ -75,37 +108,10 @@ class ExecutionTiming:
         return f"ExecutionTiming(elapsed_ms={self._elapsed!r}, quality={self._quality.name})"
 
 
-class GraphRun:
-    """Plans, execution and the engine-id API (mixin of :class:`hipdnn.frontend.Graph`)."""
-
-    _native: NativeGraph
-    _deferred: list[Error]
-    _op_graph: bool
-    _plans_created: bool
-    _order: list[ExecutionPlan]
-    _preferred: int | None
-    _deselected: list[str | int]
-    _workspace_cap: int | None
-
-    if TYPE_CHECKING:
-        def validate(self) -> Error: ...
-
-    def _reset(self) -> None:
-        """The graph changed: a new operation graph and new plans are needed."""
-        self._op_graph = self._plans_created = False
-        self._order = []
+class GraphRun(GraphBuild):
+    """Plans, execution and the engine-id API."""
 
     # -- stages -----------------------------------------------------------------------------
-    def build_operation_graph(self, handle: Any) -> Error:
-        """Validate and fix the graph for ``handle`` (RuntimeError for a destroyed handle)."""
-        h = native_handle(handle)
-        err = self.validate()
-        if err.is_good():
-            err = attempt(lambda: self._native.build_operation_graph(h))
-        self._reset()
-        self._op_graph = err.is_good()
-        return err
-
     def _modes(self, modes: Any) -> list[HeurMode]:
         items = [modes] if modes is None or isinstance(modes, (int, str)) else list(modes)
         return [to_enum(HeurMode, m, "heuristic mode") for m in items if m is not None]
