@@ -190,33 +190,35 @@ class _Run:
             res = res.reshape(dim) if res.size == int(np.prod(dim)) else np.broadcast_to(res, dim)
         self.env[t.uid] = _round(res, dtype)
 
-    def deferrable(self, node: Node, port: str) -> bool:
-        """True when output ``port`` may be left as a :class:`Deferred` for the commit to write
-        straight into the caller's buffer: a non-virtual FP32 output no node reads."""
+    def _fp32_output(self, node: Node, port: str, virtual: bool) -> Tensor | None:
+        """Output ``port`` when it is FP32 (an unset type resolved as the engine does) and
+        virtual or not as asked; else None."""
         t = node.outputs.get(port)
-        if t is None or t.is_virtual or t.uid is None:
-            return False
+        if t is None or t.is_virtual != virtual or t.uid is None:
+            return None
         dtype = t.data_type
         if dtype == DataType.NOT_SET:
             dtype = getattr(self.graph, "intermediate_data_type", DataType.FLOAT)
-        if dtype != DataType.FLOAT:
-            return False
-        return not any(u is not None and u.uid == t.uid
-                       for other in self.graph.nodes for u in other.inputs.values())
+        return t if dtype == DataType.FLOAT else None
+
+    def _readers(self, t: Tensor) -> list[tuple[Node, str]]:
+        """(node, input port) of every node input that reads ``t``."""
+        return [(other, p) for other in self.graph.nodes for p, u in other.inputs.items()
+                if u is not None and u.uid == t.uid]
+
+    def deferrable(self, node: Node, port: str) -> bool:
+        """True when output ``port`` may be left as a :class:`Deferred` for the commit to write
+        straight into the caller's buffer: a non-virtual FP32 output no node reads."""
+        t = self._fp32_output(node, port, virtual=False)
+        return t is not None and not self._readers(t)
 
     def fusable_relu(self, node: Node, port: str) -> bool:
         """True when output ``port`` is a virtual FP32 tensor whose only reader is a plain or
         clipped (not leaky) RELU_FWD's IN_0: that ReLU can join the output's deferred pass."""
-        t = node.outputs.get(port)
-        if t is None or not t.is_virtual or t.uid is None:
+        t = self._fp32_output(node, port, virtual=True)
+        if t is None:
             return False
-        dtype = t.data_type
-        if dtype == DataType.NOT_SET:
-            dtype = getattr(self.graph, "intermediate_data_type", DataType.FLOAT)
-        if dtype != DataType.FLOAT:
-            return False
-        readers = [(other, p) for other in self.graph.nodes for p, u in other.inputs.items()
-                   if u is not None and u.uid == t.uid]
+        readers = self._readers(t)
         if len(readers) != 1:
             return False
         relu, p = readers[0]
