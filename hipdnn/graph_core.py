@@ -85,7 +85,10 @@ class GraphCore:
 
         ``obj`` is a :class:`Tensor` (copied, fresh uid), a numpy array, a torch tensor, or any
         ``__dlpack__`` / ``__cuda_array_interface__`` / ``__array_interface__`` object. As in
-        cudnn-frontend, a one-element host object becomes a pass-by-value scalar.
+        cudnn-frontend, a one-element host object becomes a pass-by-value scalar. A reversed
+        numpy view (``a[..., ::-1]``, ``np.flip``) gives the same strides made positive: the
+        same memory order, as graph strides cannot be negative (its values are still read
+        through the view's own strides).
         """
         if isinstance(obj, Tensor):
             return self.tensor(obj.dim, obj.stride, obj.data_type, obj.is_virtual,
@@ -96,7 +99,8 @@ class GraphCore:
             raise ValidationError(f"tensor_like() needs an object that reveals shape and dtype; "
                                   f"a {type(obj).__name__} does not", tensor=name or None)
         shape = tuple(buf.shape)
-        strides = tuple(buf.strides) if buf.strides is not None else packed_strides(shape)
+        strides = (tuple(abs(s) for s in buf.strides) if buf.strides is not None
+                   else packed_strides(shape))
         numel = 1
         for d in shape:
             numel *= d

@@ -328,3 +328,26 @@ def test_tensor_like_cuda_array_interface_object_is_not_a_scalar() -> None:
     t = Graph().tensor_like(DeviceArray())
     assert t.get_dim() == [1, 1, 1, 1] and t.get_data_type() == H
     assert not t.get_is_pass_by_value()
+
+
+def test_tensor_like_reversed_numpy_view_keeps_its_memory_order() -> None:
+    # numpy views such as img[..., ::-1] (BGR <-> RGB) or np.flip have negative strides, which a
+    # graph tensor cannot; tensor_like takes them made positive (the view's memory order), and
+    # the view's values are still read through its own strides.
+    np = pytest.importorskip("numpy")
+    base = np.arange(-60, 60, dtype=np.float32).reshape(2, 3, 4, 5)
+    for view in (base[..., ::-1], base[:, ::-1, ::-1], np.flip(base.transpose(0, 2, 3, 1), 0)):
+        g = _g(F)
+        x = g.tensor_like(view, name="x")
+        assert x.get_dim() == list(view.shape)
+        assert x.get_stride() == [abs(s) // 4 for s in view.strides]
+        y = g.relu(x).set_output(True)
+        g.build()
+        out = np.full(view.shape, np.nan, np.float32)
+        g.execute({x: view, y: out})
+        assert np.array_equal(out, np.maximum(view, 0))
+    rgb = base[..., ::-1]
+    with Graph(io_data_type=F) as hl:  # the high-level form makes its inputs with tensor_like
+        hl.relu(rgb, name="r").set_output(True)
+    hl.set_io_tuples([rgb], ["r::OUT_0"])
+    assert np.array_equal(hl(rgb), np.maximum(rgb, 0))
