@@ -20,10 +20,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from hipdnn.aliases import (
+    DeviceProperties,
     backend_version,
     backend_version_string,
     build_plan_policy,
     convolution_mode,
+    create_device_properties,
     create_handle,
     cudnnGraphNotSupportedError,
     data_type,
@@ -147,6 +149,7 @@ __all__ = [  # noqa: RUF022  (native names, then the hipdnn_frontend re-exports)
     "BuildPlanPolicy",
     "ConvolutionMode",
     "DataType",
+    "DeviceProperties",
     "Engine",
     "EngineError",
     "ExecutionError",
@@ -182,6 +185,7 @@ __all__ = [  # noqa: RUF022  (native names, then the hipdnn_frontend re-exports)
     "build_plan_policy",
     "clear_plan_cache",
     "convolution_mode",
+    "create_device_properties",
     "create_handle",
     "cudnnGraphNotSupportedError",
     "data_type",

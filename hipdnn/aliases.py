@@ -6,8 +6,10 @@ A cudnn-frontend script for the supported ops runs after ``import hipdnn as cudn
 
 from __future__ import annotations
 
+import json
+
 from hipdnn.engines.base import Knob, KnobSetting
-from hipdnn.errors import GraphNotSupportedError
+from hipdnn.errors import ArgumentError, GraphNotSupportedError, ValidationError
 from hipdnn.graph import Graph
 from hipdnn.handle import create_handle, destroy_handle, get_stream, set_stream
 from hipdnn.tensor import Tensor
@@ -24,10 +26,12 @@ from hipdnn.types import (
 )
 
 __all__ = [
+    "DeviceProperties",
     "backend_version",
     "backend_version_string",
     "build_plan_policy",
     "convolution_mode",
+    "create_device_properties",
     "create_handle",
     "cudnnGraphNotSupportedError",
     "data_type",
@@ -80,3 +84,46 @@ def backend_version_string() -> str:
     """``"M.m.p"`` of the loaded MIOpen, or ``""`` when none loads."""
     v = backend_version()
     return f"{v // 10000}.{v // 100 % 100}.{v % 100}" if v else ""
+
+
+_DEVICE_FORMAT = "hipdnn-ctypes.device_properties"
+
+
+class DeviceProperties:
+    """cudnn-frontend's device properties (for deviceless ahead-of-time builds): here only the
+    device id. ``Graph(device_property=...)`` accepts and ignores it: no engine here builds for
+    another device (CPU_REFERENCE_ENGINE needs none, MIOPEN_ENGINE builds on its handle's GPU).
+
+    >>> import hipdnn
+    >>> hipdnn.create_device_properties(hipdnn.create_device_properties(0).serialize()).device_id
+    0
+    """
+
+    def __init__(self, device_id: int) -> None:
+        self.device_id = device_id
+
+    def serialize(self) -> str:
+        """The properties as JSON, readable by :func:`create_device_properties`."""
+        return json.dumps({"format": _DEVICE_FORMAT, "device_id": self.device_id})
+
+    def __repr__(self) -> str:
+        return f"DeviceProperties(device_id={self.device_id})"
+
+
+def create_device_properties(device: int | str) -> DeviceProperties:
+    """cudnn-frontend's ``create_device_properties(device_id)`` or
+    ``create_device_properties(json_str)`` (what :meth:`DeviceProperties.serialize` returned)."""
+    device_id: object = device
+    if isinstance(device, str):
+        try:
+            doc = json.loads(device)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(f"create_device_properties: not a JSON document: {exc}") from None
+        if not isinstance(doc, dict) or doc.get("format") != _DEVICE_FORMAT:
+            raise ValidationError(f"create_device_properties: not a {_DEVICE_FORMAT} document "
+                                  f"(what DeviceProperties.serialize() returns)")
+        device_id = doc.get("device_id")
+    if type(device_id) is not int or device_id < 0:
+        raise ArgumentError(f"create_device_properties: the device id must be an int >= 0 (or "
+                            f"the JSON of DeviceProperties.serialize()), got {device_id!r:.60}")
+    return DeviceProperties(device_id)

@@ -15,8 +15,8 @@ import contextlib
 import sys
 import types
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from hipdnn import pictures, serialize
 from hipdnn.errors import ArgumentError, ValidationError
@@ -47,6 +47,18 @@ if TYPE_CHECKING:
 __all__ = ["Graph", "graph_context"]
 
 _IGNORED_CUDNN_ARGS = ("sm_count", "sm_version", "kernel_cache", "device_property")
+
+
+class _ClassOrInstance:
+    """A method name with one meaning on the class and another on an instance (cudnn-frontend
+    spells an in-place load ``g.deserialize(data)``; ours was ``Graph.deserialize(text)``)."""
+
+    def __init__(self, on_class: str, on_instance: str) -> None:
+        self.on_class, self.on_instance = on_class, on_instance
+
+    def __get__(self, obj: object, owner: type) -> Callable[..., Any]:
+        return cast("Callable[..., Any]", getattr(owner, self.on_class) if obj is None
+                    else getattr(obj, self.on_instance))
 
 
 class Graph(MathOps):
@@ -403,10 +415,33 @@ class Graph(MathOps):
         """Rebuild a graph from :meth:`to_json` output."""
         return serialize.from_json(text, handle, cls)
 
-    @classmethod
-    def deserialize(cls, text: str | bytes, handle: Handle | None = None) -> Graph:
-        """cudnn-frontend spelling of :meth:`from_json`."""
-        return cls.from_json(text, handle=handle)
+    def _deserialize_into(self, *args: Any) -> None:
+        """cudnn-frontend's ``g.deserialize(data)`` / ``g.deserialize(handle, data)``: this
+        graph becomes the document's graph (name, types, tensors, nodes, uids) and its plans
+        are built, so ``execute`` can follow as it does on a deserialized cuDNN graph.
+
+        The document is read into a new graph first: a malformed one leaves this graph as
+        it was.
+        """
+        if len(args) not in (1, 2):
+            raise ArgumentError(f"deserialize takes (data) or (handle, data), got {len(args)} "
+                                f"arguments; data is what serialize()/to_json() returned")
+        handle = check_handle(args[0], "deserialize handle") if len(args) == 2 else None
+        source = serialize.from_json(args[-1], None, type(self))
+        self.name = source.name
+        for what in ("io_data_type", "intermediate_data_type", "compute_data_type"):
+            setattr(self, what, getattr(source, what))
+        self.nodes, self.all_tensors, self.tensors = source.nodes, source.all_tensors, {}
+        for t in self.all_tensors:
+            t._graph = self
+        if handle is not None:
+            self._handle = handle
+        self._changed()
+        self.build()
+
+    #: On a graph, cudnn-frontend's in-place ``deserialize([handle,] data)`` (plans built);
+    #: on the class, ``Graph.deserialize(text, handle=None)`` is :meth:`from_json`.
+    deserialize = _ClassOrInstance("from_json", "_deserialize_into")
 
     def __repr__(self) -> str:
         return pictures.graph_text(self)

@@ -66,6 +66,16 @@ class PlanTiming(NamedTuple):
 FAST_PACKS = 16
 
 
+def _description(t: Tensor) -> str:
+    return f"(dims {list(t.dim or ())}, strides {list(t.stride or ())}, {t.data_type.name})"
+
+
+def _describes(other: Tensor, t: Tensor) -> bool:
+    """``other`` (a tensor of another graph with ``t``'s uid) describes the same tensor."""
+    return (other.dim, other.stride, other.data_type, other.is_virtual) == (
+        t.dim, t.stride, t.data_type, t.is_virtual)
+
+
 def _detached(buf: Buffer) -> Buffer:
     """``buf`` without the references that keep the caller's object alive."""
     if buf.owner is None and buf.array is None:
@@ -290,11 +300,21 @@ class Executor:
     def tensor_for_key(self, key: Any) -> Tensor:
         if isinstance(key, Tensor):
             t = self.graph.tensors.get(key.uid) if key.uid is not None else None
-            if t is not key:
-                where = "another graph" if key._graph is not self.graph else "no node of this graph"
-                raise VariantPackError(f"variant pack: tensor {key.name!r} belongs to {where}",
-                                       tensor=key.name)
-            return key
+            if t is key:
+                return key
+            if key._graph is self.graph:
+                raise VariantPackError(f"variant pack: tensor {key.name!r} belongs to no node "
+                                       f"of this graph", tensor=key.name)
+            if t is not None and _describes(key, t):
+                # cudnn-frontend keys a pack by uid: a tensor of the graph this one was
+                # deserialized from (or of an identical graph) stands for its twin here
+                return t
+            why = (f"this graph has no tensor with its uid {key.uid}" if t is None else
+                   f"this graph's tensor of uid {key.uid} is {t.name!r} "
+                   f"{_description(t)}, not {_description(key)}")
+            raise VariantPackError(f"variant pack: tensor {key.name!r} belongs to another graph "
+                                   f"and stands for none of this graph's ({why}); pass this "
+                                   f"graph's tensors or their uids", tensor=key.name)
         if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
             key = int(key)  # numpy integers are uids too, as everywhere else
             t = self.graph.tensors.get(key)
@@ -319,7 +339,8 @@ class Executor:
             t = self.tensor_for_key(key)
             if t.uid in buffers:
                 raise VariantPackError(f"variant pack: tensor {t.name!r} (uid {t.uid}) is given "
-                                       f"twice (as the tensor and as its uid); give each tensor "
+                                       f"twice (two keys name it: the tensor, its uid or a tensor of "
+                                       f"another graph with its uid); give each tensor "
                                        f"once", tensor=t.name)
             if t.is_virtual:
                 raise VariantPackError(

@@ -216,12 +216,23 @@ add("variant_pack", "virtual_tensor_given", VP, ("'mid'", "virtual"), _virtual_k
 
 
 def _foreign_key(out: Outputs) -> None:
+    g, _x, y = relu_graph()
+    g2 = graph()  # its tensor 'x' has x's uid but another shape: it stands for nothing in g
+    x2 = g2.tensor(dim=[2, 3, 4, 5], name="x")
+    g2.relu(x2).set_output(True)
+    g2.build()
+    g.execute({x2: np.zeros(SHAPE, np.float32), y: out.np()})
+
+
+def _twin_key_twice(out: Outputs) -> None:
     g, x, y = relu_graph()
-    _g2, x2, _y2 = relu_graph()
+    _g2, x2, _y2 = relu_graph()  # x2 describes x (cudnn-frontend keys packs by uid)
     g.execute({x: np.zeros(SHAPE, np.float32), y: out.np(), x2: np.zeros(SHAPE, np.float32)})
 
 
-add("variant_pack", "tensor_of_another_graph", VP, ("another graph",), _foreign_key)
+add("variant_pack", "tensor_of_another_graph", VP, ("'x'", "another graph", "dims [2, 3, 4, 5]"),
+    _foreign_key)
+add("variant_pack", "twin_tensor_of_another_graph_twice", VP, ("'x'", "twice"), _twin_key_twice)
 
 
 def _unknown_uid(out: Outputs) -> None:
