@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import sys
 import types
 import warnings
@@ -112,14 +113,54 @@ class Graph(MathOps):
         self.compute_data_type: DataType = _dtype_arg(compute_data_type, "compute_data_type")
         super().__init__()  # the tensors and nodes (hipdnn.graph_core)
         self._handle = check_handle(handle, "Graph handle")
+        self._attach_pipeline()
+        #: the high-level form's records and calls; see hipdnn.graph_highlevel
+        self._high_level = HighLevel(self, inputs, outputs, heuristics, workspace_alloc)
+
+    def _attach_pipeline(self) -> None:
+        """A fresh executor and planner: the state of a graph that was never built."""
         #: runs the built plans (variant packs, bindings, autotune); see hipdnn.graph_exec
         self._executor = Executor(self)
         #: the executor's remembered bindings (the same list object): execute's fast path
         self._fast = self._executor.fast
         #: the pipeline, the engine and knob API and the built plans; see hipdnn.graph_plans
         self._planner = Planner(self, self._executor)
-        #: the high-level form's records and calls; see hipdnn.graph_highlevel
-        self._high_level = HighLevel(self, inputs, outputs, heuristics, workspace_alloc)
+
+    # -- copies and pickles: the structure, never the plans ----------------------------------------
+    _PIPELINE = ("_executor", "_fast", "_planner")
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Graph:
+        """``copy.deepcopy``: an independent, unbuilt graph of the same tensors, nodes, settings
+        and high-level records, on the same handle (plans and MIOpen objects are never copied:
+        build the copy). Tensors copied together with the graph, as in
+        ``copy.deepcopy((g, x, y))``, are the copy's tensors."""
+        clone = type(self).__new__(type(self))
+        memo[id(self)] = clone
+        for key, value in self.__dict__.items():
+            if key not in self._PIPELINE and key != "_handle":
+                clone.__dict__[key] = copy.deepcopy(value, memo)
+        clone._handle = self._handle
+        clone._attach_pipeline()
+        clone._high_level.rekey()
+        return clone
+
+    def __copy__(self) -> Graph:
+        """``copy.copy`` gives the same as ``copy.deepcopy``: a tensor belongs to one graph, so
+        a copy sharing the tensors and nodes could not be edited or built on its own."""
+        return self.__deepcopy__({})
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle the structure (tensors, nodes, settings, high-level records), not the plans
+        nor the handle: the unpickled graph is unbuilt and runs on the default handle of the
+        thread that builds it (``build_operation_graph(handle)`` sets another)."""
+        return {key: value for key, value in self.__dict__.items()
+                if key not in self._PIPELINE and key != "_handle"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._handle = None
+        self._attach_pipeline()
+        self._high_level.rekey()
 
     # -- graph-wide settings (hipDNN setters, chainable) ---------------------------------------
     def set_name(self, name: str) -> Graph:

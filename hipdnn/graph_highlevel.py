@@ -93,6 +93,11 @@ class HighLevel:
         self.torch = False
         self.counts: dict[str, int] = {}
 
+    def rekey(self) -> None:
+        """After the graph was copied or unpickled: index the copied framework objects by
+        their own ids (the recorded ids were the originals')."""
+        self.objects = {id(obj): (obj, t) for obj, t in self.objects.values()}
+
     # -- building -------------------------------------------------------------------------------
     def graph_tensor(self, obj: Any) -> Any:
         """``obj`` itself, or for a framework tensor the graph tensor made of it (once per

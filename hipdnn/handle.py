@@ -161,6 +161,20 @@ class Handle:
             if callable(closer):
                 closer()
 
+    def __copy__(self) -> Handle:
+        """A Handle is one device context (its engine states, e.g. the MIOpen handle, and its
+        serial in the plan cache): a copy would close the original's states with its own
+        ``close()``, so copying gives the Handle itself (a copied graph shares its handle)."""
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Handle:
+        return self
+
+    def __reduce__(self) -> Any:
+        raise ArgumentError(f"{self!r} cannot be pickled: it holds this process's device "
+                            f"state; create a Handle(device, stream) where it is needed (a "
+                            f"pickled Graph leaves its handle out)")
+
     def __enter__(self) -> Handle:
         return self
 
