@@ -1,8 +1,9 @@
 """Root test configuration: optional lanes skip locally with a reason and fail when CI requires them.
 
 CI sets ``HIPDNN_REQUIRE_LIVE=1``, ``HIPDNN_REQUIRE_CONFORMANCE=1``, ``HIPDNN_REQUIRE_TORCH=1``,
-``HIPDNN_REQUIRE_AMDKERNELS=1``, ``HIPDNN_REQUIRE_STUBGPU=1`` and ``HIPDNN_REQUIRE_WINDOWS=1``
-(tests/windows, run under Wine by tools/windows_lane.py).
+``HIPDNN_REQUIRE_AMDKERNELS=1``, ``HIPDNN_REQUIRE_STUBGPU=1``, ``HIPDNN_REQUIRE_WINDOWS=1``
+(tests/windows, run under Wine by tools/windows_lane.py) and ``HIPDNN_REQUIRE_JIT=1`` (numba's
+compiled batchnorm loops of the reference engine, the ``bn_path`` fixture).
 A test needing something optional calls the ``require_or_skip`` fixture::
 
     def test_against_torch(require_or_skip):
@@ -34,6 +35,7 @@ REQUIRE_ENV: dict[str, str] = {
     "amdkernels": "HIPDNN_REQUIRE_AMDKERNELS",
     "stubgpu": "HIPDNN_REQUIRE_STUBGPU",
     "windows": "HIPDNN_REQUIRE_WINDOWS",
+    "jit": "HIPDNN_REQUIRE_JIT",
 }
 _TESTS = Path(__file__).resolve().parent
 
@@ -56,6 +58,24 @@ def require_or_skip(env_var: str, reason: str) -> NoReturn:
 def require_or_skip_fixture() -> Callable[[str, str], NoReturn]:
     """The ``require_or_skip(env_var, reason)`` helper, as a fixture (conftest is not importable)."""
     return require_or_skip
+
+
+@pytest.fixture(params=["jit", "numpy"])
+def bn_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Runs a test on each of the reference batchnorm's two implementations: numba's compiled
+    loops ("jit", hipdnn/engines/reference/_bn_jit.py; skipped without numba, required in CI)
+    and the numpy passes ("numpy", what runs without numba)."""
+    from hipdnn.engines.reference import _bn, _bn_jit
+
+    if request.param == "numpy":
+        monkeypatch.setenv(_bn_jit.ENV, "0")
+        return "numpy"
+    monkeypatch.delenv(_bn_jit.ENV, raising=False)
+    monkeypatch.setattr(_bn, "JIT_MIN_SIZE", 0)  # small test tensors take the compiled loops too
+    if _bn_jit.kernels() is None:
+        require_or_skip("HIPDNN_REQUIRE_JIT", "numba is not installed (or could not compile the "
+                        "reference batchnorm loops): pip install numba")
+    return "jit"
 
 
 def _lane_of(path: Path, markers: set[str]) -> str | None:

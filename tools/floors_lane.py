@@ -7,7 +7,8 @@ Test infrastructure only (never part of the package); run by ``python tools/run_
 the MIOpen sysroots of tools/miopen_sysroot.py), with the test extra's pytest, hypothesis,
 setuptools and wheel at their current versions; torch (large, and an interop extra) is left
 out, so the torch tests skip there (``HIPDNN_REQUIRE_TORCH`` is unset for this lane: the main lane
-requires them). The tests import the package from the checkout.
+requires them), and so is numba (an optional extra: ``HIPDNN_REQUIRE_JIT`` is unset too, and the
+reference batchnorm runs its numpy passes). The tests import the package from the checkout.
 
     python tools/floors_lane.py              # tests/unit with the floors
     python tools/floors_lane.py -- -x -q tests/unit/test_interop_dlpack.py   # no tests/... path: + tests/unit
@@ -94,7 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                             "--disable-pip-version-check"], capture_output=True, text=True, check=False)
     names = {_normal(r) for r in floor_requirements()}
     log("installed: " + " ".join(ln for ln in shown.stdout.split() if _normal(ln) in names))
-    env = {k: v for k, v in os.environ.items() if k not in ("HIPDNN_REQUIRE_TORCH", "PYTHONPATH")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("HIPDNN_REQUIRE_TORCH", "HIPDNN_REQUIRE_JIT", "PYTHONPATH")}
     cmd = [str(python), "-m", "pytest", "-p", "no:cacheprovider", *args,
            *([] if any(a.startswith("tests") for a in args) else ["tests/unit"])]
     return subprocess.run(cmd, cwd=REPO, env=env, check=False).returncode

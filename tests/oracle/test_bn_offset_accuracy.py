@@ -19,6 +19,9 @@ import pytest
 
 import hipdnn
 
+#: Both implementations of the reference batchnorm (numba's compiled loops, the numpy passes).
+pytestmark = pytest.mark.usefixtures("bn_path")
+
 torch = pytest.importorskip("torch")
 
 D = hipdnn.DataType

@@ -157,6 +157,7 @@ def _bn_data(layout: str, dtype: str, seed: int = 1) -> dict[str, np.ndarray]:
 @pytest.mark.parametrize("pad", [0, 2], ids=["packed", "strided"])
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("dtype", DTYPE_NAMES)
+@pytest.mark.usefixtures("bn_path")
 def test_bn_training_forward_and_running_stats(dtype: str, layout: str, pad: int) -> None:
     d = _bn_data(layout, dtype)
     eps, momentum = 1e-5, 0.9  # large, so a missing M/(M-1) correction is detected
@@ -176,6 +177,7 @@ def test_bn_training_forward_and_running_stats(dtype: str, layout: str, pad: int
     assert_close(new_v, rv.numpy(), "bn_training", dtype, what="running var (unbiased)")
 
 
+@pytest.mark.usefixtures("bn_path")
 def test_bn_single_element_per_channel_has_no_bessel_correction() -> None:
     x = np.arange(3, dtype=np.float32).reshape(1, 3, 1, 1)
     _, mean, inv, unb = K.bn_train_forward(x, np.ones(3), np.zeros(3), 1.0)
@@ -186,6 +188,7 @@ def test_bn_single_element_per_channel_has_no_bessel_correction() -> None:
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("dtype", DTYPE_NAMES)
+@pytest.mark.usefixtures("bn_path")
 def test_bn_inference_both_forms(dtype: str, layout: str) -> None:
     d = _bn_data(layout, dtype)
     eps = 1e-3
@@ -203,6 +206,7 @@ def test_bn_inference_both_forms(dtype: str, layout: str) -> None:
 @pytest.mark.parametrize("pad", [0, 2], ids=["packed", "strided"])
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("dtype", DTYPE_NAMES)
+@pytest.mark.usefixtures("bn_path")
 def test_bn_backward(dtype: str, layout: str, pad: int) -> None:
     d = _bn_data(layout, dtype)
     eps = 1e-5
@@ -222,6 +226,7 @@ def test_bn_backward(dtype: str, layout: str, pad: int) -> None:
     assert_close(dbias, bt.grad.numpy(), "bn_backward", dtype, what="bn dbias")
 
 
+@pytest.mark.usefixtures("bn_path")
 def test_bn_nan_propagates_like_torch() -> None:
     x = np.random.default_rng(2).normal(size=(2, 3, 4, 4)).astype(np.float32)
     x[1, 1, 2, 2] = np.nan
@@ -250,6 +255,7 @@ def _bn_ref64(x: np.ndarray, dy: np.ndarray, g: np.ndarray, b: np.ndarray, mean:
     ((6, 8, 16, 20), "NCHW", "tile"), ((2, 8, 16, 20), "NCHW", "col"),
     ((2, 3, 8, 8, 12), "NCDHW", "scalar"), ((6, 8, 16, 20), "NHWC", "cl"), ((3, 5, 4, 6, 5), "NDHWC", "cl"),
 ])
+@pytest.mark.usefixtures("bn_path")
 def test_bn_block_plans_match_float64(monkeypatch: pytest.MonkeyPatch, shape: tuple[int, ...], layout: str,
                                       mode: str, centre: float) -> None:
     """Small blocks and a low threading threshold run every block plan over several pool ranges; a
@@ -277,6 +283,7 @@ def test_bn_block_plans_match_float64(monkeypatch: pytest.MonkeyPatch, shape: tu
     assert_close(dbias, db_r, "bn_backward", "fp32", what=f"{mode} dbias")
 
 
+@pytest.mark.usefixtures("bn_path")
 def test_bn_constant_channel_and_mixed_layout_backward() -> None:
     """A constant channel has variance exactly 0; dy in another memory order than x is read right."""
     rng = np.random.default_rng(12)
@@ -328,6 +335,7 @@ def test_relu_forward_backward(dtype: str, layout: str, variant: str) -> None:
 
 
 @pytest.mark.parametrize("layout", LAYOUTS_2D)
+@pytest.mark.usefixtures("bn_path")
 def test_bn_large_tensor_uses_threaded_chunks(layout: str) -> None:
     """>= 1M elements: statistics and outputs are computed chunk-parallel; same numbers."""
     rng = np.random.default_rng(8)

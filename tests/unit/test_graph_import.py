@@ -18,7 +18,7 @@ g.validate()
 g.to_json()
 maps = open("/proc/self/maps").read() if sys.platform.startswith("linux") else ""
 bad = [m for m in ("miopen_ctypes", "hipdnn.engines.miopen", "hipdnn.engines.reference", "torch",
-                  "IPython", "ml_dtypes")
+                  "IPython", "ml_dtypes", "numba")
        if m in sys.modules]
 libs = [lib for lib in ("MIOpen", "amdhip64", "libhsa") if lib in maps]
 print(bad, libs)

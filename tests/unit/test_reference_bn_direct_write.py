@@ -15,6 +15,9 @@ import hipdnn
 from hipdnn.engines.reference import _bn
 from hipdnn.engines.reference import kernels as K
 
+#: Both implementations of the reference batchnorm (numba's compiled loops, the numpy passes).
+pytestmark = pytest.mark.usefixtures("bn_path")
+
 F32 = hipdnn.DataType.FLOAT
 SHAPES = [(2, 3, 4, 5), (4, 64, 64, 64)]  # one block; many blocks on the thread pool
 

@@ -1,7 +1,8 @@
 """The reference engine's batchnorm runs its passes on the thread pool of
 hipdnn/engines/reference/_parallel.py, and the results do not depend on it: any thread count and
 block size gives the same bits as one thread, a failing part raises its own (typed) error, and a
-failure on a pool thread still leaves no output written.
+failure on a pool thread still leaves no output written. Each holds for both implementations
+(numba's compiled loops and the numpy passes: the ``bn_path`` fixture).
 """
 
 from __future__ import annotations
@@ -27,21 +28,24 @@ POOL_THREAD = "hipdnn-reference"
 
 
 @pytest.fixture
-def pool_threads(monkeypatch: pytest.MonkeyPatch) -> set[str]:
-    """Names of the threads that ran a batchnorm block (every pass views its blocks). With
-    more than one thread, the calling thread waits until a pool thread has taken a part (since
-    the set was last cleared), so that the pool surely runs parts however loaded the machine."""
+def pool_threads(monkeypatch: pytest.MonkeyPatch, bn_path: str) -> set[str]:
+    """Names of the threads that ran a part of a batchnorm pass (either implementation, see
+    ``bn_path``). With more than one thread, the calling thread waits until a pool thread has
+    taken a part (since the set was last cleared), so that the pool surely runs parts however
+    loaded the machine."""
     names: set[str] = set()
-    real = _bn._Plan.view
+    real = P.run_parts
     caller = threading.current_thread()
 
-    def spy(self: _bn._Plan, a: np.ndarray, lo: int, hi: int) -> np.ndarray:
-        names.add(threading.current_thread().name)
-        if threading.current_thread() is caller and self.threads > 1:
-            _wait_for_pool(lambda: any(n.startswith(POOL_THREAD) for n in names))
-        return real(self, a, lo, hi)
+    def spy(fn: Any, parts: int, threads: int | None = None) -> list[Any]:
+        def part(i: int) -> Any:
+            names.add(threading.current_thread().name)
+            if threading.current_thread() is caller and (threads or 1) > 1 and parts > 1:
+                _wait_for_pool(lambda: any(n.startswith(POOL_THREAD) for n in names))
+            return fn(i)
+        return real(part, parts, threads)
 
-    monkeypatch.setattr(_bn._Plan, "view", spy)
+    monkeypatch.setattr(P, "run_parts", spy)
     monkeypatch.setattr(P, "PARALLEL_MIN_SIZE", 1 << 12)  # small arrays split too
     monkeypatch.setattr(_bn, "PART", 1 << 12)
     return names
@@ -169,23 +173,25 @@ def test_a_failing_pool_thread_writes_no_output(monkeypatch: pytest.MonkeyPatch,
     gr.build_plans()
     pack: dict[Any, np.ndarray] = {xt: x, dyt: dy, st: scale, mt: np.zeros(c, np.float32),
                                    it: np.ones(c, np.float32)}
-    real = _bn._Plan.sums
+    real = P.run_parts
     failed = threading.Event()
 
-    def fail_on_pool(self: _bn._Plan, *args: Any) -> None:
-        if threading.current_thread().name.startswith(POOL_THREAD):
-            failed.set()
-            raise Injected("injected on a pool thread")
-        _wait_for_pool(failed.is_set)  # leave parts to the pool's threads, however loaded
-        real(self, *args)
+    def fail_on_pool(fn: Any, parts: int, threads: int | None = None) -> list[Any]:
+        def part(i: int) -> Any:
+            if threading.current_thread().name.startswith(POOL_THREAD):
+                failed.set()
+                raise Injected("injected on a pool thread")
+            _wait_for_pool(failed.is_set)  # leave parts to the pool's threads, however loaded
+            return fn(i)
+        return real(part, parts, threads)
 
-    monkeypatch.setattr(_bn._Plan, "sums", fail_on_pool)
+    monkeypatch.setattr(P, "run_parts", fail_on_pool)
     monkeypatch.setenv(P.THREADS_ENV, "4")
     arrays = [np.full(t.get_dim(), -7.25, np.float32) for t in outs]
     with pytest.raises(ExecutionError, match="Injected: injected on a pool thread"):
         gr.execute({**pack, **dict(zip(outs, arrays, strict=True))})
     assert all(np.all(a == -7.25) for a in arrays)
-    monkeypatch.setattr(_bn._Plan, "sums", real)
+    monkeypatch.setattr(P, "run_parts", real)
     gr.execute({**pack, **dict(zip(outs, arrays, strict=True))})
     assert not any(np.any(a == -7.25) for a in arrays)
 

@@ -36,6 +36,14 @@ in-place passes over dx); on offset data (``|mean|*inv_std > MAX_MEAN_STDS``), w
 the mean and the variance at least as accurate as PyTorch's CPU kernels in FP32/FP16/BF16
 (tests/oracle/test_bn_offset_accuracy.py).
 
+Compiled loops. When numba is installed (and ``HIPDNN_REFERENCE_JIT`` is not 0), a float32
+tensor of at least :data:`JIT_MIN_SIZE` elements has its passes run as fused loops instead
+(:mod:`._bn_jit`): one per part, on the same pool and split, float64 partials per the same groups, so the same-bits-for-any-thread-count rule
+holds there too. They always centre on the float32 mean (the sums around ``c``, then
+``y = (x - c)*a + (bias - (mean - c)*a)`` and ``dx = (((x - c)*r + dy) + e)*k``), which costs
+nothing in a fused loop and never cancels; the statistics' square-ratio check and shifted
+passes are the same. FP16/BF16 tensors keep the numpy passes.
+
 Output. ``train_forward_deferred`` / ``backward_deferred`` stop before the element-wise pass and
 return it as a :class:`Deferred`, which the reference engine runs straight into the caller's
 buffer at commit time (hipdnn/engines/reference/engine.py), saving a full array and its copy.
@@ -51,10 +59,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from hipdnn.engines.reference import _parallel
+from hipdnn.engines.reference import _bn_jit, _parallel
 
 __all__ = [
     "BLOCK",
+    "JIT_MIN_SIZE",
     "MAX_MEAN_STDS",
     "MAX_SHIFTED_PASSES",
     "MAX_SQUARE_RATIO",
@@ -99,6 +108,10 @@ _RUN = 64
 #: Smallest channels-last constant tile (elements): a block is viewed as (k, rows, C) and
 #: the tile (rows, C) broadcast over k, so every numpy inner loop is this long or longer.
 _CL_TILE = 1 << 14
+#: Smallest tensor (elements) run by the compiled loops of :mod:`._bn_jit`: below it the numpy
+#: passes take tens of microseconds, and a process that never reaches it never imports numba
+#: (about half a second, with its kernels loaded from numba's cache).
+JIT_MIN_SIZE = 1 << 16
 #: Bytes of float32 scratch kept for reuse between calls (fresh pages cost a fault each).
 SCRATCH_KEEP = 1 << 26
 Operand = Callable[[int, int], Any]
@@ -297,6 +310,16 @@ class _Plan:
         #: threads that run the parts at once
         self.threads = min(count, len(self.spans))
         self.groups = -(-rows // _RUN) if m.kind == "cl" else rows
+        #: the compiled loops (:mod:`._bn_jit`) for a float32 matrix, else None (numpy passes)
+        kernels = (_bn_jit.kernels() if m.mat.dtype == _F32 and m.mat.size >= JIT_MIN_SIZE
+                   else None)
+        self.jit = None if kernels is None else kernels.cl if m.kind == "cl" else kernels.cf
+        if self.jit is not None and parts < count and m.mat.size >= _parallel.PARALLEL_MIN_SIZE:
+            # a compiled loop has no per-block cost: one part per thread
+            parts = max(1, min(units, count))
+            edges = [min(rows, units * i // parts * unit) for i in range(parts + 1)]
+            self.spans = [(lo, hi) for lo, hi in itertools.pairwise(edges) if hi > lo]
+            self.threads = min(count, len(self.spans))
 
     def blocks(self, lo: int, hi: int) -> Iterator[tuple[int, int]]:
         """The blocks of rows [lo, hi); channels-last, a last block shorter than the tile's rows
@@ -351,6 +374,11 @@ class _Plan:
 
         _parallel.run_parts(part, len(spans), self.threads)
 
+    def run_spans(self, fn: Callable[[int, int], None]) -> None:
+        """``fn(lo, hi)`` for every part's rows, the parts on the pool (the compiled loops)."""
+        spans = self.spans
+        _parallel.run_parts(lambda i: fn(*spans[i]), len(spans), self.threads)
+
     def scratch_size(self) -> int:
         """Elements of one block's scratch."""
         return min(self.step, self.m.mat.shape[0]) * self.m.mat.shape[1]
@@ -388,6 +416,8 @@ class _Plan:
 
 def _stats(p: _Plan) -> tuple[np.ndarray, np.ndarray]:
     """Per-channel float64 (mean, M2 = sum of squared deviations) of ``p.m``."""
+    if p.jit is not None:
+        return _stats_jit(p, p.jit)
     m = p.m
     s_part, q_part = p.partials(), p.partials()
 
@@ -437,6 +467,27 @@ def _stats(p: _Plan) -> tuple[np.ndarray, np.ndarray]:
     return mean, np.maximum(m2, 0.0)
 
 
+def _stats_jit(p: _Plan, k: _bn_jit.Layout) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_stats` by the compiled loop: float64 sums around a float32 centre (zero first,
+    then the mean found so far while the square ratio says the centre is off)."""
+    m = p.m
+    s_part, q_part = p.partials(_F64), p.partials(_F64)
+    total = float(m.n * m.s)
+    centre32 = np.zeros(m.c, dtype=_F32)
+    for _ in range(1 + MAX_SHIFTED_PASSES):
+        def span(lo: int, hi: int, c32: np.ndarray = centre32) -> None:
+            k.moments(m.mat, lo, hi, m.c, c32, s_part, q_part)
+
+        p.run_spans(span)
+        s1, s2 = p.total(s_part), p.total(q_part)
+        mean = centre32.astype(_F64) + s1 / total
+        m2 = s2 - s1 * s1 / total
+        if np.all(~(s2 > MAX_SQUARE_RATIO * m2)):
+            break
+        centre32 = mean.astype(_F32)
+    return mean, np.maximum(m2, 0.0)
+
+
 def train_forward(
     x: np.ndarray, scale: np.ndarray, bias: np.ndarray, eps: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -461,6 +512,10 @@ def train_forward_deferred(
     inv = (1.0 / np.sqrt(var + float(eps))).astype(_F32)
     a = scale * inv
     a64 = a.astype(_F64)
+    if p.jit is not None:  # centred always: no cancellation, and no extra pass to pay for it
+        centre32 = mean.astype(_F32)
+        return (_affine(p, a, bias - (mean - centre32.astype(_F64)) * a64, centre32),
+                mean, var, inv)
     if np.all(~(np.abs(mean) * inv > MAX_MEAN_STDS)):
         y = _affine(p, a, bias - mean * a64)
     else:  # offset data: x*a and mean*a would cancel; (x - c)*a is exact for c near the mean
@@ -481,6 +536,8 @@ def affine_deferred(x: np.ndarray, mul: np.ndarray, add: np.ndarray,
 
 def _affine(p: _Plan, mul_v: np.ndarray, add_v: np.ndarray,
             centre_v: np.ndarray | None = None) -> Deferred:
+    if p.jit is not None:
+        return _affine_jit(p, p.jit, mul_v, add_v, centre_v)
     m = p.m
     mul, add = p.operand(mul_v), p.operand(add_v)
     centre = None if centre_v is None else p.operand(centre_v)
@@ -496,6 +553,35 @@ def _affine(p: _Plan, mul_v: np.ndarray, add_v: np.ndarray,
             for step in post:
                 step(yb)
         p.run(blk)
+
+    return Deferred(m, write, (m.mat,), post)
+
+
+#: Elements per compiled-loop block when post steps follow (they run while it is in cache).
+_POST_BLOCK = 1 << 16
+
+
+def _vec(v: np.ndarray | None, c: int) -> np.ndarray:
+    """A per-channel constant as the compiled loops take it: float32 (C,), contiguous."""
+    return np.zeros(c, dtype=_F32) if v is None else np.ascontiguousarray(v, dtype=_F32)
+
+
+def _affine_jit(p: _Plan, k: _bn_jit.Layout, mul_v: np.ndarray, add_v: np.ndarray,
+                centre_v: np.ndarray | None) -> Deferred:
+    """:func:`_affine` by the compiled loop (``x - 0`` is exact: no centre is a zero one)."""
+    m = p.m
+    mul, add, centre = _vec(mul_v, m.c), _vec(add_v, m.c), _vec(centre_v, m.c)
+    post: list[Callable[[np.ndarray], None]] = []
+    rows = max(1, _POST_BLOCK // m.mat.shape[1])
+
+    def write(ymat: np.ndarray) -> None:
+        def span(lo: int, hi: int) -> None:
+            for b0 in range(lo, hi, rows if post else max(hi - lo, 1)):
+                b1 = min(hi, b0 + rows) if post else hi
+                k.affine(m.mat, b0, b1, m.c, centre, mul, add, ymat)
+                for step in post:
+                    step(ymat[b0:b1])
+        p.run_spans(span)
 
     return Deferred(m, write, (m.mat,), post)
 
@@ -522,6 +608,8 @@ def backward_deferred(
     if m.mat.size == 0:
         return Deferred(m, lambda out: None, ()), np.zeros(m.c), np.zeros(m.c)
     p = _Plan(m)
+    if p.jit is not None and dm.mat.dtype == _F32:
+        return _backward_jit(p, p.jit, dm, scale, mean, inv)
     mean64, inv64 = np.asarray(mean, dtype=_F64), np.asarray(inv, dtype=_F64)
     centre = p.operand(mean) if not np.all(~(np.abs(mean64 * inv64) > MAX_MEAN_STDS)) else None
     s_part, d_part = p.partials(), p.partials()
@@ -569,5 +657,30 @@ def backward_deferred(
             np.add(dxb, e_t(lo, hi), out=dxb)
             np.multiply(dxb, k_t(lo, hi), out=dxb)
         p.run(blk)
+
+    return Deferred(m, write, (m.mat, dm.mat)), dscale, dbias
+
+
+def _backward_jit(p: _Plan, k: _bn_jit.Layout, dm: Matrix, scale: np.ndarray, mean: np.ndarray,
+                  inv: np.ndarray) -> tuple[Deferred, np.ndarray, np.ndarray]:
+    """:func:`backward_deferred` by the compiled loops, centred on the float32 mean ``c``:
+    ``sum(dy*(x - mean)) = sum(dy*(x - c)) - (mean - c)*sum(dy)`` and
+    ``dx = (((x - c)*r + dy) + e)*k`` with ``e = -dbias/M - r*(mean - c)``."""
+    m = p.m
+    mean64, inv64 = np.asarray(mean, dtype=_F64), np.asarray(inv, dtype=_F64)
+    centre = _vec(mean, m.c)
+    shift = mean64 - centre.astype(_F64)
+    s_part, d_part = p.partials(_F64), p.partials(_F64)
+    p.run_spans(lambda lo, hi: k.grad_sums(dm.mat, m.mat, lo, hi, m.c, centre, s_part, d_part))
+    dbias = p.total(s_part)
+    dscale = (p.total(d_part) - shift * dbias) * inv64
+    count = m.n * m.s
+    r = -(inv64 * dscale / count)
+    kv, rv, ev = (_vec(v, m.c) for v in (np.asarray(scale, dtype=_F64) * inv64, r,
+                                         -(dbias / count) - r * shift))
+
+    def write(dxmat: np.ndarray) -> None:
+        p.run_spans(lambda lo, hi: k.grad_input(dm.mat, m.mat, lo, hi, m.c, centre, rv, ev,
+                                                kv, dxmat))
 
     return Deferred(m, write, (m.mat, dm.mat)), dscale, dbias
