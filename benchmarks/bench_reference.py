@@ -248,6 +248,16 @@ def blas_threads() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+def batchnorm_implementation() -> str:
+    """Which reference batchnorm runs (and its compile, done here, outside the timings)."""
+    from hipdnn.engines.reference import _bn_jit
+
+    if _bn_jit.kernels() is None:
+        return f"numpy passes (numba missing or {_bn_jit.ENV}=0)"
+    import numba
+    return f"loops compiled by numba {numba.__version__} ({_bn_jit.ENV}=0 for the numpy passes)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the suite and print the table; returns 0 (1 if PyTorch is missing)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -269,6 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"threads: numpy BLAS {threads}, torch {torch.get_num_threads()}; repeats {repeats} "
           f"(best of, {'blocked' if args.blocked else 'alternating'}); load average at start {load:.2f}")
+    print(f"reference batchnorm: {batchnorm_implementation()}")
     print(f"{'case':<44} {'ours ms':>9} {'torch ms':>9} {'ratio':>6}")
     ratios = []
     for case in suite(torch, args.quick):
