@@ -87,12 +87,12 @@ class GraphOps(GraphCore):
         if padding is not None and (pre_padding is not None or post_padding is not None):
             raise ValidationError("give either padding or pre_padding/post_padding, not both",
                                   node=name)
+        for port, t in ins.items():  # first: one int for padding/stride reads ref's rank
+            if not isinstance(t, Tensor):
+                raise ValidationError(not_a_tensor_hint(t), node=name, port=port)
         pre = _spatial_arg(padding if padding is not None else pre_padding, ref, "padding", name)
         post = _spatial_arg(padding if padding is not None else post_padding, ref, "padding",
                             name)
-        for port, t in ins.items():
-            if not isinstance(t, Tensor):
-                raise ValidationError(not_a_tensor_hint(t), node=name, port=port)
         out = self._output(name, out_port)
         node = cls(name, compute_data_type, pre_padding=pre, post_padding=post,
                    stride=_spatial_arg(stride, ref, "stride", name),

@@ -259,6 +259,21 @@ def _conv_not_tensor(out: Outputs) -> None:
 add("conv", "weight_not_a_tensor", V, ("conv", "W"), _conv_not_tensor)
 
 
+def _conv_data_not_tensor(op: str, port: str) -> Any:
+    # with one int for padding/stride, the spatial rank is read from the data input: that used
+    # to be an AttributeError ('NoneType' object has no attribute 'dim') before the port check
+    def run(out: Outputs) -> None:
+        g = graph()
+        other = g.tensor(dim=[4, 3, 3, 3] if op != "conv_wgrad" else [2, 4, 6, 6], name="other")
+        getattr(g, op)(None, other, padding=1, stride=1, dilation=1, name="conv")
+    return run
+
+
+for _op, _port in (("conv_fprop", "X"), ("conv_dgrad", "DY"), ("conv_wgrad", "X")):
+    add("conv", f"{_op}_data_none_scalar_padding", V, ("conv", _port),
+        _conv_data_not_tensor(_op, _port))
+
+
 def _dgrad_groups(out: Outputs) -> None:
     g = graph()
     dy = g.tensor(dim=[2, 4, 6, 6], name="dy")
