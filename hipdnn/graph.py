@@ -50,6 +50,14 @@ __all__ = ["Graph", "graph_context"]
 _IGNORED_CUDNN_ARGS = ("sm_count", "sm_version", "kernel_cache", "device_property")
 
 
+def _handle_and_data(handle_: Any, pyobj: Any) -> tuple[Any, Any]:
+    return handle_, pyobj
+
+
+def _data_only(pyobj: Any) -> tuple[Any, Any]:
+    return None, pyobj
+
+
 class _ClassOrInstance:
     """A method name with one meaning on the class and another on an instance (cudnn-frontend
     spells an in-place load ``g.deserialize(data)``; ours was ``Graph.deserialize(text)``)."""
@@ -456,19 +464,23 @@ class Graph(MathOps):
         """Rebuild a graph from :meth:`to_json` output."""
         return serialize.from_json(text, handle, cls)
 
-    def _deserialize_into(self, *args: Any) -> None:
-        """cudnn-frontend's ``g.deserialize(data)`` / ``g.deserialize(handle, data)``: this
-        graph becomes the document's graph (name, types, tensors, nodes, uids) and its plans
-        are built, so ``execute`` can follow as it does on a deserialized cuDNN graph.
+    def _deserialize_into(self, *args: Any, **kwargs: Any) -> None:
+        """cudnn-frontend's ``g.deserialize(data)`` / ``g.deserialize(handle, data)`` (keywords
+        ``pyobj``, ``handle_``): this graph becomes the document's graph (name, types,
+        tensors, nodes, uids) and its plans are built, so ``execute`` can follow as it does on
+        a deserialized cuDNN graph.
 
         The document is read into a new graph first: a malformed one leaves this graph as
         it was.
         """
-        if len(args) not in (1, 2):
-            raise ArgumentError(f"deserialize takes (data) or (handle, data), got {len(args)} "
-                                f"arguments; data is what serialize()/to_json() returned")
-        handle = check_handle(args[0], "deserialize handle") if len(args) == 2 else None
-        source = serialize.from_json(args[-1], None, type(self))
+        try:
+            handle, data = (_handle_and_data if len(args) + len(kwargs) == 2 else _data_only)(
+                *args, **kwargs)
+        except TypeError as exc:
+            raise ArgumentError(f"deserialize takes (pyobj) or (handle_, pyobj): {exc}; pyobj "
+                                f"is what serialize()/to_json() returned") from None
+        handle = check_handle(handle, "deserialize handle")
+        source = serialize.from_json(data, None, type(self))
         self.name = source.name
         for what in ("io_data_type", "intermediate_data_type", "compute_data_type"):
             setattr(self, what, getattr(source, what))

@@ -80,24 +80,24 @@ class GraphCore:
         self.all_tensors.append(t)
         return t
 
-    def tensor_like(self, obj: Any, name: str = "") -> Tensor:
-        """A tensor with the dims, strides and dtype of ``obj``.
+    def tensor_like(self, input: Any, name: str = "") -> Tensor:
+        """A tensor with the dims, strides and dtype of ``input`` (cudnn-frontend's argument name).
 
-        ``obj`` is a :class:`Tensor` (copied, fresh uid), a numpy array, a torch tensor, or any
+        ``input`` is a :class:`Tensor` (copied, fresh uid), a numpy array, a torch tensor, or any
         ``__dlpack__`` / ``__cuda_array_interface__`` / ``__array_interface__`` object. As in
         cudnn-frontend, a one-element host object becomes a pass-by-value scalar. A reversed
         numpy view (``a[..., ::-1]``, ``np.flip``) gives the same strides made positive: the
         same memory order, as graph strides cannot be negative (its values are still read
         through the view's own strides).
         """
-        if isinstance(obj, Tensor):
-            return self.tensor(obj.dim, obj.stride, obj.data_type, obj.is_virtual,
-                               obj.is_pass_by_value, name or obj.name, value=obj.value)
+        if isinstance(input, Tensor):
+            return self.tensor(input.dim, input.stride, input.data_type, input.is_virtual,
+                               input.is_pass_by_value, name or input.name, value=input.value)
 
-        buf = interop.resolve(obj, default_device="cpu")
+        buf = interop.resolve(input, default_device="cpu")
         if buf.shape is None or buf.dtype is None:
             raise ValidationError(f"tensor_like() needs an object that reveals shape and dtype; "
-                                  f"a {type(obj).__name__} does not", tensor=name or None)
+                                  f"a {type(input).__name__} does not", tensor=name or None)
         shape = tuple(buf.shape)
         strides = (tuple(abs(s) for s in buf.strides) if buf.strides is not None
                    else packed_strides(shape))

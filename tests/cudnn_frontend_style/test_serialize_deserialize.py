@@ -94,6 +94,11 @@ def test_deserialize_in_place_then_execute_by_uid() -> None:
     deserialized_graph.execute({0: x, 1: w, 2: b, 3: y}, workspace)
     torch.testing.assert_close(y, torch.relu(F.conv2d(x, w, b.reshape(-1), padding=1)),
                                atol=1e-5, rtol=1e-5)
+    keyworded = cudnn.pygraph()
+    keyworded.deserialize(handle_=handle, pyobj=serialized_data)  # the binding's keywords
+    y2 = torch.empty_like(y)
+    keyworded.execute({0: x, 1: w, 2: b, 3: y2}, workspace, handle=handle)
+    torch.testing.assert_close(y2, y)
     # hipdnn's own spelling on the class still returns a new graph
     copy = cudnn.pygraph.deserialize(serialized_data)
     assert isinstance(copy, cudnn.pygraph) and len(copy.nodes) == 3
@@ -104,9 +109,11 @@ def test_deserialize_bad_input_leaves_the_graph() -> None:
     graph.build()
     with pytest.raises(cudnn.ValidationError, match="from_json: not a JSON graph"):
         graph.deserialize("{not json")
-    with pytest.raises(cudnn.ArgumentError, match=r"deserialize takes \(data\) or "
-                                                  r"\(handle, data\), got 3"):
+    with pytest.raises(cudnn.ArgumentError, match=r"deserialize takes \(pyobj\) or "
+                                                  r"\(handle_, pyobj\)"):
         graph.deserialize(None, "{}", "{}")
+    with pytest.raises(cudnn.ArgumentError, match=r"\(handle_, pyobj\).*'text'"):
+        graph.deserialize(text="{}")
     with pytest.raises(cudnn.ArgumentError, match="deserialize handle"):
         graph.deserialize("gpu0", graph.serialize())
     out = torch.empty(2, 4, 6, 6)
