@@ -78,15 +78,19 @@ def overlap_free(dim: Sequence[int], stride: Sequence[int]) -> bool:
     each step at least over the whole extent the smaller-stride axes span, so a stride of 0
     (broadcast) or repeated strides overlap. Interleaved layouts that happen not to collide
     (e.g. dim (2, 3) with stride (3, 2)) are refused too: no engine lays tensors out that way.
+    A negative stride (a reversed view, ``a[..., ::-1]``) only walks its axis backwards: the
+    test uses its size.
 
     >>> overlap_free([2, 3, 4, 4], [48, 1, 12, 3]), overlap_free([2, 3, 4, 4], [1, 1, 1, 1])
     (True, False)
     >>> overlap_free([1, 3, 1, 1], [0, 1, 0, 0]), overlap_free([4, 5], [0, 1])
     (True, False)
+    >>> overlap_free([2, 3], [3, -1]), overlap_free([2, 3], [-2, 1])
+    (True, False)
     """
     extent = 1  # elements spanned by the axes checked so far
-    for d, s in sorted(((int(d), int(s)) for d, s in zip(dim, stride, strict=True) if d != 1),
-                       key=lambda ds: ds[1]):
+    for d, s in sorted(((int(d), abs(int(s))) for d, s in zip(dim, stride, strict=True)
+                        if d != 1), key=lambda ds: ds[1]):
         if d == 0:
             return True  # no elements at all
         if s < extent:

@@ -36,6 +36,9 @@ SENTINEL = -7.25
     ([2, 3], [3, 2], False),  # interleaved: distinct addresses, still refused (documented)
     ([4, 5], [5, 1], True),
     ([4, 5], [0, 1], False),
+    ([2, 3, 4, 4], [48, 16, 4, -1], True),  # a reversed view walks its axis backwards
+    ([2, 3, 4, 4], [-48, 16, -4, 1], True),
+    ([2, 3, 4, 4], [48, 16, -3, 1], False),
 ])
 def test_overlap_free(dim: list[int], stride: list[int], free: bool) -> None:
     assert overlap_free(dim, stride) is free
@@ -174,3 +177,40 @@ def test_interleaved_outputs_and_in_place_inputs_are_fine() -> None:
     g.execute({x: inplace, y1: inplace, y2: other})
     np.testing.assert_array_equal(inplace, np.maximum(xs, 0))
     np.testing.assert_array_equal(other, xs * xs)
+
+
+def test_reversed_numpy_output_is_written_through_its_strides() -> None:
+    # An output of the tensor's shape with a negative stride (a[..., ::-1], np.flip) has
+    # distinct elements; it was refused as "make its elements overlap". The reference engine
+    # writes it through its own strides, as it reads reversed inputs.
+    torch = pytest.importorskip("torch")
+    g = hipdnn.Graph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
+    x = g.tensor(dim=[4, 3, 5, 5], name="x")
+    s = g.tensor(dim=[1, 3, 1, 1], name="s")
+    b = g.tensor(dim=[1, 3, 1, 1], name="b")
+    y, mean, inv_var, _, _ = g.batchnorm(x, s, b, epsilon=1e-5)
+    z = g.relu(x).set_output(True)
+    for t in (y, mean, inv_var):
+        assert t is not None
+        t.set_output(True)
+    g.build()
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((4, 3, 5, 5)).astype(np.float32)
+    ss, bs = (rng.standard_normal((1, 3, 1, 1)).astype(np.float32) for _ in range(2))
+    ys = np.full((4, 3, 5, 5), SENTINEL, np.float32)[::-1, :, :, ::-1]
+    zs = np.flip(np.full((4, 3, 5, 5), SENTINEL, np.float32), 2)
+    means = np.full((1, 3, 1, 1), SENTINEL, np.float32)[:, ::-1]
+    inv = np.full((1, 3, 1, 1), SENTINEL, np.float32)
+    g.execute({x: xs, s: ss, b: bs, y: ys, mean: means, inv_var: inv, z: zs})
+    ref = torch.nn.functional.batch_norm(torch.from_numpy(xs), None, None,
+                                         torch.from_numpy(ss.ravel()),
+                                         torch.from_numpy(bs.ravel()), training=True, eps=1e-5)
+    np.testing.assert_allclose(ys, ref.numpy(), rtol=4e-3, atol=4e-3)
+    np.testing.assert_allclose(means.ravel(), xs.mean((0, 2, 3)), rtol=4e-3, atol=4e-3)
+    assert np.array_equal(zs, np.maximum(xs, 0))
+    # another shape with a negative stride is still refused: its data pointer is its last
+    # element, so the tensor could not be laid out from it
+    out = np.full(400, SENTINEL, np.float32)
+    with pytest.raises(hipdnn.VariantPackError, match="shape mismatch"):
+        g.execute({x: xs, s: ss, b: bs, y: out[::-1][:300], mean: means, inv_var: inv, z: zs})
+    assert (out == SENTINEL).all()
