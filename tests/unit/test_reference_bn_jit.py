@@ -144,3 +144,74 @@ def test_small_tensors_never_import_numba(require_or_skip: Any) -> None:
     out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, cwd=root,
                          env=env, check=True, timeout=300)
     assert out.stdout.split() == ["False", "True"], out.stdout + out.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX-only")
+def test_a_forked_child_runs_batchnorm_whatever_the_parents_threading_layer(
+        monkeypatch: pytest.MonkeyPatch, require_or_skip: Any) -> None:
+    """After the parent ran the compiled loops, a forked child still computes batchnorm: on the
+    loops when the parent's threading layer is fork-safe, else (GNU OpenMP, which would abort
+    the child) on the numpy passes."""
+    monkeypatch.delenv(_bn_jit.ENV, raising=False)
+    monkeypatch.setattr(_bn, "JIT_MIN_SIZE", 0)
+    if _bn_jit.kernels() is None:
+        require_or_skip("HIPDNN_REQUIRE_JIT", "numba is not installed: pip install numba")
+    import numba
+
+    x, g, b = _data(7)
+    want = _train(x, g, b)  # launches in the parent
+    layer = numba.threading_layer()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report (loops used?, same result?) and leave at once
+        try:
+            got = _train(x, g, b)
+            same = all(np.allclose(a, r, rtol=1e-5, atol=1e-6) for a, r in zip(got, want, strict=True))
+            os.write(write, f"{_bn_jit.kernels() is not None} {same}".encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    _, status = os.waitpid(pid, 0)
+    report = os.read(read, 100).decode().split()
+    os.close(read)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert report == [str(layer in _bn_jit.FORK_SAFE_LAYERS), "True"], (layer, report)
+
+
+_LAYER_PROBE = """
+import os, sys
+import numpy as np
+import numba
+from hipdnn.engines.reference import _bn, _bn_jit
+x = np.random.default_rng(0).normal(size=(4, 16, 64, 64)).astype(np.float32)
+g, b = np.ones(16, np.float32), np.zeros(16, np.float32)
+want = _bn.train_forward(x, g, b, 1e-5)[0]
+line = [numba.threading_layer(), str(_bn_jit.kernels() is not None)]
+if hasattr(os, "fork"):
+    pid = os.fork()
+    if pid == 0:
+        y = _bn.train_forward(x, g, b, 1e-5)[0]
+        os._exit(0 if np.allclose(y, want, rtol=1e-5, atol=1e-6) and
+                 (_bn_jit.kernels() is not None) == (numba.threading_layer() in _bn_jit.FORK_SAFE_LAYERS) else 3)
+    line.append(str(os.waitpid(pid, 0)[1]))
+print(" ".join(line))
+"""
+
+
+@pytest.mark.parametrize("chosen", [None, "omp"], ids=["default", "omp-chosen"])
+def test_threading_layer_choice_and_forked_children(chosen: str | None, require_or_skip: Any) -> None:
+    """Without a choice the loops run on numba's workqueue layer; a layer the process chose is
+    kept; either way a forked child computes batchnorm (GNU OpenMP: on the numpy passes)."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        require_or_skip("HIPDNN_REQUIRE_JIT", "numba is not installed: pip install numba")
+    env = {k: v for k, v in os.environ.items() if k not in (_bn_jit.ENV, "NUMBA_THREADING_LAYER")}
+    if chosen:
+        env["NUMBA_THREADING_LAYER"] = chosen
+    out = subprocess.run([sys.executable, "-c", _LAYER_PROBE], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2], env=env, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    layer, used, *child = out.stdout.split()
+    assert (layer, used) == (chosen or "workqueue", "True"), out.stdout + out.stderr
+    assert child in ([], ["0"]), out.stdout + out.stderr

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import hipdnn
-from hipdnn.engines.reference import _bn
+from hipdnn.engines.reference import _bn, _bn_jit
 from hipdnn.engines.reference import _parallel as P
 from hipdnn.engines.reference import kernels as K
 from hipdnn.errors import ExecutionError
@@ -27,28 +27,55 @@ F32 = hipdnn.DataType.FLOAT
 POOL_THREAD = "hipdnn-reference"
 
 
+class Runs:
+    """What ran a batchnorm's passes: the numpy passes' parts (the names of the threads that
+    ran them) or the compiled loops' launches (numba's thread count each)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.launches: list[int] = []
+
+    def clear(self) -> None:
+        self.names.clear()
+        self.launches.clear()
+
+    def alone(self) -> bool:
+        """Everything ran on the calling thread (numpy) or on one numba thread (compiled)."""
+        if self.launches:
+            return set(self.launches) == {1} and not self.names
+        return self.names == {threading.current_thread().name}
+
+    def parallel(self) -> bool:
+        """Some part ran on a pool thread, or some launch used more than one numba thread."""
+        return any(n.startswith(POOL_THREAD) for n in self.names) or any(t > 1 for t in self.launches)
+
+
 @pytest.fixture
-def pool_threads(monkeypatch: pytest.MonkeyPatch, bn_path: str) -> set[str]:
-    """Names of the threads that ran a part of a batchnorm pass (either implementation, see
-    ``bn_path``). With more than one thread, the calling thread waits until a pool thread has
-    taken a part (since the set was last cleared), so that the pool surely runs parts however
-    loaded the machine."""
-    names: set[str] = set()
-    real = P.run_parts
+def pool_threads(monkeypatch: pytest.MonkeyPatch, bn_path: str) -> Runs:
+    """Records what ran each pass, for either implementation (``bn_path``). With more than one
+    thread, the calling thread waits in its first part until a pool thread has taken one (since
+    the last clear), so that the pool surely runs parts however loaded the machine."""
+    runs = Runs()
+    real_parts, real_launch = P.run_parts, _bn_jit.launch
     caller = threading.current_thread()
 
     def spy(fn: Any, parts: int, threads: int | None = None) -> list[Any]:
         def part(i: int) -> Any:
-            names.add(threading.current_thread().name)
+            runs.names.add(threading.current_thread().name)
             if threading.current_thread() is caller and (threads or 1) > 1 and parts > 1:
-                _wait_for_pool(lambda: any(n.startswith(POOL_THREAD) for n in names))
+                _wait_for_pool(lambda: any(n.startswith(POOL_THREAD) for n in runs.names))
             return fn(i)
-        return real(part, parts, threads)
+        return real_parts(part, parts, threads)
+
+    def spy_launch(kernel: Any, threads: int, *args: Any) -> None:
+        runs.launches.append(threads)
+        real_launch(kernel, threads, *args)
 
     monkeypatch.setattr(P, "run_parts", spy)
+    monkeypatch.setattr(_bn_jit, "launch", spy_launch)
     monkeypatch.setattr(P, "PARALLEL_MIN_SIZE", 1 << 12)  # small arrays split too
     monkeypatch.setattr(_bn, "PART", 1 << 12)
-    return names
+    return runs
 
 
 def _wait_for_pool(ran: Any, limit: float = 10.0) -> None:
@@ -79,24 +106,24 @@ def _both(x: np.ndarray, dy: np.ndarray, g: np.ndarray, b: np.ndarray) -> list[n
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
 @pytest.mark.parametrize("offset", [0.5, 1000.0], ids=["centred", "offset"])
 def test_threaded_passes_give_the_single_thread_bits(monkeypatch: pytest.MonkeyPatch,
-                                                     pool_threads: set[str], layout: str,
+                                                     pool_threads: Runs, layout: str,
                                                      offset: float) -> None:
     x, dy, g, b = _data(layout, offset)
     monkeypatch.setenv(P.THREADS_ENV, "1")
     one = _both(x, dy, g, b)
-    assert pool_threads == {threading.current_thread().name}  # one thread: no pool
+    assert pool_threads.alone()  # one thread: no pool
     for threads, block in ((2, _bn.BLOCK), (3, 1 << 12), (8, 1 << 11), (16, 1 << 14)):
         pool_threads.clear()
         monkeypatch.setenv(P.THREADS_ENV, str(threads))
         monkeypatch.setattr(_bn, "BLOCK", block)
         many = _both(x, dy, g, b)
-        assert any(n.startswith(POOL_THREAD) for n in pool_threads), (threads, pool_threads)
+        assert pool_threads.parallel(), (threads, pool_threads.names, pool_threads.launches)
         for a, r in zip(many, one, strict=True):
             assert a.dtype == r.dtype and np.array_equal(a, r), (threads, block)
 
 
 def test_threaded_engine_execute_gives_the_single_thread_bits(monkeypatch: pytest.MonkeyPatch,
-                                                              pool_threads: set[str]) -> None:
+                                                              pool_threads: Runs) -> None:
     x, dy, scale, bias = _data("NHWC", 2.0)
     c = x.shape[1]
     gr = hipdnn.Graph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
@@ -124,7 +151,7 @@ def test_threaded_engine_execute_gives_the_single_thread_bits(monkeypatch: pytes
     pool_threads.clear()
     monkeypatch.setenv(P.THREADS_ENV, "4")
     many = run()
-    assert any(n.startswith(POOL_THREAD) for n in pool_threads)
+    assert pool_threads.parallel()
     for a, r in zip(many, one, strict=True):
         assert np.array_equal(a, r)
     assert not np.any(many[0] == -7.25) and not np.any(many[3] == -7.25)
@@ -158,12 +185,9 @@ class Injected(ValueError):
     """The fault the test injects on a pool thread."""
 
 
-def test_a_failing_pool_thread_writes_no_output(monkeypatch: pytest.MonkeyPatch,
-                                                pool_threads: set[str]) -> None:
-    x, dy, scale, _ = _data("NCHW", 2.0)
-    c = x.shape[1]
+def _bn_backward_graph(c: int) -> tuple[hipdnn.Graph, list[Any], list[Any]]:
     gr = hipdnn.Graph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
-    xt, dyt = gr.tensor_like(x, "x"), gr.tensor_like(dy, "dy")
+    xt, dyt = gr.tensor_like(np.empty((4, c, 20, 20), np.float32), "x"), gr.tensor(dim=[4, c, 20, 20], name="dy")
     st, mt, it = (gr.tensor(dim=[1, c, 1, 1], data_type=F32, name=k) for k in ("scale", "mean", "inv"))
     outs = gr.batchnorm_backward(dyt, xt, st, mt, it)
     for t in outs:
@@ -171,6 +195,17 @@ def test_a_failing_pool_thread_writes_no_output(monkeypatch: pytest.MonkeyPatch,
     gr.build_operation_graph()
     gr.create_execution_plan_ext("CPU_REFERENCE_ENGINE", {})
     gr.build_plans()
+    return gr, [xt, dyt, st, mt, it], list(outs)
+
+
+def test_a_failing_pool_thread_writes_no_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The numpy passes: a part failing on a pool thread."""
+    monkeypatch.setenv(_bn_jit.ENV, "0")
+    monkeypatch.setattr(P, "PARALLEL_MIN_SIZE", 1 << 12)
+    monkeypatch.setattr(_bn, "PART", 1 << 12)
+    x, dy, scale, _ = _data("NCHW", 2.0)
+    c = x.shape[1]
+    gr, (xt, dyt, st, mt, it), outs = _bn_backward_graph(c)
     pack: dict[Any, np.ndarray] = {xt: x, dyt: dy, st: scale, mt: np.zeros(c, np.float32),
                                    it: np.ones(c, np.float32)}
     real = P.run_parts
@@ -192,6 +227,34 @@ def test_a_failing_pool_thread_writes_no_output(monkeypatch: pytest.MonkeyPatch,
         gr.execute({**pack, **dict(zip(outs, arrays, strict=True))})
     assert all(np.all(a == -7.25) for a in arrays)
     monkeypatch.setattr(P, "run_parts", real)
+    gr.execute({**pack, **dict(zip(outs, arrays, strict=True))})
+    assert not any(np.any(a == -7.25) for a in arrays)
+
+
+def test_a_failing_compiled_launch_writes_no_output(monkeypatch: pytest.MonkeyPatch,
+                                                    require_or_skip: Any) -> None:
+    """The compiled loops: the sums' launch failing (the dx pass, which writes, comes after every
+    launch that can fail and is a compiled loop that cannot)."""
+    monkeypatch.delenv(_bn_jit.ENV, raising=False)
+    monkeypatch.setattr(_bn, "JIT_MIN_SIZE", 0)
+    if _bn_jit.kernels() is None:
+        require_or_skip("HIPDNN_REQUIRE_JIT", "numba is not installed: pip install numba")
+    x, dy, scale, _ = _data("NHWC", 2.0)
+    c = x.shape[1]
+    gr, (xt, dyt, st, mt, it), outs = _bn_backward_graph(c)
+    pack: dict[Any, np.ndarray] = {xt: x, dyt: dy, st: scale, mt: np.zeros(c, np.float32),
+                                   it: np.ones(c, np.float32)}
+    real = _bn_jit.launch
+
+    def fail(kernel: Any, threads: int, *args: Any) -> None:
+        raise Injected("injected in a launch")
+
+    monkeypatch.setattr(_bn_jit, "launch", fail)
+    arrays = [np.full(t.get_dim(), -7.25, np.float32) for t in outs]
+    with pytest.raises(ExecutionError, match="Injected: injected in a launch"):
+        gr.execute({**pack, **dict(zip(outs, arrays, strict=True))})
+    assert all(np.all(a == -7.25) for a in arrays)
+    monkeypatch.setattr(_bn_jit, "launch", real)
     gr.execute({**pack, **dict(zip(outs, arrays, strict=True))})
     assert not any(np.any(a == -7.25) for a in arrays)
 

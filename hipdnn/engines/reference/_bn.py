@@ -38,8 +38,9 @@ the mean and the variance at least as accurate as PyTorch's CPU kernels in FP32/
 
 Compiled loops. When numba is installed (and ``HIPDNN_REFERENCE_JIT`` is not 0), a float32
 tensor of at least :data:`JIT_MIN_SIZE` elements has its passes run as fused loops instead
-(:mod:`._bn_jit`): one per part, on the same pool and split, float64 partials per the same groups, so the same-bits-for-any-thread-count rule
-holds there too. They always centre on the float32 mean (the sums around ``c``, then
+(:mod:`._bn_jit`): one parallel loop per pass over the whole matrix on numba's threads (as
+many as this pool would use), float64 partials per the same fixed groups, combined the same
+way, so the results have the same bits for any thread count there too. They always centre on the float32 mean (the sums around ``c``, then
 ``y = (x - c)*a + (bias - (mean - c)*a)`` and ``dx = (((x - c)*r + dy) + e)*k``), which costs
 nothing in a fused loop and never cancels; the statistics' square-ratio check and shifted
 passes are the same. FP16/BF16 tensors keep the numpy passes.
@@ -314,12 +315,8 @@ class _Plan:
         kernels = (_bn_jit.kernels() if m.mat.dtype == _F32 and m.mat.size >= JIT_MIN_SIZE
                    else None)
         self.jit = None if kernels is None else kernels.cl if m.kind == "cl" else kernels.cf
-        if self.jit is not None and parts < count and m.mat.size >= _parallel.PARALLEL_MIN_SIZE:
-            # a compiled loop has no per-block cost: one part per thread
-            parts = max(1, min(units, count))
-            edges = [min(rows, units * i // parts * unit) for i in range(parts + 1)]
-            self.spans = [(lo, hi) for lo, hi in itertools.pairwise(edges) if hi > lo]
-            self.threads = min(count, len(self.spans))
+        #: numba threads for the compiled loops
+        self.jit_threads = 1 if m.mat.size < _parallel.PARALLEL_MIN_SIZE else count
 
     def blocks(self, lo: int, hi: int) -> Iterator[tuple[int, int]]:
         """The blocks of rows [lo, hi); channels-last, a last block shorter than the tile's rows
@@ -374,10 +371,9 @@ class _Plan:
 
         _parallel.run_parts(part, len(spans), self.threads)
 
-    def run_spans(self, fn: Callable[[int, int], None]) -> None:
-        """``fn(lo, hi)`` for every part's rows, the parts on the pool (the compiled loops)."""
-        spans = self.spans
-        _parallel.run_parts(lambda i: fn(*spans[i]), len(spans), self.threads)
+    def launch(self, kernel: Callable[..., None], *args: Any) -> None:
+        """Run a compiled loop (:mod:`._bn_jit`) over the whole matrix on numba's threads."""
+        _bn_jit.launch(kernel, self.jit_threads, *args)
 
     def scratch_size(self) -> int:
         """Elements of one block's scratch."""
@@ -475,10 +471,7 @@ def _stats_jit(p: _Plan, k: _bn_jit.Layout) -> tuple[np.ndarray, np.ndarray]:
     total = float(m.n * m.s)
     centre32 = np.zeros(m.c, dtype=_F32)
     for _ in range(1 + MAX_SHIFTED_PASSES):
-        def span(lo: int, hi: int, c32: np.ndarray = centre32) -> None:
-            k.moments(m.mat, lo, hi, m.c, c32, s_part, q_part)
-
-        p.run_spans(span)
+        p.launch(k.moments, m.mat, m.c, centre32, s_part, q_part)
         s1, s2 = p.total(s_part), p.total(q_part)
         mean = centre32.astype(_F64) + s1 / total
         m2 = s2 - s1 * s1 / total
@@ -557,10 +550,6 @@ def _affine(p: _Plan, mul_v: np.ndarray, add_v: np.ndarray,
     return Deferred(m, write, (m.mat,), post)
 
 
-#: Elements per compiled-loop block when post steps follow (they run while it is in cache).
-_POST_BLOCK = 1 << 16
-
-
 def _vec(v: np.ndarray | None, c: int) -> np.ndarray:
     """A per-channel constant as the compiled loops take it: float32 (C,), contiguous."""
     return np.zeros(c, dtype=_F32) if v is None else np.ascontiguousarray(v, dtype=_F32)
@@ -572,16 +561,15 @@ def _affine_jit(p: _Plan, k: _bn_jit.Layout, mul_v: np.ndarray, add_v: np.ndarra
     m = p.m
     mul, add, centre = _vec(mul_v, m.c), _vec(add_v, m.c), _vec(centre_v, m.c)
     post: list[Callable[[np.ndarray], None]] = []
-    rows = max(1, _POST_BLOCK // m.mat.shape[1])
 
     def write(ymat: np.ndarray) -> None:
-        def span(lo: int, hi: int) -> None:
-            for b0 in range(lo, hi, rows if post else max(hi - lo, 1)):
-                b1 = min(hi, b0 + rows) if post else hi
-                k.affine(m.mat, b0, b1, m.c, centre, mul, add, ymat)
+        p.launch(k.affine, m.mat, m.c, centre, mul, add, ymat)
+        if post:  # another pass, in blocks on the pool (numpy's element-wise steps)
+            def blk(lo: int, hi: int, tmp: np.ndarray | None) -> None:
+                yb = p.view(ymat, lo, hi)
                 for step in post:
-                    step(ymat[b0:b1])
-        p.run_spans(span)
+                    step(yb)
+            p.run(blk)
 
     return Deferred(m, write, (m.mat,), post)
 
@@ -671,7 +659,7 @@ def _backward_jit(p: _Plan, k: _bn_jit.Layout, dm: Matrix, scale: np.ndarray, me
     centre = _vec(mean, m.c)
     shift = mean64 - centre.astype(_F64)
     s_part, d_part = p.partials(_F64), p.partials(_F64)
-    p.run_spans(lambda lo, hi: k.grad_sums(dm.mat, m.mat, lo, hi, m.c, centre, s_part, d_part))
+    p.launch(k.grad_sums, dm.mat, m.mat, m.c, centre, s_part, d_part)
     dbias = p.total(s_part)
     dscale = (p.total(d_part) - shift * dbias) * inv64
     count = m.n * m.s
@@ -680,7 +668,6 @@ def _backward_jit(p: _Plan, k: _bn_jit.Layout, dm: Matrix, scale: np.ndarray, me
                                          -(dbias / count) - r * shift))
 
     def write(dxmat: np.ndarray) -> None:
-        p.run_spans(lambda lo, hi: k.grad_input(dm.mat, m.mat, lo, hi, m.c, centre, rv, ev,
-                                                kv, dxmat))
+        p.launch(k.grad_input, dm.mat, m.mat, m.c, centre, rv, ev, kv, dxmat)
 
     return Deferred(m, write, (m.mat, dm.mat)), dscale, dbias

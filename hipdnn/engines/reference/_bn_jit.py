@@ -1,22 +1,33 @@
 """Fused batchnorm loops compiled by numba, when it is installed: each pass of :mod:`._bn` as
-one loop over a part of the tensor instead of several numpy calls per block.
+one parallel loop over the tensor instead of several numpy calls per block.
 
 numba is optional (``pip install 'hipdnn-ctypes[jit]'``; it ships wheels, no compiler). Without
 it, or with ``HIPDNN_REFERENCE_JIT=0``, or if compiling fails (a warning says why, once), the
 numpy passes of :mod:`._bn` run instead; :func:`kernels` decides, per call.
 
-The kernels are serial and release the GIL (``nogil``): :mod:`._bn` runs them on the parts of
-its own thread pool, so the thread count (``HIPDNN_REFERENCE_THREADS``), the split and the
-fixed-order combination of per-group partials stay the numpy passes' (the same bits for any
-thread count); numba's own threading layer is never used (it is not safe to enter from two
-Python threads at once). Every kernel reads a packed 2-D float32 matrix (channel-first
-``(N*C, S)``, row ``r`` in channel ``r % C``, or channels-last ``(N*S, C)``) between rows
-``lo`` and ``hi``.
+Each kernel is one parallel loop over the whole packed 2-D float32 matrix (channel-first
+``(N*C, S)``, row ``r`` in channel ``r % C``, or channels-last ``(N*S, C)``), its rows or
+row groups split over numba's threads (``parallel=True``; :func:`launch` sets their count to
+the reference engine's, ``HIPDNN_REFERENCE_THREADS``). Numba's threads start and meet far
+faster than a Python pool can hand out parts (on a 16-core host an empty 16-part round of the
+reference pool costs 0.3 ms; a whole statistics pass over 25.7 MB in a numba loop, 0.12 ms).
+Every row or group writes its own float64 partial, combined by :mod:`._bn` in a fixed order,
+so the results have the same bits for any thread count.
+
+Threading layer: unless the process chose one (``NUMBA_THREADING_LAYER``) or already started
+one, the first compile picks numba's ``workqueue`` (:func:`_prefer_workqueue` says why). It
+must not be entered from two threads at once: :func:`launch` holds one lock per process (the
+kernels release the GIL while they run). A program that also runs its own numba-parallel code
+on other threads at the same time should pick a thread-safe layer (``NUMBA_THREADING_LAYER=tbb``
+or ``omp``), as numba documents. A process forked after its parent ran the loops on GNU OpenMP
+could not launch them again, so :func:`kernels` returns None there and the numpy passes run
+(tbb and workqueue are fork-safe).
 
 Numerics: sums accumulate in float64 around a per-channel float32 centre (``d = x - c``, exact
 in float64); a channel-first row's sum may be reassociated by the compiler into SIMD lanes
 (``fastmath={"reassoc"}``, the only fast-math flag, and only there): a fixed order for a given
-machine, whatever the thread count; channels-last sums add across rows in row order. Element-wise outputs are float32 ``(x - c)*a + b`` and ``(((x - c)*r + dy) + e)*k``
+machine, whatever the thread count; channels-last sums add across rows in row order.
+Element-wise outputs are float32 ``(x - c)*a + b`` and ``(((x - c)*r + dy) + e)*k``
 without fused multiply-adds (numba compiles without fast-math), the numpy passes' own
 rounding steps.
 """
@@ -31,40 +42,26 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["ENV", "RUN", "Kernels", "Layout", "kernels"]
+__all__ = ["ENV", "FORK_SAFE_LAYERS", "RUN", "Kernels", "Layout", "kernels", "launch"]
 
 #: Environment variable: "0" turns the compiled loops off (the numpy passes run).
 ENV = "HIPDNN_REFERENCE_JIT"
 #: Channels-last rows per partial-sum group (:mod:`._bn`'s ``_RUN``).
 RUN = 64
+#: The kernels' parallel loop; :func:`_compile` makes it ``numba.prange`` before compiling them
+#: (a plain ``range`` until then, so the module imports without numba).
+prange = range
 
 
-# The kernels' Python source, compiled by :func:`kernels`. Arguments: ``x``/``dy``/``out`` the
-# 2-D float32 matrices, ``c`` the channel count, ``centre`` and
-# the per-channel constants float32 (C,), ``ps``/``pq`` float64 partials: one per row
-# (channel-first) or (groups, C) per RUN-row group (channels-last; ``lo`` a multiple of RUN).
+# The kernels' Python source, compiled by :func:`kernels` with ``parallel=True``: each loops over
+# the whole matrix, its outer loop a ``prange`` over rows (channel-first) or RUN-row groups
+# (channels-last) split over numba's threads. Arguments: ``x``/``dy``/``out`` the 2-D float32
+# matrices, ``c`` the channel count, ``centre`` and the per-channel constants float32 (C,),
+# ``ps``/``pq`` float64 partials: one per row (channel-first) or (groups, C) (channels-last).
 
-def moments_cl(x: Any, lo: int, hi: int, c: int, centre: Any, ps: Any, pq: Any) -> None:
-    """Per group: ``sum(x - centre)`` and ``sum((x - centre)**2)`` in float64. Channels-last (N*S, C)."""
-    s = np.zeros(c)
-    q = np.zeros(c)
-    k = centre.astype(np.float64)
-    for g in range(lo // RUN, (hi + RUN - 1) // RUN):
-        s[:] = 0.0
-        q[:] = 0.0
-        for m in range(g * RUN, min(hi, (g + 1) * RUN)):
-            row = x[m]
-            for j in range(c):
-                d = np.float64(row[j]) - k[j]
-                s[j] += d
-                q[j] += d * d
-        ps[g, :] = s
-        pq[g, :] = q
-
-
-def moments_cf(x: Any, lo: int, hi: int, c: int, centre: Any, ps: Any, pq: Any) -> None:
+def moments_cf(x: Any, c: int, centre: Any, ps: Any, pq: Any) -> None:
     """Per row: ``sum(x - centre)`` and ``sum((x - centre)**2)`` in float64. Channel-first (N*C, S)."""
-    for r in range(lo, hi):
+    for r in prange(x.shape[0]):
         row = x[r]
         k = np.float64(centre[r % c])
         ts = 0.0
@@ -77,27 +74,26 @@ def moments_cf(x: Any, lo: int, hi: int, c: int, centre: Any, ps: Any, pq: Any) 
         pq[r] = tq
 
 
-def grad_sums_cl(dy: Any, x: Any, lo: int, hi: int, c: int, centre: Any, ps: Any, pq: Any) -> None:
-    """Per group: ``sum(dy)`` and ``sum(dy*(x - centre))`` in float64. Channels-last (N*S, C)."""
-    s = np.zeros(c)
-    q = np.zeros(c)
-    k = centre.astype(np.float64)
-    for g in range(lo // RUN, (hi + RUN - 1) // RUN):
-        s[:] = 0.0
-        q[:] = 0.0
-        for m in range(g * RUN, min(hi, (g + 1) * RUN)):
-            row, drow = x[m], dy[m]
+def moments_cl(x: Any, c: int, centre: Any, ps: Any, pq: Any) -> None:
+    """Per RUN-row group: ``sum(x - centre)`` and ``sum((x - centre)**2)`` in float64, added
+    row by row. Channels-last (N*S, C)."""
+    rows = x.shape[0]
+    for g in prange(ps.shape[0]):
+        srow, qrow = ps[g], pq[g]
+        for j in range(c):
+            srow[j] = 0.0
+            qrow[j] = 0.0
+        for m in range(g * RUN, min(rows, (g + 1) * RUN)):
+            row = x[m]
             for j in range(c):
-                v = np.float64(drow[j])
-                s[j] += v
-                q[j] += v * (np.float64(row[j]) - k[j])
-        ps[g, :] = s
-        pq[g, :] = q
+                d = np.float64(row[j]) - np.float64(centre[j])
+                srow[j] += d
+                qrow[j] += d * d
 
 
-def grad_sums_cf(dy: Any, x: Any, lo: int, hi: int, c: int, centre: Any, ps: Any, pq: Any) -> None:
+def grad_sums_cf(dy: Any, x: Any, c: int, centre: Any, ps: Any, pq: Any) -> None:
     """Per row: ``sum(dy)`` and ``sum(dy*(x - centre))`` in float64. Channel-first (N*C, S)."""
-    for r in range(lo, hi):
+    for r in prange(x.shape[0]):
         row, drow = x[r], dy[r]
         k = np.float64(centre[r % c])
         ts = 0.0
@@ -110,40 +106,61 @@ def grad_sums_cf(dy: Any, x: Any, lo: int, hi: int, c: int, centre: Any, ps: Any
         pq[r] = tq
 
 
-def affine_cl(x: Any, lo: int, hi: int, c: int, centre: Any, mul: Any, add: Any, out: Any) -> None:
-    """``out = (x - centre)*mul + add`` in float32 (two roundings, as numpy's two ufuncs). Channels-last (N*S, C)."""
-    for m in range(lo, hi):
-        row, orow = x[m], out[m]
+def grad_sums_cl(dy: Any, x: Any, c: int, centre: Any, ps: Any, pq: Any) -> None:
+    """Per RUN-row group: ``sum(dy)`` and ``sum(dy*(x - centre))`` in float64. Channels-last."""
+    rows = x.shape[0]
+    for g in prange(ps.shape[0]):
+        srow, qrow = ps[g], pq[g]
         for j in range(c):
-            orow[j] = (row[j] - centre[j]) * mul[j] + add[j]
+            srow[j] = 0.0
+            qrow[j] = 0.0
+        for m in range(g * RUN, min(rows, (g + 1) * RUN)):
+            row, drow = x[m], dy[m]
+            for j in range(c):
+                v = np.float64(drow[j])
+                srow[j] += v
+                qrow[j] += v * (np.float64(row[j]) - np.float64(centre[j]))
 
 
-def affine_cf(x: Any, lo: int, hi: int, c: int, centre: Any, mul: Any, add: Any, out: Any) -> None:
-    """``out = (x - centre)*mul + add`` in float32 (two roundings, as numpy's two ufuncs). Channel-first (N*C, S)."""
-    width = x.shape[1]
-    for r in range(lo, hi):
+def affine_cf(x: Any, c: int, centre: Any, mul: Any, add: Any, out: Any) -> None:
+    """``out = (x - centre)*mul + add`` in float32 (each step rounded, as numpy's ufuncs).
+    Channel-first (N*C, S)."""
+    for r in prange(x.shape[0]):
         row, orow = x[r], out[r]
         k, a, b = centre[r % c], mul[r % c], add[r % c]
-        for i in range(width):
+        for i in range(row.shape[0]):
             orow[i] = (row[i] - k) * a + b
 
 
-def grad_input_cl(dy: Any, x: Any, lo: int, hi: int, c: int, centre: Any, rv: Any, ev: Any, kv: Any, out: Any) -> None:
-    """``out = (((x - centre)*r + dy) + e)*k`` in float32, rounding each step. Channels-last (N*S, C)."""
-    for m in range(lo, hi):
-        row, drow, orow = x[m], dy[m], out[m]
-        for j in range(c):
-            orow[j] = (((row[j] - centre[j]) * rv[j] + drow[j]) + ev[j]) * kv[j]
+def affine_cl(x: Any, c: int, centre: Any, mul: Any, add: Any, out: Any) -> None:
+    """``out = (x - centre)*mul + add`` in float32. Channels-last (N*S, C), RUN rows a task."""
+    rows = x.shape[0]
+    for g in prange((rows + RUN - 1) // RUN):
+        for m in range(g * RUN, min(rows, (g + 1) * RUN)):
+            row, orow = x[m], out[m]
+            for j in range(c):
+                orow[j] = (row[j] - centre[j]) * mul[j] + add[j]
 
 
-def grad_input_cf(dy: Any, x: Any, lo: int, hi: int, c: int, centre: Any, rv: Any, ev: Any, kv: Any, out: Any) -> None:
-    """``out = (((x - centre)*r + dy) + e)*k`` in float32, rounding each step. Channel-first (N*C, S)."""
-    width = x.shape[1]
-    for r in range(lo, hi):
+def grad_input_cf(dy: Any, x: Any, c: int, centre: Any, rv: Any, ev: Any, kv: Any,
+                  out: Any) -> None:
+    """``out = (((x - centre)*r + dy) + e)*k`` in float32, each step rounded. Channel-first."""
+    for r in prange(x.shape[0]):
         row, drow, orow = x[r], dy[r], out[r]
         k, a, e, f = centre[r % c], rv[r % c], ev[r % c], kv[r % c]
-        for i in range(width):
+        for i in range(row.shape[0]):
             orow[i] = (((row[i] - k) * a + drow[i]) + e) * f
+
+
+def grad_input_cl(dy: Any, x: Any, c: int, centre: Any, rv: Any, ev: Any, kv: Any,
+                  out: Any) -> None:
+    """``out = (((x - centre)*r + dy) + e)*k`` in float32. Channels-last, RUN rows a task."""
+    rows = x.shape[0]
+    for g in prange((rows + RUN - 1) // RUN):
+        for m in range(g * RUN, min(rows, (g + 1) * RUN)):
+            row, drow, orow = x[m], dy[m], out[m]
+            for j in range(c):
+                orow[j] = (((row[j] - centre[j]) * rv[j] + drow[j]) + ev[j]) * kv[j]
 
 
 class Layout(NamedTuple):
@@ -163,7 +180,56 @@ class Kernels(NamedTuple):
 
 
 _STATE: list[Kernels | None] = []  # [] not tried yet; [None] unavailable; [Kernels]
-_LOCK = threading.Lock()
+_LOCK = threading.Lock()  # first compile
+_LAUNCH = threading.Lock()  # one parallel launch at a time (see the module docstring)
+_SET_THREADS: list[Callable[[int], None]] = []  # numba.set_num_threads, once imported
+_MAX_THREADS: list[int] = []  # numba.config.NUMBA_NUM_THREADS
+_LAYER: list[Callable[[], str]] = []  # numba.threading_layer, once imported
+_FORKED = [False]  # this process is a fork of one that imported this module
+#: Numba threading layers that work in a forked child once the parent has launched on them
+#: (GNU OpenMP aborts the child: "fork() called from a process already using GNU OpenMP").
+FORK_SAFE_LAYERS = ("tbb", "workqueue")
+
+
+def _after_fork_in_child() -> None:
+    _FORKED[0] = True
+    globals()["_LAUNCH"] = threading.Lock()  # a fork mid-launch must not leave it held
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _usable_here() -> bool:
+    """False in a forked child whose parent started a threading layer that is not fork-safe."""
+    if not _FORKED[0]:
+        return True
+    try:
+        return _LAYER[0]() in FORK_SAFE_LAYERS
+    except ValueError:  # the parent never launched: the child starts its own layer
+        return True
+
+
+def launch(kernel: Callable[..., None], threads: int, *args: Any) -> None:
+    """Run ``kernel(*args)`` on ``threads`` of numba's threads (at most NUMBA_NUM_THREADS),
+    one launch at a time in this process."""
+    with _LAUNCH:
+        _SET_THREADS[0](max(1, min(threads, _MAX_THREADS[0])))
+        kernel(*args)
+
+
+def _prefer_workqueue(numba: Any) -> None:
+    """Pick numba's workqueue threading layer unless the process chose one
+    (``NUMBA_THREADING_LAYER``) or already started one: it is fork-safe, and it keeps its speed
+    when other processes want the cores, where GNU OpenMP's spinning threads lost 2-4x on the
+    2-core development machine (its other option, TBB, is rarely installed)."""
+    if os.environ.get("NUMBA_THREADING_LAYER") or getattr(numba.config, "THREADING_LAYER",
+                                                             "default") != "default":
+        return
+    try:
+        numba.threading_layer()  # raises ValueError until some parallel function has run
+    except ValueError:
+        numba.config.THREADING_LAYER = "workqueue"
 
 
 def _compile() -> Kernels | None:
@@ -172,21 +238,27 @@ def _compile() -> Kernels | None:
     except ImportError:
         return None
     try:
-        jit = numba.njit(nogil=True, cache=True, boundscheck=False)
+        jit = numba.njit(nogil=True, cache=True, boundscheck=False, parallel=True)
         # a row sum vectorises only if it may be reassociated (into SIMD lanes)
-        lanes = numba.njit(nogil=True, cache=True, boundscheck=False, fastmath={"reassoc"})
+        lanes = numba.njit(nogil=True, cache=True, boundscheck=False, parallel=True,
+                           fastmath={"reassoc"})
+        globals()["prange"] = numba.prange  # read when the kernels compile, below
+        _prefer_workqueue(numba)
         built = Kernels(Layout(lanes(moments_cf), lanes(grad_sums_cf), jit(affine_cf),
                                jit(grad_input_cf)),
                         Layout(jit(moments_cl), jit(grad_sums_cl), jit(affine_cl),
                                jit(grad_input_cl)))
+        _SET_THREADS[:] = [numba.set_num_threads]
+        _MAX_THREADS[:] = [int(getattr(numba.config, "NUMBA_NUM_THREADS", 1))]
+        _LAYER[:] = [numba.threading_layer]
         # compile now for float32 C-contiguous matrices, both layouts, so a failure shows here
         x = np.zeros((RUN, 2), np.float32)
         v = np.zeros(2, np.float32)
         for lay, ps in ((built.cf, np.zeros(RUN)), (built.cl, np.zeros((1, 2)))):
-            lay.moments(x, 0, RUN, 2, v, ps, ps.copy())
-            lay.grad_sums(x, x, 0, RUN, 2, v, ps, ps.copy())
-            lay.affine(x, 0, RUN, 2, v, v, v, x.copy())
-            lay.grad_input(x, x, 0, RUN, 2, v, v, v, v, x.copy())
+            launch(lay.moments, 1, x, 2, v, ps, ps.copy())
+            launch(lay.grad_sums, 1, x, x, 2, v, ps, ps.copy())
+            launch(lay.affine, 1, x, 2, v, v, v, x.copy())
+            launch(lay.grad_input, 1, x, x, 2, v, v, v, v, x.copy())
     except Exception as exc:  # a numba that cannot compile these: the numpy passes still work
         warnings.warn(f"hipdnn: numba {getattr(numba, '__version__', '?')} could not compile the "
                       f"reference batchnorm loops ({type(exc).__name__}: {exc}); using numpy "
@@ -196,13 +268,14 @@ def _compile() -> Kernels | None:
 
 
 def kernels() -> Kernels | None:
-    """The compiled kernels, or None: numba missing, ``HIPDNN_REFERENCE_JIT=0``, or compiling
-    failed. The first call imports numba and compiles (from numba's on-disk cache after the
-    first process)."""
+    """The compiled kernels, or None: numba missing, ``HIPDNN_REFERENCE_JIT=0``, compiling
+    failed, or this is a forked child of a process that launched them on a threading layer
+    that is not fork-safe (GNU OpenMP). The first call imports numba and compiles (from
+    numba's on-disk cache after the first process)."""
     if os.environ.get(ENV, "").strip() == "0":
         return None
     if not _STATE:
         with _LOCK:
             if not _STATE:
                 _STATE.append(_compile())
-    return _STATE[0]
+    return _STATE[0] if _usable_here() else None
