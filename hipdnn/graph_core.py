@@ -39,6 +39,9 @@ class GraphCore:
         self.nodes: list[Node] = []
         self.all_tensors: list[Tensor] = []
         self.tensors: dict[int, Tensor] = {}
+        #: output tensors made by :meth:`_output` for the node being built; they join
+        #: ``all_tensors`` only with their node, so an op call that raises adds nothing
+        self._pending_outputs: list[Tensor] = []
 
     def _changed(self) -> None:
         """Called by every edit of the graph, its tensors and nodes. The Graph implements it
@@ -109,6 +112,7 @@ class GraphCore:
 
     def _add_node(self, node: Node) -> Node:
         """Append ``node`` (its inputs must be tensors of this graph) and infer its outputs."""
+        pending, self._pending_outputs = self._pending_outputs, []
         for port, t in node.inputs.items():
             if t is None:
                 continue
@@ -117,15 +121,18 @@ class GraphCore:
             if t._graph is not self:
                 raise ValidationError("tensor belongs to another graph", node=node.name,
                                       port=port, tensor=t.name)
-        self.nodes.append(node)
         node.infer()
+        outputs = {id(t) for t in node.outputs.values() if t is not None}
+        self.all_tensors.extend(t for t in pending if id(t) in outputs)
+        self.nodes.append(node)
         self._changed()
         return node
 
     def _output(self, node_name: str, port: str) -> Tensor:
-        """A new virtual tensor ``"<node>::<PORT>"`` for a node's output port."""
+        """A new virtual tensor ``"<node>::<PORT>"`` for a node's output port; it joins the
+        graph with its node in :meth:`_add_node` (never, when the op call raises first)."""
         t = Tensor(name=f"{node_name}::{port}", is_virtual=True, graph=self)
-        self.all_tensors.append(t)
+        self._pending_outputs.append(t)
         return t
 
     def _node_name(self, name: str, op: str) -> str:

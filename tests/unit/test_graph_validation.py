@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -299,3 +300,22 @@ def test_dynamic_shapes_rejected_and_unknown_graph_kwargs() -> None:
         Graph(bogus=1)
     with pytest.warns(UserWarning, match="ignored"):
         Graph(sm_count=4)
+
+
+@pytest.mark.parametrize("bad_call", [
+    lambda g, x: g.relu(x, lower_clip=float("nan")),           # rejected by the node
+    lambda g, x: g.swish(x, swish_beta=float("inf")),
+    lambda g, x: g.add(x, _g().tensor(dim=[1, 1, 2, 2])),      # rejected by _add_node
+    lambda g, x: g.batchnorm(x, x, x, epsilon=-1.0),
+])
+def test_a_rejected_op_call_leaves_the_graph_as_it_was(bad_call: Any) -> None:
+    """The op's output tensors join the graph only with its node: after a caught error the
+    graph still builds (they used to stay behind as virtual tensors no node produces)."""
+    g = _g()
+    x = g.tensor(dim=[1, 1, 2, 2], name="x")
+    with pytest.raises(ValidationError):
+        bad_call(g, x)
+    assert [t.name for t in g.all_tensors] == ["x"] and g.nodes == []
+    g.relu(x, name="act").set_output(True)
+    g.validate()
+    assert [t.name for t in g.all_tensors] == ["x", "act::OUT_0"]
