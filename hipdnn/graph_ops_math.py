@@ -131,3 +131,64 @@ class MathOps(GraphOps):
         """loss * sigmoid(input) * (1 - sigmoid(input)) (SIGMOID_BWD)."""
         return self.pointwise(M.SIGMOID_BWD, loss, input, compute_data_type=compute_data_type,
                               name=name)
+
+    # -- activations and their backward (cudnn-frontend's names; alpha/beta at cuDNN's 1.0) -----
+    def erf(self, input: Tensor, *, compute_data_type: Any = NOT_SET, name: str = "") -> Tensor:
+        """The error function (ERF)."""
+        return self.pointwise(M.ERF, input, compute_data_type=compute_data_type, name=name)
+
+    def elu(self, input: Tensor, *, compute_data_type: Any = NOT_SET, name: str = "") -> Tensor:
+        """input if > 0, else e ** input - 1 (ELU_FWD, alpha 1)."""
+        return self.pointwise(M.ELU_FWD, input, compute_data_type=compute_data_type, name=name)
+
+    def elu_backward(self, loss: Tensor, input: Tensor, *, compute_data_type: Any = NOT_SET,
+                     name: str = "") -> Tensor:
+        """loss where input > 0, else loss * e ** input (ELU_BWD, alpha 1)."""
+        return self.pointwise(M.ELU_BWD, loss, input, compute_data_type=compute_data_type,
+                              name=name)
+
+    def gelu(self, input: Tensor, *, compute_data_type: Any = NOT_SET, name: str = "") -> Tensor:
+        """input * (1 + erf(input / sqrt(2))) / 2 (GELU_FWD)."""
+        return self.pointwise(M.GELU_FWD, input, compute_data_type=compute_data_type, name=name)
+
+    def gelu_backward(self, loss: Tensor, input: Tensor, *, compute_data_type: Any = NOT_SET,
+                      name: str = "") -> Tensor:
+        """loss * d gelu / d input (GELU_BWD)."""
+        return self.pointwise(M.GELU_BWD, loss, input, compute_data_type=compute_data_type,
+                              name=name)
+
+    def gelu_approx_tanh(self, input: Tensor, *, compute_data_type: Any = NOT_SET,
+                         name: str = "") -> Tensor:
+        """GELU's tanh approximation (GELU_APPROX_TANH_FWD)."""
+        return self.pointwise(M.GELU_APPROX_TANH_FWD, input,
+                              compute_data_type=compute_data_type, name=name)
+
+    def gelu_approx_tanh_backward(self, loss: Tensor, input: Tensor, *,
+                                  compute_data_type: Any = NOT_SET, name: str = "") -> Tensor:
+        """loss * the derivative of GELU's tanh approximation (GELU_APPROX_TANH_BWD)."""
+        return self.pointwise(M.GELU_APPROX_TANH_BWD, loss, input,
+                              compute_data_type=compute_data_type, name=name)
+
+    def softplus(self, input: Tensor, *, compute_data_type: Any = NOT_SET,
+                 name: str = "") -> Tensor:
+        """log(1 + e ** input) (SOFTPLUS_FWD, beta 1)."""
+        return self.pointwise(M.SOFTPLUS_FWD, input, compute_data_type=compute_data_type,
+                              name=name)
+
+    def softplus_backward(self, loss: Tensor, input: Tensor, *,
+                          compute_data_type: Any = NOT_SET, name: str = "") -> Tensor:
+        """loss * sigmoid(input) (SOFTPLUS_BWD, beta 1)."""
+        return self.pointwise(M.SOFTPLUS_BWD, loss, input, compute_data_type=compute_data_type,
+                              name=name)
+
+    def swish(self, input: Tensor, swish_beta: float | None = None, *,
+              compute_data_type: Any = NOT_SET, name: str = "") -> Tensor:
+        """input * sigmoid(swish_beta * input) (SWISH_FWD; beta 1 when None: SiLU)."""
+        return self.pointwise(M.SWISH_FWD, input, swish_beta=swish_beta,
+                              compute_data_type=compute_data_type, name=name)
+
+    def swish_backward(self, loss: Tensor, input: Tensor, *, compute_data_type: Any = NOT_SET,
+                       swish_beta: float | None = None, name: str = "") -> Tensor:
+        """loss * d swish / d input (SWISH_BWD; beta 1 when None)."""
+        return self.pointwise(M.SWISH_BWD, loss, input, swish_beta=swish_beta,
+                              compute_data_type=compute_data_type, name=name)

@@ -75,9 +75,10 @@ def test_declines_convolution_mode_with_reason() -> None:
 
 def test_declines_unknown_pointwise_mode_listing_supported_ones() -> None:
     g = _graph()
-    g.pointwise(hipdnn.PointwiseMode.GELU_FWD, g.tensor_like(_data()[0])).set_output(True)
+    x = g.tensor_like(_data()[0])
+    g.pointwise(hipdnn.PointwiseMode.GEN_INDEX, x, x, axis=1).set_output(True)
     reason = _reason(g)
-    assert "GELU_FWD" in reason and "RELU_FWD" in reason
+    assert "GEN_INDEX" in reason and "RELU_FWD" in reason and "GELU_FWD" in reason
 
 
 def test_declines_double_tensors() -> None:

@@ -30,6 +30,44 @@ def _sigmoid(a: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-a))
 
 
+def _erf(a: np.ndarray) -> np.ndarray:
+    """erf in float64 (numpy has none): its Maclaurin series below |x| 0.5, else 1 - erfc with
+    Numerical Recipes' Chebyshev fit of erfc (fractional error < 1.2e-7): FP32-accurate."""
+    x = np.asarray(a, np.float64)
+    z = np.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    erfc = t * np.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (
+        0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (
+            1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
+    x2 = x * x
+    series = x * (2.0 / np.sqrt(np.pi)) * (1.0 + x2 * (-1.0 / 3 + x2 * (1.0 / 10 + x2 * (
+        -1.0 / 42 + x2 * (1.0 / 216 + x2 * (-1.0 / 1320 + x2 / 9360))))))
+    out: np.ndarray = np.where(z < 0.5, series, np.sign(x) * (1.0 - erfc))
+    return out
+
+
+def _gelu_cdf(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + _erf(x / np.sqrt(2.0)))
+
+
+_GELU_K = np.sqrt(2.0 / np.pi)
+
+
+def _gelu_tanh_bwd(x: np.ndarray) -> np.ndarray:
+    """d/dx of x * (1 + tanh(k (x + 0.044715 x**3))) / 2."""
+    th = np.tanh(_GELU_K * (x + 0.044715 * x ** 3))
+    return 0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * _GELU_K * (1.0 + 3 * 0.044715 * x * x)
+
+
+def _one(value: float | None) -> float:
+    return 1.0 if value is None else value  # cuDNN's default alpha/beta
+
+
+def _swish_bwd(x: np.ndarray, beta: float) -> np.ndarray:
+    s = _sigmoid(beta * x)
+    return s + beta * x * s * (1.0 - s)
+
+
 #: mode -> f(node, *fp32 inputs); RELU_BWD takes (dy, forward input).
 POINTWISE_OPS: dict[PointwiseMode, Callable[..., np.ndarray]] = {
     M.RELU_FWD: lambda n, x: K.relu_forward(x, n.relu_lower_clip, n.relu_upper_clip,
@@ -59,6 +97,21 @@ POINTWISE_OPS: dict[PointwiseMode, Callable[..., np.ndarray]] = {
     M.SIGMOID_FWD: lambda n, a: _sigmoid(a),
     M.TANH_BWD: lambda n, dy, x: dy * (1.0 - np.tanh(x) ** 2),
     M.SIGMOID_BWD: lambda n, dy, x: dy * _sigmoid(x) * (1.0 - _sigmoid(x)),
+    M.ERF: lambda n, a: _erf(a),
+    M.ELU_FWD: lambda n, a: np.where(a > 0, a, _one(n.elu_alpha) * np.expm1(np.minimum(a, 0))),
+    M.ELU_BWD: lambda n, dy, x: np.where(x > 0, dy,
+                                         dy * _one(n.elu_alpha) * np.exp(np.minimum(x, 0))),
+    M.GELU_FWD: lambda n, a: a * _gelu_cdf(a),
+    M.GELU_BWD: lambda n, dy, x: dy * (_gelu_cdf(x) + x * np.exp(-0.5 * x * x) / np.sqrt(
+        2.0 * np.pi)),
+    M.GELU_APPROX_TANH_FWD: lambda n, a: 0.5 * a * (1.0 + np.tanh(_GELU_K * (a + 0.044715 *
+                                                                              a ** 3))),
+    M.GELU_APPROX_TANH_BWD: lambda n, dy, x: dy * _gelu_tanh_bwd(x),
+    M.SOFTPLUS_FWD: lambda n, a: np.logaddexp(0.0, _one(n.softplus_beta) * a) / _one(
+        n.softplus_beta),
+    M.SOFTPLUS_BWD: lambda n, dy, x: dy * _sigmoid(_one(n.softplus_beta) * x),
+    M.SWISH_FWD: lambda n, a: a * _sigmoid(_one(n.swish_beta) * a),
+    M.SWISH_BWD: lambda n, dy, x: dy * _swish_bwd(x, _one(n.swish_beta)),
     # comparisons and logical ops give 1.0 / 0.0 (cast to the output's data type)
     M.CMP_GT: lambda n, a, b: _bool(a > b),
     M.CMP_GE: lambda n, a, b: _bool(a >= b),
