@@ -23,8 +23,10 @@ What the form adds to the low-level graph (one class, so every pygraph script ke
   given a framework tensor. Otherwise ``with`` keeps its low-level meaning (``close()`` on exit);
 - ``set_io_tuples(inputs, outputs)`` fixes the order for positional calls; ``graph(x, w)``
   returns the output (or a tuple of outputs) in newly allocated buffers; ``graph({...})`` takes
-  values keyed by recorded name, tensor name, uid or graph tensor and returns the dict with the
-  outputs it allocated added.
+  values keyed by recorded name, tensor name, uid, graph tensor or the framework tensor an op
+  was given (a key that names none of the graph's inputs or outputs is a VariantPackError) and
+  returns the dict with the outputs it allocated added. An op built on another (``relu`` on
+  ``pointwise``) records its inputs under its own node and argument names only.
 """
 
 from __future__ import annotations
@@ -92,6 +94,8 @@ class HighLevel:
         self.tuples: tuple[tuple[Tensor, ...], tuple[Tensor, ...]] | None = None
         self.torch = False
         self.counts: dict[str, int] = {}
+        #: ops running now: an op another op calls (relu -> pointwise) records nothing itself
+        self.depth = 0
 
     def rekey(self) -> None:
         """After the graph was copied or unpickled: index the copied framework objects by
@@ -246,25 +250,57 @@ class HighLevel:
         self._run_pack(pack, kwargs)
         return results[0] if len(results) == 1 else tuple(results)
 
+    def _key_tensor(self, key: Any) -> Tensor | None:
+        """The recorded graph tensor a ``graph({...})`` key names: a graph tensor, a recorded
+        name, a tensor name, a uid, or the framework object an op was given; None if none."""
+        recorded = [*self.inputs.items(), *self.outputs.items()]
+        if isinstance(key, Tensor):
+            return key if any(t is key for _, t in recorded) else None
+        if isinstance(key, str):
+            for table in (self.inputs, self.outputs):
+                if key in table:
+                    return table[key]
+            return next((t for _, t in recorded if t.name == key), None)
+        if isinstance(key, int) and not isinstance(key, bool):
+            return next((t for _, t in recorded if t.uid == key), None)
+        try:
+            entry = self.objects.get(id(key))
+        except TypeError:
+            return None
+        return entry[1] if entry is not None and entry[0] is key else None
+
     def _call_dict(self, values: dict[Any, Any], kwargs: Mapping[str, Any]) -> dict[Any, Any]:
         pack: dict[Any, Any] = {}
+        unknown: list[str] = []
+        for key, value in values.items():
+            t = self._key_tensor(key)
+            if t is None or t.is_virtual:
+                unknown.append(f"{key!r:.60}" + (" (a virtual tensor)" if t is not None else ""))
+            elif t in pack and pack[t] is not value:
+                raise VariantPackError(f"graph call: two keys give tensor {t.name!r} (uid "
+                                       f"{t.uid}) different values; give it once",
+                                       tensor=t.name)
+            else:
+                pack[t] = value
+        if unknown:
+            raise VariantPackError(
+                f"graph call: keys {', '.join(unknown)} name no input or output of the graph; "
+                f"valid: "
+                f"{sorted(n for n, t in [*self.inputs.items(), *self.outputs.items()] if not t.is_virtual)}"
+                f" (recorded names), tensor names, uids, graph tensors or the framework tensors "
+                f"the ops were given")
         missing: list[str] = []
         defaults = {id(t): obj for obj, t in self.objects.values()}
         for table, is_out in ((self.inputs, False), (self.outputs, True)):
             for name, t in table.items():
                 if t.is_virtual or t in pack:
                     continue
-                for key in (name, t, t.name, t.uid):
-                    if key in values:
-                        pack[t] = values[key]
-                        break
+                if is_out:
+                    pack[t] = values[name] = self._like(t)
+                elif id(t) in defaults:
+                    pack[t] = defaults[id(t)]
                 else:
-                    if is_out:
-                        pack[t] = values[name] = self._like(t)
-                    elif id(t) in defaults:
-                        pack[t] = defaults[id(t)]
-                    else:
-                        missing.append(name)
+                    missing.append(name)
         if missing:
             raise VariantPackError(f"no value for the graph inputs {missing}: key them by "
                                    f"recorded name, tensor name, uid or graph tensor")
@@ -285,6 +321,8 @@ def accepting_framework_tensors(method: Callable[..., Any]) -> Callable[..., Any
     @functools.wraps(method)
     def op(self: Graph, *args: Any, **kwargs: Any) -> Any:
         hl = self._high_level
+        if hl.depth:  # called by another op (relu -> pointwise): that op names and records
+            return method(self, *args, **kwargs)
         args = tuple(hl.graph_tensor(a) if i < len(positional) and positional[i] else a
                      for i, a in enumerate(args))
         kwargs = {k: hl.graph_tensor(v) if k in tensor_params else v
@@ -292,7 +330,11 @@ def accepting_framework_tensors(method: Callable[..., Any]) -> Callable[..., Any
         if not kwargs.get("name") and (hl.requested or hl.used):
             kwargs["name"] = hl.node_name(op_name)
         before = len(self.nodes)
-        result = method(self, *args, **kwargs)
+        hl.depth += 1
+        try:
+            result = method(self, *args, **kwargs)
+        finally:
+            hl.depth -= 1
         hl.record(before, args, kwargs, result)
         return result
 

@@ -87,3 +87,31 @@ def test_low_level_with_block_still_closes() -> None:
         graph.relu(x).set_output(True)
     assert graph.get_execution_plan_count() == 0  # no plans built by the low-level block
     assert graph.closed
+
+
+def test_dict_call_by_recorded_name_of_an_op_built_on_another_op() -> None:
+    # relu/bias/scale add their node through pointwise/add/mul: the inner op also recorded the
+    # input (as "r::1"), and the dict call resolved that alias first, with the build-time
+    # default, then skipped the name the user gave ("r::0"): the old input was used silently.
+    x = torch.randn(2, 3, 4, 4)
+    b = torch.randn(1, 3, 1, 1)
+    with cudnn.Graph(io_data_type=cudnn.data_type.FLOAT) as graph:
+        y = graph.relu(graph.bias(x, b, name="bias"), name="r")
+        y.set_output(True)
+    assert sorted(graph._high_level.inputs) == ["bias::0", "bias::1", "r::0"]  # r::0 virtual
+    x2, b2 = torch.randn_like(x), torch.randn_like(b)
+    out = graph({"bias::0": x2, "bias::1": b2})
+    torch.testing.assert_close(out["r::OUT_0"], F.relu(x2 + b2))
+    # keyed by the framework tensor the op was given, as the positional form takes it
+    torch.testing.assert_close(graph({x: x2, b: b2})["r::OUT_0"], F.relu(x2 + b2))
+    torch.testing.assert_close(graph({})["r::OUT_0"], F.relu(x + b))  # build-time defaults
+
+
+def test_dict_call_refuses_keys_it_cannot_place() -> None:
+    x = torch.randn(2, 3)
+    with cudnn.Graph(io_data_type=cudnn.data_type.FLOAT) as graph:
+        graph.leaky_relu(x, negative_slope=0.1, name="act").set_output(True)
+    with pytest.raises(cudnn.VariantPackError, match=r"'act::typo'.*valid: \['act::0'"):
+        graph({"act::typo": torch.randn(2, 3)})  # was ignored: the build-time x was used
+    with pytest.raises(cudnn.VariantPackError, match="two keys give tensor"):
+        graph({"act::0": torch.randn(2, 3), x: torch.randn(2, 3)})
