@@ -21,12 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 from hipdnn.aliases import (
     DeviceProperties,
+    KernelCache,
     backend_version,
     backend_version_string,
     build_plan_policy,
     convolution_mode,
     create_device_properties,
     create_handle,
+    create_kernel_cache,
     cudnnGraphNotSupportedError,
     data_type,
     destroy_handle,
@@ -42,6 +44,7 @@ from hipdnn.aliases import (
     reduction_mode,
     set_stream,
     tensor,
+    tensor_reordering,
 )
 from hipdnn.engines.base import (
     BENCHMARKING_KNOB,
@@ -86,6 +89,7 @@ from hipdnn.types import (
     NormFwdPhase,
     PointwiseMode,
     ReductionMode,
+    TensorReordering,
 )
 
 if TYPE_CHECKING:
@@ -164,6 +168,7 @@ __all__ = [  # noqa: RUF022  (native names, then the hipdnn_frontend re-exports)
     "HipdnnError",
     "IntConstraint",
     "InvalidGraphError",
+    "KernelCache",
     "Knob",
     "KnobError",
     "KnobSetting",
@@ -176,6 +181,7 @@ __all__ = [  # noqa: RUF022  (native names, then the hipdnn_frontend re-exports)
     "PointwiseMode",
     "ReductionMode",
     "Tensor",
+    "TensorReordering",
     "ValidationError",
     "VariantPackError",
     "WorkspaceError",
@@ -187,6 +193,7 @@ __all__ = [  # noqa: RUF022  (native names, then the hipdnn_frontend re-exports)
     "convolution_mode",
     "create_device_properties",
     "create_handle",
+    "create_kernel_cache",
     "cudnnGraphNotSupportedError",
     "data_type",
     "default_handle",
@@ -207,6 +214,7 @@ __all__ = [  # noqa: RUF022  (native names, then the hipdnn_frontend re-exports)
     "reduction_mode",
     "set_stream",
     "tensor",
+    "tensor_reordering",
     # hipdnn_frontend (hipdnn.frontend), imported on first use
     "AutotuneStrategy",
     "BatchnormAttributes",

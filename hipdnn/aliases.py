@@ -23,16 +23,19 @@ from hipdnn.types import (
     NormFwdPhase,
     PointwiseMode,
     ReductionMode,
+    TensorReordering,
 )
 
 __all__ = [
     "DeviceProperties",
+    "KernelCache",
     "backend_version",
     "backend_version_string",
     "build_plan_policy",
     "convolution_mode",
     "create_device_properties",
     "create_handle",
+    "create_kernel_cache",
     "cudnnGraphNotSupportedError",
     "data_type",
     "destroy_handle",
@@ -48,6 +51,7 @@ __all__ = [
     "reduction_mode",
     "set_stream",
     "tensor",
+    "tensor_reordering",
 ]
 
 pygraph = Graph
@@ -63,6 +67,7 @@ knob_setting = KnobSetting
 knob_value_type = KnobValueType
 knob_type = KnobType
 reduction_mode = ReductionMode
+tensor_reordering = TensorReordering
 cudnnGraphNotSupportedError = GraphNotSupportedError
 
 
@@ -127,3 +132,38 @@ def create_device_properties(device: int | str) -> DeviceProperties:
         raise ArgumentError(f"create_device_properties: the device id must be an int >= 0 (or "
                             f"the JSON of DeviceProperties.serialize()), got {device_id!r:.60}")
     return DeviceProperties(device_id)
+
+
+_KERNEL_CACHE_FORMAT = "hipdnn-ctypes.kernel_cache"
+
+
+class KernelCache:
+    """cudnn-frontend's kernel cache (compiled kernels shared between graphs): it holds nothing
+    here, and ``Graph(kernel_cache=...)`` accepts and ignores it. Rebuilding a graph of a known
+    structure is served from hipdnn's plan cache; MIOpen keeps its kernels in its own on-disk
+    cache.
+
+    >>> import hipdnn
+    >>> cache = hipdnn.create_kernel_cache()
+    >>> cache.deserialize(cache.serialize())
+    """
+
+    def serialize(self) -> str:
+        """The (empty) cache as JSON, readable by :meth:`deserialize`."""
+        return json.dumps({"format": _KERNEL_CACHE_FORMAT})
+
+    def deserialize(self, data: str | bytes) -> None:
+        """Read :meth:`serialize`'s JSON (a cuDNN kernel cache is a ValidationError)."""
+        try:
+            doc = json.loads(data)
+        except (json.JSONDecodeError, TypeError, UnicodeDecodeError) as exc:
+            raise ValidationError(f"kernel_cache.deserialize: not a JSON document: {exc}") from None
+        if not isinstance(doc, dict) or doc.get("format") != _KERNEL_CACHE_FORMAT:
+            raise ValidationError(f"kernel_cache.deserialize: not a {_KERNEL_CACHE_FORMAT} "
+                                  f"document (what KernelCache.serialize() returns; cuDNN's "
+                                  f"kernel caches hold CUDA kernels and are not readable here)")
+
+
+def create_kernel_cache() -> KernelCache:
+    """cudnn-frontend's ``create_kernel_cache()`` (see :class:`KernelCache`)."""
+    return KernelCache()

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from hipdnn.errors import ArgumentError, ValidationError
-from hipdnn.types import DataType, to_data_type, to_int, to_int_tuple
+from hipdnn.types import DataType, TensorReordering, to_data_type, to_enum, to_int, to_int_tuple
 
 if TYPE_CHECKING:
     from hipdnn.graph import Graph
@@ -218,6 +218,19 @@ class Tensor:
     def get_value(self) -> float | None:
         """The baked scalar value, if any."""
         return self.value
+
+    def get_reordering_type(self) -> TensorReordering:
+        """cudnn-frontend's reordering type: always NONE here (see :meth:`set_reordering_type`)."""
+        return TensorReordering.NONE
+
+    def set_reordering_type(self, reordering_type: Any) -> Tensor:
+        """cudnn-frontend's setter: NONE (the default) only; no engine here reads the reordered
+        INT8x32 / F16x16 / F8_128x4 layouts, so another value is a ValidationError."""
+        value = to_enum(TensorReordering, reordering_type, "reordering_type", tensor=self.name)
+        if value != TensorReordering.NONE:
+            raise ValidationError(f"reordering_type {value.name} is not supported (no engine "
+                                  f"here reads reordered layouts); valid: NONE", tensor=self.name)
+        return self
 
     # -- helpers -----------------------------------------------------------------------------
     @property

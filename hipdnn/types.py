@@ -360,6 +360,16 @@ class ReductionMode(enum.IntEnum):
     MUL_NO_ZEROS = 9
 
 
+class TensorReordering(enum.IntEnum):
+    """cudnn-frontend's ``tensor_reordering`` (its values). Only NONE is supported here: no
+    engine reads the reordered (vectorized) INT8x32 / F16x16 / F8_128x4 layouts."""
+
+    NONE = 0
+    INT8x32 = 1
+    F16x16 = 2
+    F8_128x4 = 3
+
+
 class KnobType(enum.IntEnum):
     """cudnn-frontend's ``knob_type`` names (its order). No engine here offers these knobs: ours
     are named (``global.benchmarking``, ``global.workspace_size_limit``), so a script that
