@@ -14,14 +14,17 @@ reference pool costs 0.3 ms; a whole statistics pass over 25.7 MB in a numba loo
 Every row or group writes its own float64 partial, combined by :mod:`._bn` in a fixed order,
 so the results have the same bits for any thread count.
 
-Threading layer: unless the process chose one (``NUMBA_THREADING_LAYER``) or already started
-one, the first compile picks numba's ``workqueue`` (:func:`_prefer_workqueue` says why). It
-must not be entered from two threads at once: :func:`launch` holds one lock per process (the
-kernels release the GIL while they run). A program that also runs its own numba-parallel code
-on other threads at the same time should pick a thread-safe layer (``NUMBA_THREADING_LAYER=tbb``
-or ``omp``), as numba documents. A process forked after its parent ran the loops on GNU OpenMP
-could not launch them again, so :func:`kernels` returns None there and the numpy passes run
-(tbb and workqueue are fork-safe).
+Threading layer: numba's own choice (``NUMBA_THREADING_LAYER``, else TBB if installed, else
+GNU OpenMP, else its ``workqueue``); the process's choice is never changed. Workqueue must not
+be entered from two threads at once, so :func:`launch` holds one lock per process (the kernels
+release the GIL while they run). A program that also runs its own numba-parallel code on other
+threads at the same time should pick a thread-safe layer (``tbb`` or ``omp``), as numba
+documents. A process forked after its parent ran the loops on GNU OpenMP could not launch them
+again (GNU OpenMP aborts it), so :func:`kernels` returns None there and the numpy passes run
+(tbb and workqueue are fork-safe). Measured on the 16-core GPU host, GNU OpenMP ran these loops
+1.5-3x faster than workqueue at 16 threads; on a machine whose cores are busy with other
+processes its spinning threads can make them slower than the numpy passes (as PyTorch's own
+OpenMP kernels slow down there): ``OMP_WAIT_POLICY=passive`` or ``HIPDNN_REFERENCE_JIT=0``.
 
 Numerics: sums accumulate in float64 around a per-channel float32 centre (``d = x - c``, exact
 in float64); a channel-first row's sum may be reassociated by the compiler into SIMD lanes
@@ -218,20 +221,6 @@ def launch(kernel: Callable[..., None], threads: int, *args: Any) -> None:
         kernel(*args)
 
 
-def _prefer_workqueue(numba: Any) -> None:
-    """Pick numba's workqueue threading layer unless the process chose one
-    (``NUMBA_THREADING_LAYER``) or already started one: it is fork-safe, and it keeps its speed
-    when other processes want the cores, where GNU OpenMP's spinning threads lost 2-4x on the
-    2-core development machine (its other option, TBB, is rarely installed)."""
-    if os.environ.get("NUMBA_THREADING_LAYER") or getattr(numba.config, "THREADING_LAYER",
-                                                             "default") != "default":
-        return
-    try:
-        numba.threading_layer()  # raises ValueError until some parallel function has run
-    except ValueError:
-        numba.config.THREADING_LAYER = "workqueue"
-
-
 def _compile() -> Kernels | None:
     try:
         import numba  # noqa: PLC0415  (optional, and 0.3 s to import: only on first use)
@@ -243,7 +232,6 @@ def _compile() -> Kernels | None:
         lanes = numba.njit(nogil=True, cache=True, boundscheck=False, parallel=True,
                            fastmath={"reassoc"})
         globals()["prange"] = numba.prange  # read when the kernels compile, below
-        _prefer_workqueue(numba)
         built = Kernels(Layout(lanes(moments_cf), lanes(grad_sums_cf), jit(affine_cf),
                                jit(grad_input_cf)),
                         Layout(jit(moments_cl), jit(grad_sums_cl), jit(affine_cl),
