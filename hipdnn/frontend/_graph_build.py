@@ -13,6 +13,7 @@ placeholder tensor so the script runs on to its check.
 
 from __future__ import annotations
 
+import copy
 import json
 import zlib
 from collections.abc import Callable
@@ -87,6 +88,19 @@ class GraphBuild:
         self._workspace_cap: int | None = None
         self._over_cap = 0
         self._specs: list[tuple[int, dict[str, Any]]] = []
+
+    # -- copies and pickles: the native graph's rule (structure and settings, never plans) --
+    def __getstate__(self) -> dict[str, Any]:
+        """``copy.deepcopy`` / ``pickle``: the native graph copied as it copies itself (unbuilt,
+        see :meth:`hipdnn.Graph.__deepcopy__`), the settings and op refusals kept, the pipeline
+        back before ``build_operation_graph``."""
+        state = dict(self.__dict__)
+        state.update(_op_graph=False, _plans_created=False, _order=[], _over_cap=0)
+        return state
+
+    def __copy__(self) -> Any:
+        """``copy.copy`` gives the same as ``copy.deepcopy`` (as for the native graph)."""
+        return copy.deepcopy(self)
 
     def _reset(self) -> None:
         """The graph changed: a new operation graph and new plans are needed."""

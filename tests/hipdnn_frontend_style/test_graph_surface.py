@@ -329,3 +329,38 @@ def test_every_op_round_trips_through_json_and_binary(tag: str, make: Any) -> No
     assert from_text.from_json(text).is_good() and from_data.from_binary(data).is_good()
     for restored in (from_text, from_data):
         assert restored.to_json() == text and restored.to_binary() == data
+
+
+def test_graph_copies_and_pickles_are_unbuilt_graphs_of_the_same_structure() -> None:
+    # deepcopy and pickle of a built graph failed on its plans ("cannot pickle 'mappingproxy'
+    # object"); they follow the native graph's rule: structure and settings, never the plans
+    import copy
+    import pickle
+
+    import numpy as np
+
+    g, out = add_graph([2, 3], [2, 3])
+    a, b = (t for t in g.native.all_tensors if t.name in ("a", "b"))
+    handle = fe.create_handle()
+    steps = ("validate", "build_operation_graph", "create_execution_plans", "check_support",
+             "build_plans")
+
+    def build(graph: fe.Graph) -> None:
+        for step in steps:
+            result = graph.build_operation_graph(handle) if step == "build_operation_graph" \
+                else getattr(graph, step)()
+            assert result.is_good(), result.get_message()
+
+    build(g)
+    av, bv = np.ones((2, 3), np.float32), np.full((2, 3), 2.0, np.float32)
+    copies = [copy.deepcopy((g, a, b, out)), pickle.loads(pickle.dumps((g, a, b, out))),
+              (copy.copy(g), a, b, out)]
+    for g2, a2, b2, out2 in copies:
+        assert g2.native is not g.native
+        result = np.zeros((2, 3), np.float32)
+        pack = {a2.get_uid(): av, b2.get_uid(): bv, out2.get_uid(): result}
+        assert not g2.execute(handle, pack, 0).is_good()  # unbuilt: plans are never copied
+        build(g2)
+        assert g2.execute(handle, pack, 0).is_good()
+        assert (result == 3.0).all()
+    fe.destroy_handle(handle)
