@@ -89,8 +89,10 @@ class GraphChangedError(GraphStateError):
     bindings describe the old graph, so execute/bind/plan queries refuse until it is rebuilt."""
 
 
-class KnobError(HipdnnError, ValueError):
-    """A knob setting is unknown, of the wrong type, or outside its constraint."""
+class KnobError(HipdnnError, ValueError, RuntimeError):
+    """A knob setting is unknown, of the wrong type, or outside its constraint. Also a
+    RuntimeError, as cudnn-frontend raises for a knob cuDNN refuses, so a ported
+    ``try: graph.create_execution_plan(...) except RuntimeError: continue`` skips it."""
 
     def __init__(self, message: str, *, knob: str | None = None) -> None:
         super().__init__(message)

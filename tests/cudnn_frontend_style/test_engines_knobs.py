@@ -58,3 +58,38 @@ def test_dgrad_output_given_only_dims_follows_dy_and_channels_last_buffers_still
     g.execute({DY: dy, W: w, DX: dx})
     expected = torch.nn.grad.conv2d_input((2, 3, 8, 8), w, dy, stride=2, padding=1)
     torch.testing.assert_close(dx, expected, atol=8.5e-6, rtol=8.5e-6)
+
+
+def test_refused_knobs_are_runtime_errors_as_in_cudnn_frontend() -> None:
+    """cudnn-frontend's test_conv_relu_execution_plan_creation skips knob settings cuDNN refuses
+    with ``except RuntimeError`` (its CUDNN_BACKEND_API_FAILED); here they are KnobErrors, also
+    RuntimeErrors, so the same loop goes on to the default plan."""
+    torch.manual_seed(0)
+    X_gpu = torch.randn(2, 4, 6, 6).to(memory_format=torch.channels_last)
+    W_gpu = torch.randn(3, 4, 3, 4).to(memory_format=torch.channels_last)
+    graph = cudnn.pygraph(io_data_type=cudnn.data_type.FLOAT,
+                          intermediate_data_type=cudnn.data_type.FLOAT,
+                          compute_data_type=cudnn.data_type.FLOAT)
+    X, W = graph.tensor_like(X_gpu), graph.tensor_like(W_gpu)
+    Y = graph.relu(input=graph.conv_fprop(image=X, weight=W, padding=[0, 1], stride=[2, 3],
+                                          dilation=[1, 1]), lower_clip=0.5, upper_clip=0.55)
+    Y.set_output(True)
+    graph.validate()
+    graph.build_operation_graph()
+    refused = 0
+    for engine in range(graph.get_engine_count()):
+        for kernel_cfg in range(3):
+            try:
+                graph.create_execution_plan(engine, {cudnn.knob_type.KERNEL_CFG: kernel_cfg})
+            except RuntimeError as exc:
+                assert isinstance(exc, cudnn.KnobError) and "KERNEL_CFG" in str(exc)
+                refused += 1
+    assert refused == 3 * graph.get_engine_count()
+    graph.check_support()
+    graph.build_plans()
+    Y_actual = torch.zeros(2, 3, 2, 2).to(memory_format=torch.channels_last)
+    graph.execute({X: X_gpu, W: W_gpu, Y: Y_actual},
+                  torch.empty(graph.get_workspace_size(), dtype=torch.uint8))
+    expected = torch.clamp(torch.nn.functional.conv2d(X_gpu, W_gpu, padding=[0, 1],
+                                                      stride=[2, 3]), 0.5, 0.55)
+    torch.testing.assert_close(Y_actual, expected, atol=1e-5, rtol=1e-5)
