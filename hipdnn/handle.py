@@ -28,6 +28,7 @@ __all__ = ["Handle", "check_handle", "collected_serials", "create_handle", "defa
            "destroy_handle", "get_stream", "on_close", "set_stream"]
 
 T = TypeVar("T")
+_INT_MAX = 2**31 - 1  # the largest C int: a device ordinal is one
 _serials = itertools.count(1)
 #: Called with a Handle's serial when it closes, before its engine states (hipdnn/plan_cache.py
 #: drops the plans and answers cached for it, so their MIOpen objects go before the handle), and
@@ -66,6 +67,9 @@ def _device(device: Any) -> int:
     if ordinal < 0:
         raise ValidationError(f"Handle device: {ordinal} is negative; device takes an int >= 0 "
                               f"(0 is the first GPU)")
+    if ordinal > _INT_MAX:  # ctypes would keep the low 32 bits: 2**32 + 1 would be GPU 1
+        raise ValidationError(f"Handle device: {ordinal} is out of range; device takes an int "
+                              f">= 0 and <= 2**31 - 1 (hipSetDevice's C int; 0 is the first GPU)")
     return ordinal
 
 
@@ -81,6 +85,9 @@ def _stream(stream: Any) -> int | None:
     if value < 0:
         raise ValidationError(f"stream: {value:#x} is negative; stream takes None (the default "
                               f"stream) or an int hipStream_t address >= 0")
+    if value >= 1 << 64:  # ctypes' c_void_p would keep the low 64 bits
+        raise ValidationError(f"stream: {value:#x} is out of range; stream takes None (the "
+                              f"default stream) or an int hipStream_t address >= 0 and < 2**64")
     return value or None
 
 

@@ -239,12 +239,15 @@ for _index in (-1, 1, 2**40):
 for _index in ("0", 0.0, None):
     _plan_index(_index, A, ("execute_plan_at_index", "not an int"))
 
-for _name, _value in {"str": "gpu0", "float": 0.0, "negative": -1, "list": [0]}.items():
+# beyond a C int (hipSetDevice's), ctypes silently kept the low 32 bits: 2**32 + 1 was GPU 1
+for _name, _value in {"str": "gpu0", "float": 0.0, "negative": -1, "list": [0],
+                      "beyond_int32": 2**31, "wraps_to_gpu1": 2**32 + 1}.items():
     def _dev(out: Outputs, value: Any = _value) -> None:
         hipdnn.Handle(device=value)
     add("lifecycle", f"handle_device_{_name}", V, ("device", ">= 0"), _dev)
 
-for _name, _value in {"str": "s", "float": 1.5, "negative": -4}.items():
+# beyond a pointer, ctypes' c_void_p silently kept the low 64 bits
+for _name, _value in {"str": "s", "float": 1.5, "negative": -4, "beyond_pointer": 2**64 + 5}.items():
     def _stream(out: Outputs, value: Any = _value) -> None:
         with hipdnn.Handle() as h:
             h.set_stream(value)
