@@ -409,6 +409,9 @@ class Executor:
         if nbytes is not None and nbytes < size:
             raise WorkspaceError(f"workspace of {nbytes} bytes is smaller than the plan's "
                                  f"{size} bytes")
+        if buf.ptr + size > 1 << 64:
+            raise WorkspaceError(f"workspace pointer {buf.ptr:#x}: its {size} bytes would end "
+                                 f"past the 64-bit address space")
         return buf
 
     def checked(self, plan: ExecutionPlan, variant_pack: Mapping[Any, Any],

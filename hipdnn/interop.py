@@ -215,6 +215,7 @@ def host_view(buffer: Buffer, tensor: Any) -> np.ndarray[Any, Any]:
 
 #: Byte addresses a host view may reach (numpy's byte strides and offsets are signed 64-bit).
 _ADDRESS_LIMIT = 2**63 - 1
+_POINTER_END = 1 << 64  # ints from here on are no 64-bit address (ctypes would truncate them)
 
 
 # ---------------------------------------------------------------------------- resolve
@@ -352,6 +353,8 @@ def _interface_buffer(obj: object, iface: Mapping[str, Any], on_host: bool,
     ptr = operator.index(ptr or 0)
     if ptr < 0:
         raise VariantPackError(f"{kind}: data pointer {ptr:#x} is negative")
+    if ptr >= _POINTER_END:
+        raise VariantPackError(f"{kind}: data pointer {ptr:#x} does not fit in 64 bits")
     byte_strides = iface.get("strides")
     if byte_strides is None:  # C-contiguous
         strides = tuple(int(s) for s in np.cumprod((1, *shape[:0:-1]))[::-1]) if shape else ()
@@ -432,7 +435,7 @@ def resolve(value: object, *, default_device: str = "gpu") -> Buffer:
     >>> resolve(0x1000, default_device="cpu").device
     'cpu'
     """
-    if type(value) is int and value >= 0:  # the common raw pointer, first
+    if type(value) is int and 0 <= value < _POINTER_END:  # the common raw pointer, first
         return Buffer(ptr=value, device=default_device, kind="int", device_known=False)
     if isinstance(value, Buffer):
         return value
@@ -442,6 +445,9 @@ def resolve(value: object, *, default_device: str = "gpu") -> Buffer:
         ptr = operator.index(value)
         if ptr < 0:
             raise VariantPackError(f"int pointer {ptr:#x} is negative")
+        if ptr >= _POINTER_END:  # ctypes would pass its low 64 bits: another address
+            raise VariantPackError(f"int pointer {ptr:#x} does not fit in 64 bits; valid: an "
+                                   f"address below 2**64")
         return Buffer(ptr=ptr, device=default_device, kind="int", device_known=False)
     elif isinstance(value, (float, np.floating)):
         return Buffer(ptr=0, device="cpu", scalar=float(value), kind="float")
@@ -532,9 +538,18 @@ def check_against(buffer: Buffer, tensor: Any, where: str) -> bool:
     Anything else raises, saying what would fit. Zero-size and non-finite data are fine.
     ``where`` prefixes the message (e.g. ``"execute: variant pack"``).
     """
-    if buffer.scalar is None and buffer.dtype is None and buffer.shape is None:
-        return False  # a raw pointer reveals nothing to check
     label = f"{where}: {_label(tensor)}"
+    if buffer.scalar is None and buffer.dtype is None and buffer.shape is None:
+        # a raw pointer reveals nothing to check but where the tensor would end
+        dim, stride = _geometry(tensor)
+        end = buffer.ptr + element_span(dim, stride)[1] * (DataType(tensor.data_type).itemsize
+                                                          or 1)
+        if end > _POINTER_END:
+            raise VariantPackError(
+                f"{label}: dim {dim} with stride {stride} from pointer {buffer.ptr:#x} ends "
+                f"past the 64-bit address space; valid: a pointer to memory holding the tensor",
+                tensor=tensor.name)
+        return False
     dim, stride = _geometry(tensor)
     if buffer.scalar is not None:
         if not getattr(tensor, "is_pass_by_value", False) and int(np.prod(dim)) != 1:

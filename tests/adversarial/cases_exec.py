@@ -59,6 +59,8 @@ _BAD_X: dict[str, tuple[Any, tuple[str, ...]]] = {
     "dict": ({"data": 1}, ("'x'", "accepted")),
     "bool": (True, ("'x'", "accepted")),
     "negative_pointer": (-4096, ("'x'", "negative")),
+    "pointer_beyond_64_bits": (2**64 + 4096, ("'x'", "64 bits")),  # ctypes keeps the low bits
+    "pointer_ending_past_64_bits": (2**64 - 16, ("'x'", "64-bit address space")),
     "memoryview": (lambda: memoryview(bytearray(384)), ("'x'", "accepted")),
     "float_for_tensor": (1.5, ("'x'", "scalar")),
     "float64_array": (lambda: np.zeros(SHAPE), ("'x'", "FLOAT", "DOUBLE")),
@@ -407,6 +409,8 @@ _BAD_WS: dict[str, tuple[Any, type[Exception], tuple[str, ...]]] = {
     "str": ("workspace", VP, ("accepted",)),
     "list": ([0] * 1024, VP, ("accepted",)),
     "negative_pointer": (-1, VP, ("negative",)),
+    "pointer_beyond_64_bits": (2**64 + 4096, WS, ("64 bits",)),
+    "pointer_ending_past_64_bits": (2**64 - 512, WS, ("1024 bytes", "64-bit address space")),
     "float": (1024.0, WS, ("must be memory", "1024 bytes")),
     "zero_size_array": (lambda out: np.zeros(0, np.uint8), WS, ("0 bytes", "1024")),
 }

@@ -12,7 +12,7 @@ import pytest
 
 import hipdnn
 from hipdnn.engines.reference import kernels as K
-from hipdnn.errors import VariantPackError
+from hipdnn.errors import VariantPackError, WorkspaceError
 from hipdnn.shapes import packed_strides
 
 
@@ -61,3 +61,30 @@ def test_larger_buffer_holds_the_tensor_from_its_pointer(emulated_miopen_engine:
     expected = K.conv_fprop(xa, wa, [1, 1], [1, 1], [1, 1], [1, 1])
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
     assert np.isnan(big[288:]).all()
+
+
+@pytest.mark.parametrize(("role", "pointer", "error", "match"), [
+    ("x", 2**64 + 4096, VariantPackError, "does not fit in 64 bits"),
+    ("x", 2**64 - 16, VariantPackError, "ends past the 64-bit address space"),
+    ("workspace", 2**64 + 4096, WorkspaceError, "does not fit in 64 bits"),
+    ("workspace", 2**64 - 16, WorkspaceError, "past the 64-bit address space"),
+])
+def test_pointer_ints_beyond_64_bits_are_refused(emulated_miopen_engine: Any, role: str,
+                                                 pointer: int, error: type[Exception],
+                                                 match: str) -> None:
+    # ctypes passes the low 64 bits of a larger int: MIOpen was handed another address
+    # (0x1000 for 2**64 + 4096), or a tensor wrapping around the address space
+    g, x, w, y = _graph()
+    rng = np.random.default_rng(2)
+    pack: dict[Any, Any] = {x: _nhwc(rng.standard_normal((1, 4, 6, 6)).astype(np.float32)),
+                            w: _nhwc(rng.standard_normal((8, 4, 3, 3)).astype(np.float32)),
+                            y: _nhwc(np.full((1, 8, 6, 6), -7.0, np.float32))}
+    workspace: Any = _ws(g)
+    if role == "x":
+        pack[x] = pointer
+    else:
+        assert g.get_workspace_size() > 0
+        workspace = pointer
+    with pytest.raises(error, match=match):
+        g.execute(pack, workspace)
+    assert (pack[y] == -7.0).all()
