@@ -132,6 +132,13 @@ class MathOps(GraphOps):
         return self.pointwise(M.SIGMOID_BWD, loss, input, compute_data_type=compute_data_type,
                               name=name)
 
+    def gen_index(self, input: Tensor, axis: int, *, compute_data_type: Any = NOT_SET,
+                  name: str = "") -> Tensor:
+        """Each element's index along ``axis`` of ``input``'s dims (GEN_INDEX); set the
+        output's data type (e.g. INT32) as in cudnn-frontend."""
+        return self.pointwise(M.GEN_INDEX, input, axis=axis,
+                              compute_data_type=compute_data_type, name=name)
+
     # -- activations and their backward (cudnn-frontend's names; alpha/beta at cuDNN's 1.0) -----
     def erf(self, input: Tensor, *, compute_data_type: Any = NOT_SET, name: str = "") -> Tensor:
         """The error function (ERF)."""

@@ -306,6 +306,10 @@ class PointwiseNode(Node):
                                       tensor=x.name)
         dims = _broadcast(self, self._present())
         assert dims is not None
+        if self.mode == PointwiseMode.GEN_INDEX and (self.axis is None
+                                                     or not 0 <= self.axis < len(dims)):
+            raise ValidationError(f"GEN_INDEX needs axis in 0..{len(dims) - 1} (a dim of the "
+                                  f"{len(dims)}-d input), got {self.axis}", node=self.name)
         set_output_shape(self, "OUT_0", dims, self.inputs["IN_0"], strict=True)
 
     def attributes(self) -> dict[str, Any]:

@@ -294,7 +294,7 @@ _BINARY = frozenset({
     PointwiseMode.ADD, PointwiseMode.ADD_SQUARE, PointwiseMode.CMP_EQ, PointwiseMode.CMP_GE,
     PointwiseMode.CMP_GT, PointwiseMode.CMP_LE, PointwiseMode.CMP_LT, PointwiseMode.CMP_NEQ,
     PointwiseMode.DIV, PointwiseMode.ELU_BWD, PointwiseMode.GELU_APPROX_TANH_BWD,
-    PointwiseMode.GELU_BWD, PointwiseMode.GEN_INDEX, PointwiseMode.LOGICAL_AND,
+    PointwiseMode.GELU_BWD, PointwiseMode.LOGICAL_AND,
     PointwiseMode.LOGICAL_OR, PointwiseMode.MAX, PointwiseMode.MIN, PointwiseMode.MUL,
     PointwiseMode.RELU_BWD, PointwiseMode.SIGMOID_BWD, PointwiseMode.SOFTPLUS_BWD,
     PointwiseMode.SUB, PointwiseMode.SWISH_BWD, PointwiseMode.TANH_BWD,

@@ -74,3 +74,32 @@ def test_binary_select_with_a_bool_mask() -> None:
              {"a": a, "b": b, "m": mask})
     torch.testing.assert_close(y, torch.where(mask, a, b), atol=0, rtol=0)
     assert 0 < int(mask.sum()) < mask.numel()
+
+
+@pytest.mark.parametrize("axis", [0, 1, 3])
+def test_gen_index(axis: int) -> None:
+    """``gen_index(input, axis)``: each element's coordinate along ``axis``, into an INT32
+    output as cudnn-frontend scripts set it."""
+    x_gpu = torch.randn(SHAPE).to(memory_format=torch.channels_last)
+    graph = cudnn.pygraph(io_data_type=cudnn.data_type.FLOAT,
+                          intermediate_data_type=cudnn.data_type.FLOAT,
+                          compute_data_type=cudnn.data_type.FLOAT)
+    x = graph.tensor_like(x_gpu)
+    index = graph.gen_index(input=x, axis=axis, name="idx")
+    index.set_output(True).set_data_type(cudnn.data_type.INT32)
+    graph.build([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+    out = torch.full(SHAPE, -1, dtype=torch.int32)
+    graph.execute({x: x_gpu, index: out})
+    view = [1] * len(SHAPE)
+    view[axis] = SHAPE[axis]
+    expected = torch.arange(SHAPE[axis], dtype=torch.int32).reshape(view).expand(SHAPE)
+    torch.testing.assert_close(out, expected, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("axis", [None, 4, -1])
+def test_gen_index_needs_an_axis_of_the_input(axis: int | None) -> None:
+    graph = cudnn.pygraph(io_data_type=cudnn.data_type.FLOAT)
+    x = graph.tensor(dim=list(SHAPE), name="x")
+    graph.pointwise(cudnn.pointwise_mode.GEN_INDEX, x, axis=axis, name="idx").set_output(True)
+    with pytest.raises(cudnn.ValidationError, match=r"'idx'.*GEN_INDEX needs axis in 0\.\.3"):
+        graph.validate()

@@ -59,6 +59,13 @@ def _gelu_tanh_bwd(x: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * _GELU_K * (1.0 + 3 * 0.044715 * x * x)
 
 
+def _gen_index(a: np.ndarray, axis: int) -> np.ndarray:
+    """GEN_INDEX: each element's coordinate along ``axis`` (float64: exact for any index)."""
+    shape = [1] * a.ndim
+    shape[axis] = a.shape[axis]
+    return np.broadcast_to(np.arange(a.shape[axis], dtype=np.float64).reshape(shape), a.shape)
+
+
 def _one(value: float | None) -> float:
     return 1.0 if value is None else value  # cuDNN's default alpha/beta
 
@@ -98,6 +105,7 @@ POINTWISE_OPS: dict[PointwiseMode, Callable[..., np.ndarray]] = {
     M.TANH_BWD: lambda n, dy, x: dy * (1.0 - np.tanh(x) ** 2),
     M.SIGMOID_BWD: lambda n, dy, x: dy * _sigmoid(x) * (1.0 - _sigmoid(x)),
     M.ERF: lambda n, a: _erf(a),
+    M.GEN_INDEX: lambda n, a: _gen_index(a, n.axis),
     M.ELU_FWD: lambda n, a: np.where(a > 0, a, _one(n.elu_alpha) * np.expm1(np.minimum(a, 0))),
     M.ELU_BWD: lambda n, dy, x: np.where(x > 0, dy,
                                          dy * _one(n.elu_alpha) * np.exp(np.minimum(x, 0))),
