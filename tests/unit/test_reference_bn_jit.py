@@ -85,6 +85,34 @@ def test_a_failing_compile_warns_once_and_falls_back(monkeypatch: pytest.MonkeyP
         _train(x, g, b)  # decided once: no second warning
 
 
+@pytest.mark.usefixtures("fresh_state")
+def test_no_writable_cache_directory_compiles_without_a_cache(monkeypatch: pytest.MonkeyPatch,
+                                                              require_or_skip: Any) -> None:
+    """numba refuses ``cache=True`` when neither the package's folder nor a user cache folder
+    is writable ('cannot cache function ...'): the loops are compiled uncached instead."""
+    try:
+        import numba
+    except ImportError:
+        require_or_skip("HIPDNN_REQUIRE_JIT", "numba is not installed: pip install numba")
+    real = numba.njit
+    asked: list[bool] = []
+
+    def njit(*args: Any, **kwargs: Any) -> Any:
+        asked.append(bool(kwargs.get("cache")))
+        if kwargs.get("cache"):
+            raise RuntimeError("cannot cache function 'moments_cf': no locator available for file")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(numba, "njit", njit)
+    x, g, b = _data(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _bn_jit.kernels() is not None
+        _, mean, _, _ = _train(x, g, b)
+    assert asked[0] is True and asked[-1] is False
+    np.testing.assert_allclose(mean, x.astype(np.float64).mean(axis=(0, 2, 3)), rtol=1e-6)
+
+
 def test_concurrent_callers_each_get_their_own_result(bn_path: str) -> None:
     """The compiled kernels release the GIL and share no state: four Python threads running
     batchnorm training and backward at once get the bits a lone caller gets."""

@@ -221,21 +221,31 @@ def launch(kernel: Callable[..., None], threads: int, *args: Any) -> None:
         kernel(*args)
 
 
+def _build(numba: Any, cache: bool) -> Kernels:
+    """The kernels, compiled lazily by numba (``cache``: kept in numba's on-disk cache, beside
+    this file or in the user's cache directory)."""
+    jit = numba.njit(nogil=True, cache=cache, boundscheck=False, parallel=True)
+    # a row sum vectorises only if it may be reassociated (into SIMD lanes)
+    lanes = numba.njit(nogil=True, cache=cache, boundscheck=False, parallel=True,
+                       fastmath={"reassoc"})
+    return Kernels(Layout(lanes(moments_cf), lanes(grad_sums_cf), jit(affine_cf),
+                          jit(grad_input_cf)),
+                   Layout(jit(moments_cl), jit(grad_sums_cl), jit(affine_cl), jit(grad_input_cl)))
+
+
 def _compile() -> Kernels | None:
     try:
         import numba  # noqa: PLC0415  (optional, and 0.3 s to import: only on first use)
     except ImportError:
         return None
     try:
-        jit = numba.njit(nogil=True, cache=True, boundscheck=False, parallel=True)
-        # a row sum vectorises only if it may be reassociated (into SIMD lanes)
-        lanes = numba.njit(nogil=True, cache=True, boundscheck=False, parallel=True,
-                           fastmath={"reassoc"})
         globals()["prange"] = numba.prange  # read when the kernels compile, below
-        built = Kernels(Layout(lanes(moments_cf), lanes(grad_sums_cf), jit(affine_cf),
-                               jit(grad_input_cf)),
-                        Layout(jit(moments_cl), jit(grad_sums_cl), jit(affine_cl),
-                               jit(grad_input_cl)))
+        try:
+            built = _build(numba, cache=True)
+        except RuntimeError as exc:  # no writable cache directory: compile in every process
+            if "cannot cache" not in str(exc):
+                raise
+            built = _build(numba, cache=False)
         _SET_THREADS[:] = [numba.set_num_threads]
         _MAX_THREADS[:] = [int(getattr(numba.config, "NUMBA_NUM_THREADS", 1))]
         _LAYER[:] = [numba.threading_layer]
