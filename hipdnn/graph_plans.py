@@ -57,11 +57,14 @@ def plan_index(index: Any, count: int, what: str, of: str) -> int:
     """``index`` as an int in ``range(count)``: ArgumentError for a non-integer (bool and str
     included), PlanIndexError when out of range (negative indices too: they would silently pick
     a plan from the end)."""
-    if isinstance(index, bool) or not hasattr(index, "__index__"):
+    try:  # a one-element numpy array has __index__ and raises TypeError from it
+        i = None if isinstance(index, bool) else operator.index(index)
+    except TypeError:
+        i = None
+    if i is None:
         raise ArgumentError(f"{what}: index {index!r} ({type(index).__name__}) is not an int; "
                             f"valid: an int in 0..{count - 1} ({count} {of})"
                             if count else f"{what}: index {index!r} is not an int")
-    i = operator.index(index)
     if not 0 <= i < count:
         valid = f"an int in 0..{count - 1}" if count else "none"
         raise PlanIndexError(f"{what}: index {i} is out of range; valid: {valid} ({count} {of})")

@@ -60,10 +60,13 @@ def on_close(listener: Callable[[int], None]) -> None:
 
 def _device(device: Any) -> int:
     """A device ordinal: an int (or numpy integer) >= 0; ArgumentError/ValidationError else."""
-    if isinstance(device, bool) or not hasattr(device, "__index__"):
+    try:  # a one-element numpy array has __index__ and raises TypeError from it
+        ordinal = None if isinstance(device, bool) else operator.index(device)
+    except TypeError:
+        ordinal = None
+    if ordinal is None:
         raise ArgumentError(f"Handle device: {device!r} ({type(device).__name__}) is not a "
                             f"device ordinal; device takes an int >= 0 (0 is the first GPU)")
-    ordinal = operator.index(device)
     if ordinal < 0:
         raise ValidationError(f"Handle device: {ordinal} is negative; device takes an int >= 0 "
                               f"(0 is the first GPU)")
@@ -77,11 +80,14 @@ def _stream(stream: Any) -> int | None:
     """A stream: None or 0 (the default stream) or an int ``hipStream_t`` address > 0."""
     if stream is None:
         return None
-    if isinstance(stream, bool) or not hasattr(stream, "__index__"):
+    try:  # a one-element numpy array has __index__ and raises TypeError from it
+        value = None if isinstance(stream, bool) else operator.index(stream)
+    except TypeError:
+        value = None
+    if value is None:
         raise ArgumentError(f"stream: {stream!r} ({type(stream).__name__}) is not a stream; "
                             f"stream takes None (the default stream) or an int hipStream_t "
                             f"address >= 0")
-    value = operator.index(stream)
     if value < 0:
         raise ValidationError(f"stream: {value:#x} is negative; stream takes None (the default "
                               f"stream) or an int hipStream_t address >= 0")

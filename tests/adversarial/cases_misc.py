@@ -236,18 +236,20 @@ def _plan_index(index: Any, exc: type[Exception], culprit: tuple[str, ...]) -> N
 
 for _index in (-1, 1, 2**40):
     _plan_index(_index, hipdnn.PlanIndexError, ("execute_plan_at_index", "0..0"))
-for _index in ("0", 0.0, None):
+for _index in ("0", 0.0, None, np.array([0])):  # a 1-element array's __index__ raises TypeError
     _plan_index(_index, A, ("execute_plan_at_index", "not an int"))
 
 # beyond a C int (hipSetDevice's), ctypes silently kept the low 32 bits: 2**32 + 1 was GPU 1
 for _name, _value in {"str": "gpu0", "float": 0.0, "negative": -1, "list": [0],
-                      "beyond_int32": 2**31, "wraps_to_gpu1": 2**32 + 1}.items():
+                      "beyond_int32": 2**31, "wraps_to_gpu1": 2**32 + 1,
+                      "one_element_array": np.array([0])}.items():
     def _dev(out: Outputs, value: Any = _value) -> None:
         hipdnn.Handle(device=value)
     add("lifecycle", f"handle_device_{_name}", V, ("device", ">= 0"), _dev)
 
 # beyond a pointer, ctypes' c_void_p silently kept the low 64 bits
-for _name, _value in {"str": "s", "float": 1.5, "negative": -4, "beyond_pointer": 2**64 + 5}.items():
+for _name, _value in {"str": "s", "float": 1.5, "negative": -4, "beyond_pointer": 2**64 + 5,
+                      "one_element_array": np.array([0])}.items():
     def _stream(out: Outputs, value: Any = _value) -> None:
         with hipdnn.Handle() as h:
             h.set_stream(value)
