@@ -261,7 +261,7 @@ class HighLevel:
                 if key in table:
                     return table[key]
             return next((t for _, t in recorded if t.name == key), None)
-        if isinstance(key, int) and not isinstance(key, bool):
+        if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
             return next((t for _, t in recorded if t.uid == key), None)
         try:
             entry = self.objects.get(id(key))

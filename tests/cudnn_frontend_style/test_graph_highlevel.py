@@ -4,6 +4,7 @@ against PyTorch; and the low-level form of the same class keeps working."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import hipdnn as cudnn
@@ -105,6 +106,9 @@ def test_dict_call_by_recorded_name_of_an_op_built_on_another_op() -> None:
     # keyed by the framework tensor the op was given, as the positional form takes it
     torch.testing.assert_close(graph({x: x2, b: b2})["r::OUT_0"], F.relu(x2 + b2))
     torch.testing.assert_close(graph({})["r::OUT_0"], F.relu(x + b))  # build-time defaults
+    uids = {name: t.get_uid() for name, t in graph._high_level.inputs.items()}
+    out = graph({np.int64(uids["bias::0"]): x2, uids["bias::1"]: b2})  # uids, numpy ints too
+    torch.testing.assert_close(out["r::OUT_0"], F.relu(x2 + b2))
 
 
 def test_dict_call_refuses_keys_it_cannot_place() -> None:
