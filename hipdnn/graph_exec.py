@@ -14,6 +14,7 @@ calling ``execute`` with the same tensors or pointers skips resolution and valid
 from __future__ import annotations
 
 import dataclasses
+import enum
 import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -347,16 +348,17 @@ class Executor:
                     f"variant pack: tensor {t.name!r} (uid {t.uid}) is virtual: it lives only "
                     f"inside the graph; mark it with set_output(True) to read it",
                     tensor=t.name)
+            if t.is_pass_by_value and isinstance(value, (int, np.integer)) and not isinstance(
+                    value, (bool, np.bool_, enum.Enum)):
+                raise VariantPackError(
+                    f"variant pack: pass-by-value tensor {t.name!r} (uid {t.uid}) got the int "
+                    f"{value!r}, which would be read as a pointer; valid: its value as a float "
+                    f"(e.g. {float(value)!r}) or a one-element host array", tensor=t.name)
             try:
                 buf = interop.resolve(value)
             except VariantPackError as exc:
                 raise VariantPackError(f"variant pack: tensor {t.name!r} (uid {t.uid}): {exc}",
                                        tensor=t.name) from exc
-            if t.is_pass_by_value and buf.kind == "int":
-                raise VariantPackError(
-                    f"variant pack: pass-by-value tensor {t.name!r} (uid {t.uid}) got the int "
-                    f"{value!r}, which would be read as a pointer; valid: its value as a float "
-                    f"(e.g. {float(value)!r}) or a one-element host array", tensor=t.name)
             if t._producer is not None:
                 _check_output_buffer(t, buf)
             if interop.check_against(buf, t, "execute: variant pack"):

@@ -17,6 +17,7 @@ module name and their dtypes by name.
 
 from __future__ import annotations
 
+import enum
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -216,6 +217,8 @@ def host_view(buffer: Buffer, tensor: Any) -> np.ndarray[Any, Any]:
 #: Byte addresses a host view may reach (numpy's byte strides and offsets are signed 64-bit).
 _ADDRESS_LIMIT = 2**63 - 1
 _POINTER_END = 1 << 64  # ints from here on are no 64-bit address (ctypes would truncate them)
+#: Addresses below are never mapped (every OS keeps the first page, at least, unmapped)
+_FIRST_PAGE_END = 4096
 
 
 # ---------------------------------------------------------------------------- resolve
@@ -435,12 +438,12 @@ def resolve(value: object, *, default_device: str = "gpu") -> Buffer:
     >>> resolve(0x1000, default_device="cpu").device
     'cpu'
     """
-    if type(value) is int and 0 <= value < _POINTER_END:  # the common raw pointer, first
+    if type(value) is int and _FIRST_PAGE_END <= value < _POINTER_END:  # the common case
         return Buffer(ptr=value, device=default_device, kind="int", device_known=False)
     if isinstance(value, Buffer):
         return value
-    if isinstance(value, (bool, np.bool_)):
-        pass  # a bool is neither a pointer nor a scalar value: fall through to the error
+    if isinstance(value, (bool, np.bool_, enum.Enum)):
+        pass  # neither a pointer nor a scalar value (DataType.FLOAT is an int): the error
     elif isinstance(value, (int, np.integer)):
         ptr = operator.index(value)
         if ptr < 0:
@@ -448,6 +451,11 @@ def resolve(value: object, *, default_device: str = "gpu") -> Buffer:
         if ptr >= _POINTER_END:  # ctypes would pass its low 64 bits: another address
             raise VariantPackError(f"int pointer {ptr:#x} does not fit in 64 bits; valid: an "
                                    f"address below 2**64")
+        if 0 < ptr < _FIRST_PAGE_END:  # reading it would crash the process, on CPU or GPU
+            raise VariantPackError(f"int pointer {ptr:#x} lies in the first page of memory, "
+                                   f"where nothing is ever allocated (a count or an index "
+                                   f"passed as a pointer?); valid: the address of memory "
+                                   f"holding the tensor, or 0 for an empty one")
         return Buffer(ptr=ptr, device=default_device, kind="int", device_known=False)
     elif isinstance(value, (float, np.floating)):
         return Buffer(ptr=0, device="cpu", scalar=float(value), kind="float")

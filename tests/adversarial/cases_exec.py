@@ -59,6 +59,10 @@ _BAD_X: dict[str, tuple[Any, tuple[str, ...]]] = {
     "dict": ({"data": 1}, ("'x'", "accepted")),
     "bool": (True, ("'x'", "accepted")),
     "negative_pointer": (-4096, ("'x'", "negative")),
+    # a small int or an IntEnum member was read as a host pointer: a segfault
+    "pointer_in_first_page": (1, ("'x'", "first page")),
+    "numpy_int_in_first_page": (np.int64(96), ("'x'", "first page")),
+    "enum_member": (hipdnn.DataType.FLOAT, ("'x'", "DataType", "accepted")),
     "pointer_beyond_64_bits": (2**64 + 4096, ("'x'", "64 bits")),  # ctypes keeps the low bits
     "pointer_ending_past_64_bits": (2**64 - 16, ("'x'", "64-bit address space")),
     "memoryview": (lambda: memoryview(bytearray(384)), ("'x'", "accepted")),

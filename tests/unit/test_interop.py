@@ -30,7 +30,7 @@ def test_int_is_a_raw_pointer_with_a_guessed_device() -> None:
     buf = interop.resolve(0x7F00_0000_1000)
     assert (buf.ptr, buf.device, buf.device_known) == (0x7F00_0000_1000, "gpu", False)
     assert buf.shape is None and buf.strides is None and buf.dtype is None
-    assert interop.resolve(np.int64(64), default_device="cpu").device == "cpu"
+    assert interop.resolve(np.int64(0x7F00_0000_2000), default_device="cpu").device == "cpu"
     interop.check_against(buf, tensor(), "execute")  # nothing revealed, nothing to contradict
 
 
