@@ -358,6 +358,9 @@ def _interface_buffer(obj: object, iface: Mapping[str, Any], on_host: bool,
         raise VariantPackError(f"{kind}: data pointer {ptr:#x} is negative")
     if ptr >= _POINTER_END:
         raise VariantPackError(f"{kind}: data pointer {ptr:#x} does not fit in 64 bits")
+    if 0 < ptr < _FIRST_PAGE_END:
+        raise VariantPackError(f"{kind}: data pointer {ptr:#x} lies in the first page of "
+                               f"memory, where nothing is ever allocated")
     byte_strides = iface.get("strides")
     if byte_strides is None:  # C-contiguous
         strides = tuple(int(s) for s in np.cumprod((1, *shape[:0:-1]))[::-1]) if shape else ()

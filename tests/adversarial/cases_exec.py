@@ -107,6 +107,7 @@ _BAD_IFACE = {
                           "strides": (192, 64, 16, 3)},
     "masked": {"shape": SHAPE, "typestr": "<f4", "data": (4096, False), "mask": object()},
     "not_a_dict": [("shape", SHAPE)],
+    "data_in_first_page": {"shape": SHAPE, "typestr": "<f4", "data": (8, False), "version": 3},
 }
 for _name, _d in _BAD_IFACE.items():
     def _iface_case(out: Outputs, d: Any = _d) -> None:
