@@ -10,7 +10,7 @@ column (channel-first), a slice of a (C, S) tile (short channel-first rows) or o
 (R, C) tile broadcast over the block viewed as (k, R, C) (channels-last), so nothing of the
 tensor's size is built serially. Nothing in a pass calls BLAS (whose own threads would
 oversubscribe the pool's) and no pass allocates a large array per call: the block-sized
-scratch of the offset-data passes is kept for reuse (:data:`SCRATCH_KEEP`), and dx's pass needs
+scratch of the offset-data passes is reused (:mod:`._scratch`), and dx's pass needs
 none (it works in place in the output).
 
 Results do not depend on the split: a reduction leaves one float32 partial per fixed group (a
@@ -54,13 +54,12 @@ from __future__ import annotations
 
 import itertools
 import math
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from hipdnn.engines.reference import _bn_jit, _parallel
+from hipdnn.engines.reference import _bn_jit, _parallel, _scratch
 
 __all__ = [
     "BLOCK",
@@ -113,8 +112,6 @@ _CL_TILE = 1 << 14
 #: passes take tens of microseconds, and a process that never reaches it never imports numba
 #: (about half a second, with its kernels loaded from numba's cache).
 JIT_MIN_SIZE = 1 << 16
-#: Bytes of float32 scratch kept for reuse between calls (fresh pages cost a fault each).
-SCRATCH_KEEP = 1 << 26
 Operand = Callable[[int, int], Any]
 
 
@@ -177,34 +174,6 @@ def _f32(block: np.ndarray) -> np.ndarray:
     return block if block.dtype == _F32 else block.astype(_F32)
 
 
-_SCRATCH: list[np.ndarray] = []  # free 1-D float32 buffers, reused between calls
-_SCRATCH_LOCK = threading.Lock()
-
-
-def _take_scratch(count: int, size: int) -> list[np.ndarray]:
-    """``count`` float32 buffers of at least ``size`` elements, reused where one is free."""
-    with _SCRATCH_LOCK:
-        picks = sorted((i for i, b in enumerate(_SCRATCH) if b.size >= size),
-                       key=lambda i: _SCRATCH[i].size)[:count]
-        fit = [_SCRATCH[i] for i in picks]
-        for i in sorted(picks, reverse=True):
-            del _SCRATCH[i]
-    return fit + [np.empty(size, dtype=_F32) for _ in range(count - len(fit))]
-
-
-def _give_scratch(bufs: list[np.ndarray]) -> None:
-    """Return buffers from :func:`_take_scratch`; keeps at most :data:`SCRATCH_KEEP` bytes."""
-    with _SCRATCH_LOCK:
-        _SCRATCH.extend(bufs)
-        _SCRATCH.sort(key=lambda b: -b.size)
-        total = 0
-        for i, b in enumerate(_SCRATCH):
-            total += b.nbytes
-            if total > SCRATCH_KEEP:
-                del _SCRATCH[i:]
-                break
-
-
 class Deferred:
     """A float32 output in ``like``'s memory order whose last pass has not run yet.
 
@@ -252,7 +221,7 @@ class Deferred:
     def _run(self, mat: np.ndarray) -> None:
         self._write(mat)
         if self.scratch:
-            _give_scratch(self.scratch)
+            _scratch.give(self.scratch)
             self.scratch = None
 
     def write_into(self, view: np.ndarray) -> None:
@@ -381,7 +350,7 @@ class _Plan:
 
     def reserve(self) -> list[np.ndarray]:
         """Scratch for :meth:`run`: one block-sized buffer per thread."""
-        return _take_scratch(max(self.threads, 1), self.scratch_size())
+        return _scratch.take(max(self.threads, 1), self.scratch_size())
 
     def partials(self, dtype: Any = _F32) -> np.ndarray:
         """An array for one partial sum per group: (rows,) channel-first, (groups, C) channels-last."""
@@ -459,7 +428,7 @@ def _stats(p: _Plan) -> tuple[np.ndarray, np.ndarray]:
             if np.all(~(s2 > MAX_SQUARE_RATIO * m2)):
                 break
     finally:
-        _give_scratch(scratch)
+        _scratch.give(scratch)
     return mean, np.maximum(m2, 0.0)
 
 
@@ -619,7 +588,7 @@ def backward_deferred(
         try:
             p.run(sums, scratch)
         finally:
-            _give_scratch(scratch)
+            _scratch.give(scratch)
     dbias = p.total(s_part)
     dot = p.total(d_part)
     if centre is None:

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from hipdnn.engines.reference import _scratch
 from hipdnn.engines.reference._parallel import parallel_copy
 from hipdnn.shapes import conv_output_dims
 
@@ -115,8 +116,10 @@ def _im2col(
     stride: Sequence[int],
     dilation: Sequence[int],
     acc: type = _F32,
-) -> np.ndarray:
-    """Contiguous columns: (N*P, prod(K)*C) channels-last or (N, C*prod(K), P) channels-first."""
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Contiguous columns: (N*P, prod(K)*C) channels-last or (N, C*prod(K), P) channels-first,
+    and the scratch they live in (:mod:`._scratch`; empty when they are a view of ``x``'s
+    copy), which the caller gives back once nothing reads the columns."""
     n, c = x.shape[0], x.shape[1]
     p = prod(out_sp)
     kk = prod(ksize)
@@ -124,14 +127,16 @@ def _im2col(
     if channels_last:
         xc = _to_cl(x, acc)
         if trivial and tuple(xc.shape[1:-1]) == tuple(out_sp):
-            return xc.reshape(n * p, c)
+            return xc.reshape(n * p, c), []
         view = _windows(_pad(xc, 1, pre, post), True, ksize, out_sp, stride, dilation)
-        return parallel_copy(view).reshape(n * p, kk * c)
-    xc = _to_cf(x, acc)
-    if trivial and tuple(xc.shape[2:]) == tuple(out_sp):
-        return xc.reshape(n, c, p)
-    view = _windows(_pad(xc, 2, pre, post), False, ksize, out_sp, stride, dilation)
-    return parallel_copy(view).reshape(n, c * kk, p)
+    else:
+        xc = _to_cf(x, acc)
+        if trivial and tuple(xc.shape[2:]) == tuple(out_sp):
+            return xc.reshape(n, c, p), []
+        view = _windows(_pad(xc, 2, pre, post), False, ksize, out_sp, stride, dilation)
+    scratch = _scratch.take(1, view.size, view.dtype)
+    cols = parallel_copy(view, scratch[0].reshape(view.shape))
+    return (cols.reshape(n * p, kk * c) if channels_last else cols.reshape(n, c * kk, p)), scratch
 
 
 def _col2im_windows(
@@ -179,21 +184,25 @@ def _conv_fprop_block(
     p = prod(out_sp)
     wf: np.ndarray = w.astype(acc, copy=False)
     cl = _gemm_order_channels_last(x, kk, cg)
-    cols = _im2col(x, cl, ksize, out_sp, pre_padding, post_padding, stride, dilation, acc)
-    if cl:
-        # rows: output pixels; columns ordered (K offsets, G, Cg)
-        w_cl = np.moveaxis(wf.reshape(g, kg, cg, kk), 1, -1)  # (G, Cg, KK, Kg)
-        if g == 1:
-            y = cols @ np.ascontiguousarray(w_cl[0].transpose(1, 0, 2)).reshape(kk * cg, kg)
-        else:
-            cg_cols = np.ascontiguousarray(cols.reshape(n * p, kk, g, cg).transpose(2, 0, 1, 3))
-            wg = np.ascontiguousarray(w_cl.transpose(0, 2, 1, 3)).reshape(g, kk * cg, kg)
-            y = (cg_cols.reshape(g, n * p, kk * cg) @ wg).transpose(1, 0, 2).reshape(n * p, k)
-        return np.moveaxis(y.reshape(n, *out_sp, k), -1, 1)
-    # channels-first: cols (N, C*KK, P) with C = (G, Cg); one GEMM per image and group
-    wg = np.ascontiguousarray(wf).reshape(g, kg, cg * kk)
-    y = np.matmul(wg, cols.reshape(n, g, cg * kk, p))
-    return y.reshape(n, k, *out_sp)
+    cols, scratch = _im2col(x, cl, ksize, out_sp, pre_padding, post_padding, stride, dilation,
+                            acc)
+    try:
+        if cl:
+            # rows: output pixels; columns ordered (K offsets, G, Cg)
+            w_cl = np.moveaxis(wf.reshape(g, kg, cg, kk), 1, -1)  # (G, Cg, KK, Kg)
+            if g == 1:
+                y = cols @ np.ascontiguousarray(w_cl[0].transpose(1, 0, 2)).reshape(kk * cg, kg)
+            else:
+                cg_cols = np.ascontiguousarray(cols.reshape(n * p, kk, g, cg).transpose(2, 0, 1, 3))
+                wg = np.ascontiguousarray(w_cl.transpose(0, 2, 1, 3)).reshape(g, kk * cg, kg)
+                y = (cg_cols.reshape(g, n * p, kk * cg) @ wg).transpose(1, 0, 2).reshape(n * p, k)
+            return np.moveaxis(y.reshape(n, *out_sp, k), -1, 1)
+        # channels-first: cols (N, C*KK, P) with C = (G, Cg); one GEMM per image and group
+        wg = np.ascontiguousarray(wf).reshape(g, kg, cg * kk)
+        y = np.matmul(wg, cols.reshape(n, g, cg * kk, p))
+        return y.reshape(n, k, *out_sp)
+    finally:  # every result above is a new array: the columns are read by nothing now
+        _scratch.give(scratch)
 
 
 def _conv_dgrad_block(
@@ -285,23 +294,27 @@ def _conv_wgrad_block(
     kk, cg, kg, g = prod(ksize), w_shape[1], k // groups, groups
     p = prod(out_sp)
     cl = _channels_last(x)
-    cols = _im2col(x, cl, ksize, out_sp, pre_padding, post_padding, stride, dilation)
+    cols, scratch = _im2col(x, cl, ksize, out_sp, pre_padding, post_padding, stride, dilation)
     dyc: np.ndarray
-    if cl:
-        dyc = _to_cl(dy).reshape(n * p, k)
-        if g == 1:
-            dw = dyc.T @ cols  # (K, KK*C)
+    try:
+        if cl:
+            dyc = _to_cl(dy).reshape(n * p, k)
+            if g == 1:
+                dw = dyc.T @ cols  # (K, KK*C)
+                return np.moveaxis(dw.reshape(k, *ksize, cg), -1, 1)
+            cols_g = cols.reshape(n * p, kk, g, cg)
+            dws = []
+            for gi in range(g):  # one GEMM per group
+                dws.append(dyc[:, gi * kg : (gi + 1) * kg].T
+                           @ cols_g[:, :, gi, :].reshape(n * p, kk * cg))
+            dw = np.concatenate(dws, axis=0)
             return np.moveaxis(dw.reshape(k, *ksize, cg), -1, 1)
-        cols_g = cols.reshape(n * p, kk, g, cg)
-        dws = []
-        for gi in range(g):  # one GEMM per group
-            dws.append(dyc[:, gi * kg : (gi + 1) * kg].T @ cols_g[:, :, gi, :].reshape(n * p, kk * cg))
-        dw = np.concatenate(dws, axis=0)
-        return np.moveaxis(dw.reshape(k, *ksize, cg), -1, 1)
-    dyc = _to_cf(dy).reshape(n, g, kg, p)
-    colsg = cols.reshape(n, g, cg * kk, p)
-    dw = np.matmul(dyc, colsg.swapaxes(-1, -2)).sum(axis=0, dtype=_F32)  # (G, Kg, Cg*KK)
-    return dw.reshape(w_shape)
+        dyc = _to_cf(dy).reshape(n, g, kg, p)
+        colsg = cols.reshape(n, g, cg * kk, p)
+        dw = np.matmul(dyc, colsg.swapaxes(-1, -2)).sum(axis=0, dtype=_F32)  # (G, Kg, Cg*KK)
+        return dw.reshape(w_shape)
+    finally:  # every result above is a new array: the columns are read by nothing now
+        _scratch.give(scratch)
 
 
 # ---------------------------------------------------------------------------- bounded memory

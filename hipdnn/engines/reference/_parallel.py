@@ -114,11 +114,12 @@ def map_chunks(fn: Callable[[slice], T], a: np.ndarray) -> list[T]:
     return list(_pool(count).map(fn, chunks))
 
 
-def parallel_copy(src: np.ndarray) -> np.ndarray:
-    """``np.ascontiguousarray(src)``, the copy split along axis 0 over the thread pool."""
-    if src.size < PARALLEL_MIN_SIZE or src.shape[0] < 2:
+def parallel_copy(src: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``np.ascontiguousarray(src)`` (into ``out``, a C-contiguous array of src's shape and dtype,
+    when given), the copy split along axis 0 over the thread pool."""
+    if out is None and (src.size < PARALLEL_MIN_SIZE or src.shape[0] < 2):
         return np.ascontiguousarray(src)
-    dst = np.empty(src.shape, dtype=src.dtype)
+    dst = np.empty(src.shape, dtype=src.dtype) if out is None else out
 
     def copy(sl: slice) -> None:
         dst[sl] = src[sl]
