@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hipdnn.errors import ValidationError
+from hipdnn.errors import ArgumentError, ValidationError
 from hipdnn.graph import graph_context
 from hipdnn.types import HeurMode
 
@@ -51,6 +51,13 @@ def graph_cache(key_fn: Callable[..., Any], maxsize: int = 256) -> Callable[[Cal
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             key = key_fn(*args, **kwargs)
+            try:
+                hash(key)
+            except TypeError:
+                raise ArgumentError(
+                    f"graph_cache: key_fn returned an unhashable {type(key).__name__} "
+                    f"({key!r:.60}); valid: a hashable key, e.g. a tuple of shapes and dtype "
+                    f"names (tuple(x.shape), str(x.dtype))") from None
             with lock:
                 if key in cache:
                     if not _stale(cache[key]):

@@ -88,3 +88,17 @@ def test_jit_rejects_a_wrong_return() -> None:
 
     with pytest.raises(cudnn.ValidationError, match="must return"):
         bad()
+
+
+def test_graph_cache_unhashable_key_is_an_argument_error() -> None:
+    # a list key (e.g. [x.shape]) raised Python's bare "unhashable type: 'list'"
+    built = []
+
+    @cudnn.graph_cache(key_fn=lambda n: [n])
+    def make(n: int) -> int:
+        built.append(n)
+        return n
+
+    with pytest.raises(cudnn.ArgumentError, match="graph_cache: key_fn returned an unhashable list"):
+        make(3)
+    assert not built
