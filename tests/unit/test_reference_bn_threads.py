@@ -185,9 +185,13 @@ class Injected(ValueError):
     """The fault the test injects on a pool thread."""
 
 
-def _bn_backward_graph(c: int) -> tuple[hipdnn.Graph, list[Any], list[Any]]:
+def _bn_backward_case(layout: str) -> tuple[hipdnn.Graph, dict[Any, np.ndarray], list[Any]]:
+    """A built batchnorm-backward graph on the reference engine, its input pack (saved mean 0,
+    inverse variance 1) and its output tensors."""
+    x, dy, scale, _ = _data(layout, 2.0)
+    c = x.shape[1]
     gr = hipdnn.Graph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
-    xt, dyt = gr.tensor_like(np.empty((4, c, 20, 20), np.float32), "x"), gr.tensor(dim=[4, c, 20, 20], name="dy")
+    xt, dyt = gr.tensor_like(x, "x"), gr.tensor_like(dy, "dy")
     st, mt, it = (gr.tensor(dim=[1, c, 1, 1], data_type=F32, name=k) for k in ("scale", "mean", "inv"))
     outs = gr.batchnorm_backward(dyt, xt, st, mt, it)
     for t in outs:
@@ -195,7 +199,8 @@ def _bn_backward_graph(c: int) -> tuple[hipdnn.Graph, list[Any], list[Any]]:
     gr.build_operation_graph()
     gr.create_execution_plan_ext("CPU_REFERENCE_ENGINE", {})
     gr.build_plans()
-    return gr, [xt, dyt, st, mt, it], list(outs)
+    pack = {xt: x, dyt: dy, st: scale, mt: np.zeros(c, np.float32), it: np.ones(c, np.float32)}
+    return gr, pack, list(outs)
 
 
 def test_a_failing_pool_thread_writes_no_output(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -203,11 +208,7 @@ def test_a_failing_pool_thread_writes_no_output(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv(_bn_jit.ENV, "0")
     monkeypatch.setattr(P, "PARALLEL_MIN_SIZE", 1 << 12)
     monkeypatch.setattr(_bn, "PART", 1 << 12)
-    x, dy, scale, _ = _data("NCHW", 2.0)
-    c = x.shape[1]
-    gr, (xt, dyt, st, mt, it), outs = _bn_backward_graph(c)
-    pack: dict[Any, np.ndarray] = {xt: x, dyt: dy, st: scale, mt: np.zeros(c, np.float32),
-                                   it: np.ones(c, np.float32)}
+    gr, pack, outs = _bn_backward_case("NCHW")
     real = P.run_parts
     failed = threading.Event()
 
@@ -239,11 +240,7 @@ def test_a_failing_compiled_launch_writes_no_output(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(_bn, "JIT_MIN_SIZE", 0)
     if _bn_jit.kernels() is None:
         require_or_skip("HIPDNN_REQUIRE_JIT", "numba is not installed: pip install numba")
-    x, dy, scale, _ = _data("NHWC", 2.0)
-    c = x.shape[1]
-    gr, (xt, dyt, st, mt, it), outs = _bn_backward_graph(c)
-    pack: dict[Any, np.ndarray] = {xt: x, dyt: dy, st: scale, mt: np.zeros(c, np.float32),
-                                   it: np.ones(c, np.float32)}
+    gr, pack, outs = _bn_backward_case("NHWC")
     real = _bn_jit.launch
 
     def fail(kernel: Any, threads: int, *args: Any) -> None:
