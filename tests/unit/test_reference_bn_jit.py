@@ -245,3 +245,23 @@ def test_threading_layer_choice_and_forked_children(chosen: str | None, require_
     if chosen:
         assert layer == chosen
     assert child in ([], ["0"]), out.stdout + out.stderr
+
+
+def test_read_only_and_unaligned_inputs(bn_path: str) -> None:
+    """A read-only array and a float32 array at an odd byte address (from a bytes buffer) give
+    the bits of an ordinary copy, on either implementation."""
+    x, g, b = _data(8, (4, 8, 32, 32))
+    dy = np.random.default_rng(9).normal(size=x.shape).astype(np.float32)
+    want = _train(x, g, b)
+    want_bwd = K.bn_backward(dy, x, g, want[1], want[2])
+    ro, dyro = x.copy(), dy.copy()
+    ro.flags.writeable = dyro.flags.writeable = False
+    raw = bytearray(x.nbytes + 1)
+    odd = np.frombuffer(raw, np.uint8)[1:].view(np.float32).reshape(x.shape)
+    odd[...] = x
+    assert not odd.flags.aligned
+    for arr in (ro, odd):
+        for a, r in zip(_train(arr, g, b), want, strict=True):
+            assert np.array_equal(a, r)
+    for a, r in zip(K.bn_backward(dyro, ro, g, want[1], want[2]), want_bwd, strict=True):
+        assert np.array_equal(a, r)
