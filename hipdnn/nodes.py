@@ -20,6 +20,14 @@ from hipdnn.nodes_base import (
     set_output_shape,
     strides_like,
 )
+from hipdnn.nodes_layernorm import (  # re-exported too
+    InstancenormBackwardNode,
+    InstancenormNode,
+    LayernormBackwardNode,
+    LayernormNode,
+    RmsnormBackwardNode,
+    RmsnormNode,
+)
 from hipdnn.nodes_norm import (  # re-exported: nodes.py is the node classes' one import
     BatchnormBackwardNode,
     BatchnormInferenceNode,
@@ -42,9 +50,15 @@ __all__ = [
     "ConvFpropNode",
     "ConvWgradNode",
     "GenstatsNode",
+    "InstancenormBackwardNode",
+    "InstancenormNode",
+    "LayernormBackwardNode",
+    "LayernormNode",
     "Node",
     "PointwiseNode",
     "ReductionNode",
+    "RmsnormBackwardNode",
+    "RmsnormNode",
 ]
 
 
@@ -344,5 +358,6 @@ NODE_TYPES: Mapping[str, type[Node]] = {
     cls.op: cls for cls in (
         ConvFpropNode, ConvDgradNode, ConvWgradNode, BatchnormNode, BatchnormInferenceNode,
         BatchnormInferenceVarianceNode, BatchnormBackwardNode, PointwiseNode, GenstatsNode,
-        ReductionNode)
+        ReductionNode, LayernormNode, LayernormBackwardNode, RmsnormNode, RmsnormBackwardNode,
+        InstancenormNode, InstancenormBackwardNode)
 }

@@ -24,6 +24,7 @@ __all__ = [
     "BatchnormInferenceVarianceNode",
     "BatchnormNode",
     "PointwiseNode",
+    "check_scalar",
 ]
 
 
@@ -42,7 +43,7 @@ SCALAR_RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "EPSILON": (0.0, None, True), "MOMENTUM": (0.0, 1.0, False)}
 
 
-def _check_scalar(node: Node, port: str) -> None:
+def check_scalar(node: Node, port: str) -> None:
     t = check_dims(node, port)
     n = 1
     for d in t.dim:
@@ -103,7 +104,7 @@ class BatchnormNode(Node):
         x = _check_data(self, "X")
         for port in ("SCALE", "BIAS"):
             _check_param(self, port, x)
-        _check_scalar(self, "EPSILON")
+        check_scalar(self, "EPSILON")
         running = ("PREV_RUNNING_MEAN", "PREV_RUNNING_VARIANCE", "MOMENTUM")
         given = [p for p in running if self.inputs[p] is not None]
         if given and len(given) != 3:
@@ -114,7 +115,7 @@ class BatchnormNode(Node):
         if given:
             _check_param(self, "PREV_RUNNING_MEAN", x)
             _check_param(self, "PREV_RUNNING_VARIANCE", x)
-            _check_scalar(self, "MOMENTUM")
+            check_scalar(self, "MOMENTUM")
         _set_like_x(self, x, ("Y",), self._PARAMS, strict=True)
 
 
@@ -149,7 +150,7 @@ class BatchnormInferenceVarianceNode(Node):
         x = _check_data(self, "X")
         for port in ("MEAN", "VARIANCE", "SCALE", "BIAS"):
             _check_param(self, port, x)
-        _check_scalar(self, "EPSILON")
+        check_scalar(self, "EPSILON")
         _set_like_x(self, x, ("Y",), (), strict=True)
 
 

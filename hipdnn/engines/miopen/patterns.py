@@ -375,12 +375,18 @@ _NON_SEED_TYPES = frozenset({DataType.BOOLEAN, DataType.UINT8, DataType.INT8, Da
                              DataType.INT64})
 
 
+#: Layer/RMS/instance norms: no seed row (MIOpen's own layernorm calls are not in the seed).
+_NORM_NODES = (nd.LayernormNode, nd.LayernormBackwardNode, nd.RmsnormNode,
+               nd.RmsnormBackwardNode, nd.InstancenormNode, nd.InstancenormBackwardNode)
+
+
 def _outside_seed(nodes: Sequence[Any]) -> None:
-    """Raise :class:`Declined` naming the first node no seed row can contain: genstats and
-    reduction, and BOOLEAN/integer tensors (masks, INT8 convolution with INT32 compute)."""
+    """Raise :class:`Declined` naming the first node no seed row can contain: genstats,
+    reduction and the layer/RMS/instance norms, and BOOLEAN/integer tensors (masks, INT8
+    convolution with INT32 compute)."""
     for n in nodes:
         label = f"node {n.name!r} ({type(n).__name__})"
-        if isinstance(n, (nd.GenstatsNode, nd.ReductionNode)):
+        if isinstance(n, (nd.GenstatsNode, nd.ReductionNode, *_NORM_NODES)):
             raise Declined(f"{label}: no seed row computes {n.op}; CPU_REFERENCE_ENGINE runs it")
         for port, t in (*n.inputs.items(), *n.outputs.items()):
             if t is None or t.is_pass_by_value or t.data_type not in _NON_SEED_TYPES:

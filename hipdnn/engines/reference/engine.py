@@ -20,6 +20,7 @@ import numpy as np
 from hipdnn.engines.base import Engine, ExecutionPlan, Knob, KnobValue
 from hipdnn.engines.reference import kernels as K
 from hipdnn.engines.reference._bn import Deferred
+from hipdnn.engines.reference._norms import norm_backward, norm_forward
 from hipdnn.engines.reference._parallel import PARALLEL_MIN_SIZE, map_chunks
 from hipdnn.engines.reference._pointwise import POINTWISE_OPS, pointwise
 from hipdnn.errors import ExecutionError, GraphNotSupportedError, HipdnnError, VariantPackError
@@ -33,10 +34,17 @@ from hipdnn.nodes import (
     ConvFpropNode,
     ConvWgradNode,
     GenstatsNode,
+    InstancenormBackwardNode,
+    InstancenormNode,
+    LayernormBackwardNode,
+    LayernormNode,
     Node,
     PointwiseNode,
     ReductionNode,
+    RmsnormBackwardNode,
+    RmsnormNode,
 )
+from hipdnn.nodes_layernorm import NormNodeBase
 from hipdnn.types import ConvolutionMode, DataType, PointwiseMode
 
 if TYPE_CHECKING:
@@ -353,6 +361,32 @@ def _reduction(r: _Run, n: ReductionNode) -> None:
     r.put(n, "Y", K.reduce(r.value(n.inputs["X"], "X", n), n.mode, n.reduced_axes()))
 
 
+def _norm_axes(r: _Run, n: NormNodeBase) -> tuple[np.ndarray, tuple[int, ...], np.ndarray]:
+    x = r.value(n.inputs["X"], "X", n)
+    scale = r.value(n.inputs["SCALE"], "SCALE", n)
+    return x, n.norm_axes(x.shape, scale.shape), scale
+
+
+def _norm_forward(r: _Run, n: NormNodeBase) -> None:
+    x, axes, scale = _norm_axes(r, n)
+    bias = r.value(n.inputs["BIAS"], "BIAS", n) if n.inputs.get("BIAS") is not None else None
+    y, mean, inv = norm_forward(x, axes, scale, bias, r.scalar(n, "EPSILON"),
+                                rms=isinstance(n, RmsnormNode))
+    r.put(n, "Y", y)
+    r.put(n, "MEAN", mean)  # put() skips the statistics INFERENCE does not output
+    r.put(n, "INV_VARIANCE", inv)
+
+
+def _norm_backward(r: _Run, n: NormNodeBase) -> None:
+    x, axes, scale = _norm_axes(r, n)
+    mean = r.value(n.inputs["MEAN"], "MEAN", n) if "MEAN" in n.inputs else None
+    dx, dscale, dbias = norm_backward(r.value(n.inputs["DY"], "DY", n), x, axes, scale, mean,
+                                      r.value(n.inputs["INV_VARIANCE"], "INV_VARIANCE", n))
+    r.put(n, "DX", dx)
+    r.put(n, "DSCALE", dscale)
+    r.put(n, "DBIAS", dbias)
+
+
 _HANDLERS: dict[type[Node], Callable[[_Run, Any], None]] = {
     ConvFpropNode: _conv_fprop,
     ConvDgradNode: _conv_dgrad,
@@ -364,6 +398,12 @@ _HANDLERS: dict[type[Node], Callable[[_Run, Any], None]] = {
     PointwiseNode: _pointwise,
     GenstatsNode: _genstats,
     ReductionNode: _reduction,
+    LayernormNode: _norm_forward,
+    LayernormBackwardNode: _norm_backward,
+    RmsnormNode: _norm_forward,
+    RmsnormBackwardNode: _norm_backward,
+    InstancenormNode: _norm_forward,
+    InstancenormBackwardNode: _norm_backward,
 }
 _HANDLERS_TYPES = tuple(_HANDLERS)
 
