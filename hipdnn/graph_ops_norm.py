@@ -39,6 +39,9 @@ from hipdnn.types import DataType, NormFwdPhase, to_enum
 __all__ = ["NormOps"]
 
 NOT_SET = DataType.NOT_SET
+#: cudnn-frontend names rmsnorm_backward's outputs "<node>::Dscale" / "::Dbias" (its other norms
+#: use the port names), and 1.x high-level scripts list them by those names.
+_RMS_BACKWARD_LABELS = {"DSCALE": "Dscale", "DBIAS": "Dbias"}
 
 
 class NormOps(GraphOps):
@@ -46,7 +49,10 @@ class NormOps(GraphOps):
 
     def _norm(self, cls: type[NormNodeBase], op: str, name: str, phase: Any,
               tensors: dict[str, Any], optional: frozenset[str], epsilon: Any,
-              outputs: tuple[str, ...], compute_data_type: Any) -> list[Tensor | None]:
+              outputs: tuple[str, ...], compute_data_type: Any,
+              labels: dict[str, str] | None = None) -> list[Tensor | None]:
+        """Add a ``cls`` node; its outputs are named ``"<node>::<label>"``, the label the port
+        unless ``labels`` gives cudnn-frontend's own spelling."""
         name = self._node_name(name, op)
         attrs: dict[str, Any] = {}
         if phase is not None:
@@ -65,7 +71,9 @@ class NormOps(GraphOps):
                 raise ValidationError("epsilon is required (a float > 0 or a pass-by-value "
                                       "scalar tensor)", node=name, port="EPSILON")
             tensors["EPSILON"] = self._scalar(epsilon, name, "EPSILON")
-        outs: dict[str, Tensor | None] = {p: self._output(name, p) for p in outputs}
+        labels = labels or {}
+        outs: dict[str, Tensor | None] = {p: self._output(name, labels.get(p, p))
+                                          for p in outputs}
         self._add_node(cls(name, compute_data_type, **attrs, **tensors, **outs))
         return [outs.get(p) for p in cls.OUTPUTS]
 
@@ -119,7 +127,7 @@ class NormOps(GraphOps):
         return self._norm(RmsnormBackwardNode, "rmsnorm_backward", name, None,
                           {"DY": grad, "X": input, "SCALE": scale,
                            "INV_VARIANCE": inv_variance}, frozenset(), None, outs,
-                          compute_data_type)
+                          compute_data_type, _RMS_BACKWARD_LABELS)
 
     # -- instancenorm ----------------------------------------------------------------------------
     def instancenorm(self, norm_forward_phase: NormFwdPhase | int | str, input: Tensor,

@@ -321,3 +321,16 @@ def test_inference_rejects_statistics_outputs_edited_in() -> None:
     g.nodes[0].forward_phase = cudnn.norm_forward_phase.INFERENCE
     with pytest.raises(ValidationError, match="INFERENCE has no statistics"):
         g.validate()
+
+
+def test_output_names_are_cudnn_frontends() -> None:
+    """1.x high-level scripts name outputs as cudnn-frontend does: ``"rms_bwd::Dscale"`` for
+    rmsnorm_backward, the port names for the others."""
+    g, x, s, _ = _graph3()
+    inv = g.tensor(name="inv", dim=[4, 16, 1])
+    names = [t.name for t in g.rmsnorm_backward(x, x, s, inv, True, name="rms_bwd")]
+    assert names == ["rms_bwd::DX", "rms_bwd::Dscale", "rms_bwd::Dbias"]
+    names = [t.name for t in g.layernorm_backward(x, x, s, inv, inv, name="ln_bwd")]
+    assert names == ["ln_bwd::DX", "ln_bwd::DSCALE", "ln_bwd::DBIAS"]
+    names = [t.name for t in g.rmsnorm(TRAIN, x, s, None, 1e-5, name="rms")]
+    assert names == ["rms::Y", "rms::INV_VARIANCE"]
