@@ -25,6 +25,7 @@ from hipdnn.graph_exec import BoundExecution, Executor, PlanTiming
 from hipdnn.graph_highlevel import HighLevel, accepting_framework_tensors
 from hipdnn.graph_ops import GraphOps
 from hipdnn.graph_ops_math import MathOps
+from hipdnn.graph_ops_matmul import MatmulOps
 from hipdnn.graph_ops_norm import NormOps
 from hipdnn.graph_plans import Planner
 from hipdnn.handle import check_handle, default_handle
@@ -71,7 +72,7 @@ class _ClassOrInstance:
                     else getattr(obj, self.on_instance))
 
 
-class Graph(MathOps, NormOps):
+class Graph(MathOps, NormOps, MatmulOps):
     """A hipDNN operation graph (cudnn-frontend's ``pygraph``).
 
     Graph-level data types are defaults: a tensor without a data type gets
@@ -518,7 +519,7 @@ class Graph(MathOps, NormOps):
         self.close()
 
 
-for _ops in (GraphOps, MathOps, NormOps):
+for _ops in (GraphOps, MathOps, NormOps, MatmulOps):
     for _op in [m for m in vars(_ops) if not m.startswith("_")]:
         setattr(Graph, _op, accepting_framework_tensors(getattr(_ops, _op)))
 del _ops, _op

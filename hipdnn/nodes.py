@@ -28,6 +28,7 @@ from hipdnn.nodes_layernorm import (  # re-exported too
     RmsnormBackwardNode,
     RmsnormNode,
 )
+from hipdnn.nodes_matmul import MatmulNode  # re-exported too
 from hipdnn.nodes_norm import (  # re-exported: nodes.py is the node classes' one import
     BatchnormBackwardNode,
     BatchnormInferenceNode,
@@ -54,6 +55,7 @@ __all__ = [
     "InstancenormNode",
     "LayernormBackwardNode",
     "LayernormNode",
+    "MatmulNode",
     "Node",
     "PointwiseNode",
     "ReductionNode",
@@ -359,5 +361,5 @@ NODE_TYPES: Mapping[str, type[Node]] = {
         ConvFpropNode, ConvDgradNode, ConvWgradNode, BatchnormNode, BatchnormInferenceNode,
         BatchnormInferenceVarianceNode, BatchnormBackwardNode, PointwiseNode, GenstatsNode,
         ReductionNode, LayernormNode, LayernormBackwardNode, RmsnormNode, RmsnormBackwardNode,
-        InstancenormNode, InstancenormBackwardNode)
+        InstancenormNode, InstancenormBackwardNode, MatmulNode)
 }

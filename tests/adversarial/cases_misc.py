@@ -82,7 +82,7 @@ _BAD_DOC: dict[str, tuple[Any, tuple[str, ...]]] = {
     "tensor_uid_str": (_set(["tensors", 0, "uid"], "1"), ("uid",)),
     "tensor_value_str": (_set(["tensors", 0, "value"], "one"), ("value",)),
     "nodes_missing": (_delete(["nodes"]), ("malformed graph document", "nodes")),
-    "node_type_unknown": (_set(["nodes", 0, "type"], "matmul"), ("unknown node type",)),
+    "node_type_unknown": (_set(["nodes", 0, "type"], "slice"), ("unknown node type",)),
     "node_type_missing": (_delete(["nodes", 0, "type"]), ("malformed graph document",)),
     "port_index_negative": (_set(["nodes", 0, "inputs", "X"], -1), ("refers to tensor -1",)),
     "port_index_bool": (_set(["nodes", 0, "inputs", "X"], True), ("refers to tensor True",)),

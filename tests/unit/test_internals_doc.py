@@ -18,11 +18,11 @@ DOC = ROOT / "docs" / "INTERNALS.md"
 LAYERS: dict[str, tuple[str, ...]] = {
     "core": ("errors", "types", "shapes", "tensor", "handle", "logs", "progress", "interop",
              "_packsig", "_dlpack", "_hostmem", "_interop_dtypes"),
-    "graph IR": ("nodes_base", "nodes_norm", "nodes_stats", "nodes_layernorm", "nodes", "serialize", "pictures"),
+    "graph IR": ("nodes_base", "nodes_norm", "nodes_stats", "nodes_layernorm", "nodes_matmul", "nodes", "serialize", "pictures"),
     "engine contract": ("engines", "engines.base", "engines.knobs", "engines.engine_registry",
                         "validation", "graph_view"),
     "engines": ("engines.reference", "engines.miopen"),
-    "builder & pipeline": ("graph", "graph_core", "graph_ops", "graph_ops_math", "graph_ops_norm",
+    "builder & pipeline": ("graph", "graph_core", "graph_ops", "graph_ops_math", "graph_ops_norm", "graph_ops_matmul",
                            "graph_highlevel",
                            "graph_plans", "graph_exec", "plan_cache"),
     "surfaces": ("", "__main__", "aliases", "jit", "frontend", "diagnostics"),

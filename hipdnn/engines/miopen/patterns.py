@@ -382,11 +382,11 @@ _NORM_NODES = (nd.LayernormNode, nd.LayernormBackwardNode, nd.RmsnormNode,
 
 def _outside_seed(nodes: Sequence[Any]) -> None:
     """Raise :class:`Declined` naming the first node no seed row can contain: genstats,
-    reduction and the layer/RMS/instance norms, and BOOLEAN/integer tensors (masks, INT8
+    reduction, matmul and the layer/RMS/instance norms, and BOOLEAN/integer tensors (masks, INT8
     convolution with INT32 compute)."""
     for n in nodes:
         label = f"node {n.name!r} ({type(n).__name__})"
-        if isinstance(n, (nd.GenstatsNode, nd.ReductionNode, *_NORM_NODES)):
+        if isinstance(n, (nd.GenstatsNode, nd.ReductionNode, nd.MatmulNode, *_NORM_NODES)):
             raise Declined(f"{label}: no seed row computes {n.op}; CPU_REFERENCE_ENGINE runs it")
         for port, t in (*n.inputs.items(), *n.outputs.items()):
             if t is None or t.is_pass_by_value or t.data_type not in _NON_SEED_TYPES:

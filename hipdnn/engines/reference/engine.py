@@ -38,6 +38,7 @@ from hipdnn.nodes import (
     InstancenormNode,
     LayernormBackwardNode,
     LayernormNode,
+    MatmulNode,
     Node,
     PointwiseNode,
     ReductionNode,
@@ -387,6 +388,14 @@ def _norm_backward(r: _Run, n: NormNodeBase) -> None:
     r.put(n, "DBIAS", dbias)
 
 
+def _matmul(r: _Run, n: MatmulNode) -> None:
+    # DOUBLE compute accumulates in float64, every other float compute type in float32
+    acc = np.float64 if n.compute_data_type == DataType.DOUBLE else _F32
+    a = np.asarray(r.value(n.inputs["A"], "A", n), dtype=acc)
+    b = np.asarray(r.value(n.inputs["B"], "B", n), dtype=acc)
+    r.put(n, "C", np.matmul(a, b))  # numpy broadcasts batch dims of 1 as cuDNN does
+
+
 _HANDLERS: dict[type[Node], Callable[[_Run, Any], None]] = {
     ConvFpropNode: _conv_fprop,
     ConvDgradNode: _conv_dgrad,
@@ -404,6 +413,7 @@ _HANDLERS: dict[type[Node], Callable[[_Run, Any], None]] = {
     RmsnormBackwardNode: _norm_backward,
     InstancenormNode: _norm_forward,
     InstancenormBackwardNode: _norm_backward,
+    MatmulNode: _matmul,
 }
 _HANDLERS_TYPES = tuple(_HANDLERS)
 
