@@ -79,7 +79,7 @@ class GraphCore:
                    value=value, graph=self)
         check_tensor(t)
         if t.dim is not None and t.stride is None:
-            t.stride = packed_strides(t.dim)
+            t._stride = packed_strides(t.dim)
         self.all_tensors.append(t)
         return t
 

@@ -219,7 +219,7 @@ class ConvFpropNode(_ConvNode):
 # (``set_stride``) to get any other layout.
 def _follow_if_unset(t: Any, like: Any) -> None:
     if t.dim is not None and (t.stride is None or t._stride_inferred):
-        t.stride = strides_like(t.dim, like)
+        t._stride = strides_like(t.dim, like)
         t._stride_inferred = True
 
 

@@ -147,7 +147,7 @@ def check_dims(node: Node, port: str, dtypes: Collection[DataType] | None = None
                               tensor=t.name)
     check_tensor(t, node.name, port)
     if t.stride is None:
-        t.stride = packed_strides(t.dim)
+        t._stride = packed_strides(t.dim)
     if dtypes is not None and t.data_type not in dtypes:
         allowed = ", ".join(sorted(d.name for d in dtypes))
         raise ValidationError(f"data type {t.data_type.name} is not allowed here; allowed: "
@@ -174,13 +174,15 @@ def set_output_shape(node: Node, port: str, dims: Sequence[int], like: Any, *,
         return
     dims = tuple(int(d) for d in dims)
     if t.dim is None or t._dim_inferred:
-        t.dim = dims
+        t._dim = dims
         t._dim_inferred = True
     elif strict and tuple(t.dim) != dims:
         raise ValidationError(f"dims {list(t.dim)} were set, but the op produces {list(dims)}",
                               node=node.name, port=port, tensor=t.name)
+    dim = t.dim
+    assert dim is not None  # set by the user or just inferred
     if t.stride is None or t._stride_inferred:
-        t.stride = strides_like(t.dim, like)
+        t._stride = strides_like(dim, like)
         t._stride_inferred = True
     elif strict:
         check_tensor(t, node.name, port)

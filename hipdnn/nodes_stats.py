@@ -34,14 +34,16 @@ def _default_output(node: Node, port: str, dims: Sequence[int], strict: bool) ->
     if t is None:
         return
     if t.dim is None or t._dim_inferred:
-        t.dim = tuple(int(d) for d in dims)
+        t._dim = tuple(int(d) for d in dims)
         t._dim_inferred = True
+    dim = t.dim
+    assert dim is not None  # set by the user or just inferred
     if t.stride is None or t._stride_inferred:
-        t.stride = channels_last_strides(t.dim)
+        t._stride = channels_last_strides(dim)
         t._stride_inferred = True
-    elif strict and len(t.stride) != len(t.dim):
+    elif strict and len(t.stride) != len(dim):
         raise ValidationError(f"stride {list(t.stride)} has {len(t.stride)} entries but dim "
-                              f"{list(t.dim)} has {len(t.dim)}", node=node.name, port=port,
+                              f"{list(dim)} has {len(dim)}", node=node.name, port=port,
                               tensor=t.name)
 
 

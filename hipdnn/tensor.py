@@ -73,21 +73,21 @@ def _dtype(value: Any, name: str) -> DataType:
 
 
 class Tensor:
-    """A graph tensor. Attributes are plain fields; cudnn-frontend's get_*/set_* also work.
+    """A graph tensor. Its fields read plainly; assigning one (``t.dim = ...``) is the matching
+    ``set_*``, and cudnn-frontend's get_*/set_* work too.
 
     ``dim``/``stride`` are tuples or None when not yet known; ``data_type`` is NOT_SET until the
     graph fills it from its io/intermediate types at ``validate()``; ``uid`` is None until set
     or assigned at ``validate()``. ``value`` is the baked value of a pass-by-value scalar.
 
-    Every ``set_*`` (and ``clear_uid``) of a tensor whose graph was built invalidates the
+    Every ``set_*`` (and ``clear_uid``, and assigning a field) of a tensor whose graph was built invalidates the
     graph's plans: execute, bind, existing bindings and plan queries raise
     :class:`~hipdnn.errors.GraphChangedError` until ``graph.build()`` runs again.
     """
 
     __slots__ = (
-        "_dim_inferred", "_dtype_inferred", "_graph", "_producer", "_stride_inferred", "data_type",
-        "dim",
-        "is_pass_by_value", "is_virtual", "name", "stride", "uid", "value",
+        "_data_type", "_dim", "_dim_inferred", "_dtype_inferred", "_graph", "_is_pass_by_value",
+        "_is_virtual", "_name", "_producer", "_stride", "_stride_inferred", "_uid", "_value",
     )
 
     def __init__(
@@ -103,81 +103,160 @@ class Tensor:
         value: float | None = None,
         graph: GraphCore | None = None,
     ) -> None:
-        self.name: str = str(name or "")
-        self.dim: tuple[int, ...] | None = _int_tuple(dim, "dim", self.name)
-        self.stride: tuple[int, ...] | None = _int_tuple(stride, "stride", self.name)
-        self.data_type: DataType = _dtype(data_type, self.name)
-        self.uid: int | None = _uid(uid, self.name)
-        self.is_virtual: bool = _bool(is_virtual, "is_virtual", name)
-        self.is_pass_by_value: bool = _bool(is_pass_by_value, "is_pass_by_value", name)
-        self.value: float | None = _float(value, "value", self.name)
+        self._name: str = str(name or "")
+        self._dim: tuple[int, ...] | None = _int_tuple(dim, "dim", self._name)
+        self._stride: tuple[int, ...] | None = _int_tuple(stride, "stride", self._name)
+        self._data_type: DataType = _dtype(data_type, self._name)
+        self._uid: int | None = _uid(uid, self._name)
+        self._is_virtual: bool = _bool(is_virtual, "is_virtual", name)
+        self._is_pass_by_value: bool = _bool(is_pass_by_value, "is_pass_by_value", name)
+        self._value: float | None = _float(value, "value", self._name)
         self._graph = graph
         self._producer: Node | None = None
         self._dim_inferred = False
         self._stride_inferred = False
         self._dtype_inferred = False
 
+    # -- the fields: reading is plain; assigning is the matching set_* (checked, and it
+    # invalidates a built graph's plans, as every setter does). Validation's own inference
+    # writes the private fields (``_dim`` ...), which changes nothing the user set.
+    @property
+    def dim(self) -> tuple[int, ...] | None:
+        """Logical dims N, C, (D,) H, W, or None when not known yet; assigning is :meth:`set_dim`."""
+        return self._dim
+
+    @dim.setter
+    def dim(self, dim: Iterable[int] | None) -> None:
+        self.set_dim(dim)
+
+    @property
+    def stride(self) -> tuple[int, ...] | None:
+        """Strides in elements, or None when not known yet; assigning is :meth:`set_stride`."""
+        return self._stride
+
+    @stride.setter
+    def stride(self, stride: Iterable[int] | None) -> None:
+        self.set_stride(stride)
+
+    @property
+    def data_type(self) -> DataType:
+        """The element type (NOT_SET until validate fills it); assigning is :meth:`set_data_type`."""
+        return self._data_type
+
+    @data_type.setter
+    def data_type(self, data_type: Any) -> None:
+        self.set_data_type(data_type)
+
+    @property
+    def uid(self) -> int | None:
+        """The variant-pack uid, or None until set or assigned at validate; assigning is
+        :meth:`set_uid` (None: :meth:`clear_uid`)."""
+        return self._uid
+
+    @uid.setter
+    def uid(self, uid: int | None) -> None:
+        if uid is None:
+            self.clear_uid()
+        else:
+            self.set_uid(uid)
+
+    @property
+    def is_virtual(self) -> bool:
+        """True for graph-internal tensors; assigning is :meth:`set_is_virtual`."""
+        return self._is_virtual
+
+    @is_virtual.setter
+    def is_virtual(self, is_virtual: bool) -> None:
+        self.set_is_virtual(is_virtual)
+
+    @property
+    def is_pass_by_value(self) -> bool:
+        """True for host scalars; assigning is :meth:`set_is_pass_by_value`."""
+        return self._is_pass_by_value
+
+    @is_pass_by_value.setter
+    def is_pass_by_value(self, is_pass_by_value: bool) -> None:
+        self.set_is_pass_by_value(is_pass_by_value)
+
+    @property
+    def value(self) -> float | None:
+        """The baked scalar of a pass-by-value tensor; assigning is :meth:`set_value`."""
+        return self._value
+
+    @value.setter
+    def value(self, value: float | None) -> None:
+        self.set_value(value)
+
+    @property
+    def name(self) -> str:
+        """The tensor's name; assigning is :meth:`set_name`."""
+        return self._name
+
+    @name.setter
+    def name(self, name: str) -> None:
+        self.set_name(name)
+
     # -- cudnn-frontend setters (chainable) -------------------------------------------------
     def set_output(self, is_output: bool = True) -> Tensor:
         """Mark as a graph output (non-virtual) or back to virtual; same as set_is_virtual(not b)."""
-        self.is_virtual = not _bool(is_output, "set_output", self.name)
+        self._is_virtual = not _bool(is_output, "set_output", self._name)
         self._touch()
         return self
 
     def set_is_virtual(self, is_virtual: bool) -> Tensor:
         """Virtual tensors live only inside the graph and never appear in the variant pack."""
-        self.is_virtual = _bool(is_virtual, "is_virtual", self.name)
+        self._is_virtual = _bool(is_virtual, "is_virtual", self._name)
         self._touch()
         return self
 
     def set_is_pass_by_value(self, is_pass_by_value: bool) -> Tensor:
         """Pass-by-value tensors are host scalars (epsilon, momentum)."""
-        self.is_pass_by_value = _bool(is_pass_by_value, "is_pass_by_value", self.name)
+        self._is_pass_by_value = _bool(is_pass_by_value, "is_pass_by_value", self._name)
         self._touch()
         return self
 
     def set_data_type(self, data_type: Any) -> Tensor:
         """Set the element type (DataType, name, numpy or torch dtype)."""
-        self.data_type = _dtype(data_type, self.name)
+        self._data_type = _dtype(data_type, self._name)
         self._dtype_inferred = False
         self._touch()
         return self
 
     def set_name(self, name: str) -> Tensor:
         """Set the tensor's name."""
-        self.name = str(name)
+        self._name = str(name)
         self._touch()
         return self
 
     def set_uid(self, uid: int) -> Tensor:
         """Set the unique id used as the variant-pack key."""
-        self.uid = _uid(uid, self.name)
+        self._uid = _uid(uid, self._name)
         self._touch()
         return self
 
     def clear_uid(self) -> Tensor:
         """Forget the uid (a new one is assigned at validate)."""
-        self.uid = None
+        self._uid = None
         self._touch()
         return self
 
-    def set_dim(self, dim: Iterable[int]) -> Tensor:
+    def set_dim(self, dim: Iterable[int] | None) -> Tensor:
         """Set the logical dims N, C, (D,) H, W."""
-        self.dim = _int_tuple(dim, "dim", self.name)
+        self._dim = _int_tuple(dim, "dim", self._name)
         self._dim_inferred = False
         self._touch()
         return self
 
-    def set_stride(self, stride: Iterable[int]) -> Tensor:
+    def set_stride(self, stride: Iterable[int] | None) -> Tensor:
         """Set strides in elements (layout); same length as dim."""
-        self.stride = _int_tuple(stride, "stride", self.name)
+        self._stride = _int_tuple(stride, "stride", self._name)
         self._stride_inferred = False
         self._touch()
         return self
 
     def set_value(self, value: float | None) -> Tensor:
         """Bake a scalar value into a pass-by-value tensor (None: take it from the variant pack)."""
-        self.value = _float(value, "value", self.name)
+        self._value = _float(value, "value", self._name)
         self._touch()
         return self
 

@@ -127,7 +127,7 @@ def _fill_dtypes(graph: Graph, tensors: list[Tensor]) -> None:
     outputs = [t for node in graph.nodes for t in node.outputs.values() if t is not None]
     for t in (*inputs, *outputs):
         if t.data_type == DataType.NOT_SET or t._dtype_inferred:
-            t.data_type = default_for(t)
+            t._data_type = default_for(t)
             t._dtype_inferred = True
         if t.data_type == DataType.NOT_SET:
             kind = "io_data_type"
@@ -154,7 +154,7 @@ def _assign_uids(graph: Graph, tensors: list[Tensor]) -> dict[int, Tensor]:
     next_uid = max(by_uid, default=0) + 1
     for t in tensors:
         if t.uid is None:
-            t.uid = next_uid
+            t._uid = next_uid
             by_uid[next_uid] = t
             next_uid += 1
     return {t.uid: t for t in tensors if t.uid is not None}
@@ -166,7 +166,7 @@ def _validate_full(graph: Graph) -> dict[int, Tensor]:
     for t in tensors:
         check_tensor(t, t._producer.name if t._producer is not None else None)
         if t._producer is None and t.dim is not None and t.stride is None:
-            t.stride = packed_strides(t.dim)
+            t._stride = packed_strides(t.dim)
     for node in graph.nodes:
         node.infer()
     _fill_dtypes(graph, tensors)
@@ -434,7 +434,7 @@ class ValidatedStructure:
         """Give ``graph`` (of the recorded structure) the validated state; its tensors by uid."""
         tensors, nodes = graph.all_tensors, graph.nodes
         for t, e in zip(tensors, map(TensorEntry._make, self.signature[4]), strict=True):
-            t.dim, t.stride, t.data_type, t.uid = e.dim, e.stride, e.data_type, e.uid
+            t._dim, t._stride, t._data_type, t._uid = e.dim, e.stride, e.data_type, e.uid
             t._dim_inferred, t._stride_inferred = e.dim_inferred, e.stride_inferred
             t._dtype_inferred = e.dtype_inferred
         for i, j in self.producers:

@@ -168,3 +168,58 @@ def test_build_plan_at_index_after_edit_drops_stale_plans() -> None:
     ys = np.zeros_like(xs)
     g.execute({x: xs, y: ys})
     assert (ys == 3.0).all()
+
+
+#: Assigning a field is its setter: (field, the tensor it is assigned on, value).
+_FIELD_ASSIGNMENTS: dict[str, tuple[str, Any]] = {
+    "dim": ("x", [1, 2, 3, 4]),
+    "stride": ("x", [24, 1, 8, 2]),
+    "data_type": ("x", hipdnn.DataType.FLOAT),
+    "uid": ("x", 77),
+    "name": ("x", "x2"),
+    "is_virtual": ("y", False),
+    "is_pass_by_value": ("s", True),
+    "value": ("s", 3.0),
+}
+
+
+@pytest.mark.parametrize("field", sorted(_FIELD_ASSIGNMENTS))
+def test_assigning_a_field_invalidates_plans(field: str) -> None:
+    """``x.stride = ...`` after build() ran the old plan before (a gap-free buffer of the new
+    layout was partly written with no error); an assignment is now the field's setter."""
+    g, x, s, y = _graph()
+    xs = np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4)
+    ys = np.full_like(xs, -7.0)
+    pack = {x: xs, y: ys}
+    g.execute(pack)
+    binding = g.bind(pack)
+    ys[:] = -7.0
+    name, value = _FIELD_ASSIGNMENTS[field]
+    setattr({"x": x, "s": s, "y": y}[name], field, value)
+    _assert_stale(g, pack, binding)
+    assert (ys == -7.0).all()  # nothing ran
+
+
+def test_every_settable_field_is_covered() -> None:
+    fields = {n for n in dir(hipdnn.Tensor)
+              if isinstance(getattr(hipdnn.Tensor, n), property) and getattr(hipdnn.Tensor, n).fset}
+    assert fields == set(_FIELD_ASSIGNMENTS)
+
+
+@pytest.mark.parametrize(("field", "value"), [("dim", [1, "a", 3]), ("stride", 5),
+                                              ("data_type", "complex"), ("uid", 1.5),
+                                              ("is_virtual", "yes"), ("value", "x")])
+def test_assigning_a_bad_value_is_a_typed_error_and_keeps_the_old_one(field: str, value: Any) -> None:
+    _g, x, _s, _y = _graph()
+    before = getattr(x, field)
+    with pytest.raises(HipdnnError, match="x"):
+        setattr(x, field, value)
+    assert getattr(x, field) == before
+
+
+def test_assigning_none_clears_the_uid_and_dims() -> None:
+    _g, x, _s, _y = _graph()
+    x.uid = None
+    assert x.uid is None and x.get_uid() == -1
+    x.dim = None
+    assert x.dim is None and x.get_dim() == []
