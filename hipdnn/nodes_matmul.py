@@ -51,10 +51,12 @@ class MatmulNode(Node):
         c = self.outputs["C"]
         assert c is not None
         if c.dim is None or c._dim_inferred:
-            c.dim = dims
+            c._dim = dims  # inference writes the private fields (a setter marks an edit)
             c._dim_inferred = True
+        dim = c.dim
+        assert dim is not None  # set by the user or just inferred
         if c.stride is None or c._stride_inferred:
-            c.stride = packed_strides(c.dim)  # cuDNN: row-major
+            c._stride = packed_strides(dim)  # cuDNN: row-major
             c._stride_inferred = True
 
     def validate(self) -> None:
