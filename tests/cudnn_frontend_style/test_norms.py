@@ -334,3 +334,32 @@ def test_output_names_are_cudnn_frontends() -> None:
     assert names == ["ln_bwd::DX", "ln_bwd::DSCALE", "ln_bwd::DBIAS"]
     names = [t.name for t in g.rmsnorm(TRAIN, x, s, None, 1e-5, name="rms")]
     assert names == ["rms::Y", "rms::INV_VARIANCE"]
+
+
+def test_statistics_dims_set_by_the_user_must_match() -> None:
+    g, x, s, b = _graph3()
+    y, mean, _ = g.layernorm(TRAIN, x, s, b, 1e-5, name="ln")
+    y.set_output(True)
+    mean.set_dim([4, 1, 1])  # batchnorm-like per-sample dims: not cuDNN's (4, 16, 1)
+    with pytest.raises(ValidationError, match=r"ln::MEAN.*\[4, 1, 1\].*\[4, 16, 1\]"):
+        g.validate()
+
+
+@pytest.mark.parametrize("kind", ["layernorm", "instancenorm"])
+def test_large_offset_keeps_statistics_accurate(kind: str) -> None:
+    """Data far from zero (mean 1e4, spread 1): the two-pass float64 statistics lose nothing,
+    where a one-pass float32 E[x^2] - E[x]^2 would lose every digit of the variance."""
+    case = Case(kind, (2, 8, 16, 16), (1, 8, 16, 16) if kind == "layernorm" else (1, 8, 1, 1))
+    torch.manual_seed(1)
+    x = 1e4 + torch.randn(case.x)
+    scale, bias = torch.ones(case.scale), torch.zeros(case.scale)
+    graph, X, S, B, E, Y, MEAN, INV = _forward_graph(case, x, scale, bias, TRAIN)
+    _build(graph)
+    y = torch.empty_like(x)
+    mean, inv = torch.empty(case.stats), torch.empty(case.stats)
+    graph.execute({X: x, S: scale, B: bias, E: torch.full((1, 1, 1), EPS), Y: y, MEAN: mean,
+                   INV: inv}, None)
+    y_ref, mean_ref, inv_ref = _reference(case, x, scale, bias)
+    torch.testing.assert_close(mean.double(), mean_ref, atol=0, rtol=1e-7)  # FP32 rounding
+    torch.testing.assert_close(inv.double(), inv_ref, atol=0, rtol=1e-6)
+    torch.testing.assert_close(y.double(), y_ref, atol=1e-5, rtol=1e-5)
