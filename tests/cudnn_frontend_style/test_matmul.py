@@ -228,3 +228,15 @@ def test_bad_arguments() -> None:
     assert g.nodes == []  # nothing was added by the refused calls
     c = g.matmul(A=a, B=b, padding=0.0)
     assert tuple(c.get_dim()) == (1, 2, 2)
+
+
+def test_high_level_graph() -> None:
+    """cudnn-frontend 1.x form: framework tensors into matmul, the graph called on new values."""
+    a, b = _data((2, 3, 4), torch.float32, 10), _data((1, 4, 5), torch.float32, 11)
+    with cudnn.Graph(inputs=["mm::A", "mm::B"], outputs=["relu::OUT_0"],
+                     io_data_type=cudnn.data_type.FLOAT,
+                     compute_data_type=cudnn.data_type.FLOAT) as graph:
+        c = graph.matmul(A=a, B=b, name="mm")
+        graph.relu(name="relu", input=c).set_output(True)
+    a2 = _data((2, 3, 4), torch.float32, 12)
+    _close(graph(a2, b), torch.relu(torch.matmul(a2.double(), b.double())), torch.float32)
