@@ -34,7 +34,8 @@ ENV_VARS = (
     "HIPDNN_HIP_LIBRARY", "ROCM_PATH", "HIP_PATH", "HIP_VISIBLE_DEVICES",
     "ROCR_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION", "MIOPEN_USER_DB_PATH",
     "MIOPEN_CUSTOM_CACHE_DIR", "MIOPEN_FIND_MODE", "MIOPEN_LOG_LEVEL", "MIOPEN_ENABLE_LOGGING",
-    "MIOPEN_DISABLE_CACHE",
+    "MIOPEN_DISABLE_CACHE", "HIPDNN_REFERENCE_THREADS", "HIPDNN_REFERENCE_JIT",
+    "NUMBA_THREADING_LAYER", "OMP_WAIT_POLICY",
 )
 
 
@@ -100,8 +101,12 @@ def _engines() -> list[dict[str, Any]]:
             reason = engine.check_support(GraphView.of(g.validate()), g.handle)
         except Exception as exc:
             reason = f"{type(exc).__name__}: {exc}"
+        try:
+            details = engine.runtime_details()
+        except Exception as exc:  # a plugin's own: reported, never raised
+            details = {"runtime_details": f"{type(exc).__name__}: {exc}"}
         rows.append({"name": engine.name, "id": engine.engine_id, "rank": engine.rank,
-                     "can_run": reason is None, "reason": reason})
+                     "can_run": reason is None, "reason": reason, "details": details})
     for mod, err in load_errors.items():
         rows.append({"name": mod, "id": None, "rank": None, "can_run": False,
                      "reason": f"could not be imported: {err}"})
@@ -160,6 +165,7 @@ def format_report(info: dict[str, Any]) -> str:
     for e in info["engines"]:
         state = "can run" if e["can_run"] else f"cannot run: {e['reason']}"
         out.append(f"  {e['name']} (rank {e['rank']}): {state}")
+        out += [f"    {k}: {v}" for k, v in e.get("details", {}).items()]
     out.append("MIOpen databases:")
     out += [f"  {k}: {v}" for k, v in info["miopen_paths"].items()]
     env = info["environment"]

@@ -222,6 +222,11 @@ class Engine(ABC):
             token = self.__dict__["_hipdnn_token"] = (self.engine_id, next(_TOKENS))
         return token
 
+    def runtime_details(self) -> dict[str, str]:
+        """Settings that decide how this engine runs in this process (``python -m hipdnn info``
+        prints them); must import, load and compile nothing. None by default."""
+        return {}
+
     @abstractmethod
     def check_support(self, graph: GraphView, handle: Handle | None) -> str | None:
         """None if this engine can run ``graph``, else a one-line reason why not."""

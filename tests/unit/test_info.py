@@ -50,3 +50,36 @@ def test_info_json_and_version() -> None:
     assert doc["environment"]["HIPDNN_MIOPEN_LIBRARY"] == "/nonexistent/libMIOpen.so.1"
     ver = run("--version")
     assert ver.returncode == 0 and ver.stdout.strip() == f"hipdnn {hipdnn.__version__}"
+
+
+def test_info_says_how_the_reference_engine_runs() -> None:
+    """Its thread count and which batchnorm implementation runs, and why (the switch wins)."""
+    res = subprocess.run([sys.executable, "-m", "hipdnn", "info"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120,
+                         env={**ENV, "HIPDNN_REFERENCE_THREADS": "3", "HIPDNN_REFERENCE_JIT": "0"})
+    assert res.returncode == 0, res.stderr
+    assert "    threads: 3 (HIPDNN_REFERENCE_THREADS" in res.stdout
+    assert "    batchnorm: numpy passes (HIPDNN_REFERENCE_JIT=0)" in res.stdout
+    assert "HIPDNN_REFERENCE_JIT=0" in res.stdout.split("environment: ")[1]
+
+
+def test_an_engine_whose_runtime_details_raise_is_reported() -> None:
+    from hipdnn import diagnostics
+    from hipdnn.engines import registry
+    from hipdnn.engines.reference.engine import ReferenceEngine
+
+    class Broken(ReferenceEngine):
+        name = "BROKEN_DETAILS_ENGINE"
+
+        def runtime_details(self) -> dict[str, str]:
+            raise OSError("no /proc here")
+
+    from hipdnn.engines import register, unregister
+    engine = Broken()
+    register(engine)
+    try:
+        rows = {r["name"]: r for r in diagnostics.collect()["engines"]}
+    finally:
+        unregister(engine)
+    assert rows["BROKEN_DETAILS_ENGINE"]["details"] == {"runtime_details": "OSError: no /proc here"}
+    assert engine.engine_id not in registry()
