@@ -86,6 +86,18 @@ def test_a_failing_compile_warns_once_and_falls_back(monkeypatch: pytest.MonkeyP
 
 
 @pytest.mark.usefixtures("fresh_state")
+def test_numba_with_its_jit_disabled_leaves_the_numpy_passes(monkeypatch: pytest.MonkeyPatch,
+                                                             require_or_skip: Any) -> None:
+    """Under NUMBA_DISABLE_JIT the loops would run as Python, element by element."""
+    try:
+        import numba
+    except ImportError:
+        require_or_skip("HIPDNN_REQUIRE_JIT", "numba is not installed: pip install numba")
+    monkeypatch.setattr(numba.config, "DISABLE_JIT", 1)
+    assert _bn_jit.kernels() is None
+
+
+@pytest.mark.usefixtures("fresh_state")
 def test_no_writable_cache_directory_compiles_without_a_cache(monkeypatch: pytest.MonkeyPatch,
                                                               require_or_skip: Any) -> None:
     """numba refuses ``cache=True`` when neither the package's folder nor a user cache folder

@@ -238,6 +238,8 @@ def _compile() -> Kernels | None:
         import numba  # noqa: PLC0415  (optional, and 0.3 s to import: only on first use)
     except ImportError:
         return None
+    if getattr(numba.config, "DISABLE_JIT", 0):  # NUMBA_DISABLE_JIT: the loops would be Python
+        return None
     try:
         globals()["prange"] = numba.prange  # read when the kernels compile, below
         try:
@@ -266,8 +268,8 @@ def _compile() -> Kernels | None:
 
 
 def kernels() -> Kernels | None:
-    """The compiled kernels, or None: numba missing, ``HIPDNN_REFERENCE_JIT=0``, compiling
-    failed, or this is a forked child of a process that launched them on a threading layer
+    """The compiled kernels, or None: numba missing or its JIT disabled (``NUMBA_DISABLE_JIT``),
+    ``HIPDNN_REFERENCE_JIT=0``, compiling failed, or this is a forked child of a process that launched them on a threading layer
     that is not fork-safe (GNU OpenMP). The first call imports numba and compiles (from
     numba's on-disk cache after the first process)."""
     if os.environ.get(ENV, "").strip() == "0":
