@@ -177,7 +177,7 @@ def _f32(block: np.ndarray) -> np.ndarray:
 class Deferred:
     """A float32 output in ``like``'s memory order whose last pass has not run yet.
 
-    Everything the pass needs (statistics, per-channel operands, scratch) is prepared, so
+    Everything the pass needs (statistics, per-channel operands) is prepared, so
     :meth:`write_into` runs only float32 numpy ufuncs into existing memory: nothing can fail
     once it starts writing. The reference engine writes such an output straight into the
     caller's buffer at commit time (no engine-side array and no full copy) when :meth:`fits`
@@ -187,8 +187,7 @@ class Deferred:
 
     def __init__(self, like: Matrix, write: Callable[[np.ndarray], None],
                  reads: tuple[np.ndarray, ...],
-                 post: list[Callable[[np.ndarray], None]] | None = None,
-                 scratch: list[np.ndarray] | None = None) -> None:
+                 post: list[Callable[[np.ndarray], None]] | None = None) -> None:
         self.like = like
         self.shape = like.shape
         self.dtype = np.dtype(_F32)
@@ -198,8 +197,6 @@ class Deferred:
         #: in-place element-wise steps the pass applies to each finished block (None: the pass
         #: takes none)
         self.post = post
-        #: scratch the pass uses, reserved up front and given back for reuse once it ran
-        self.scratch = scratch
 
     def then(self, step: Callable[[np.ndarray], None]) -> Deferred | None:
         """This pass with ``step`` (an in-place float32 element-wise op, e.g. a ReLU) applied to
@@ -218,22 +215,16 @@ class Deferred:
         vm = matrix(view)
         return vm is not None and vm.kind == self.like.kind
 
-    def _run(self, mat: np.ndarray) -> None:
-        self._write(mat)
-        if self.scratch:
-            _scratch.give(self.scratch)
-            self.scratch = None
-
     def write_into(self, view: np.ndarray) -> None:
         """Run the pass into ``view`` (which :meth:`fits`)."""
         vm = matrix(view)
         assert vm is not None
-        self._run(vm.mat)
+        self._write(vm.mat)
 
     def materialize(self) -> np.ndarray:
         """Run the pass into a new array; returns its logical N,C,*S view."""
         out, mat = _like(self.like)
-        self._run(mat)
+        self._write(mat)
         return out
 
 
@@ -421,15 +412,22 @@ def _stats(p: _Plan) -> tuple[np.ndarray, np.ndarray]:
                 p.sums(d, d, lo, hi, q_part)
 
             p.run(shifted, scratch)
-            s1, s2 = p.total(s_part), p.total(q_part)
-            # the centre actually subtracted is the float32 one: correct for its offset in float64
-            mean = centre32.astype(_F64) + s1 / total
-            m2 = s2 - s1 * s1 / total
-            if np.all(~(s2 > MAX_SQUARE_RATIO * m2)):
+            mean, m2, settled = _around(centre32, p.total(s_part), p.total(q_part), total)
+            if settled:
                 break
     finally:
         _scratch.give(scratch)
     return mean, np.maximum(m2, 0.0)
+
+
+def _around(centre32: np.ndarray, s1: np.ndarray, s2: np.ndarray,
+            total: float) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(mean, M2, settled) from the float64 sums of ``d = x - c`` and ``d**2`` around the
+    float32 centre ``c`` actually subtracted (its offset corrected in float64); settled: the
+    square ratio says ``c`` is near enough the mean that M2 lost nothing to cancellation."""
+    mean = centre32.astype(_F64) + s1 / total
+    m2 = s2 - s1 * s1 / total
+    return mean, m2, bool(np.all(~(s2 > MAX_SQUARE_RATIO * m2)))
 
 
 def _stats_jit(p: _Plan, k: _bn_jit.Layout) -> tuple[np.ndarray, np.ndarray]:
@@ -441,10 +439,8 @@ def _stats_jit(p: _Plan, k: _bn_jit.Layout) -> tuple[np.ndarray, np.ndarray]:
     centre32 = np.zeros(m.c, dtype=_F32)
     for _ in range(1 + MAX_SHIFTED_PASSES):
         p.launch(k.moments, m.mat, m.c, centre32, s_part, q_part)
-        s1, s2 = p.total(s_part), p.total(q_part)
-        mean = centre32.astype(_F64) + s1 / total
-        m2 = s2 - s1 * s1 / total
-        if np.all(~(s2 > MAX_SQUARE_RATIO * m2)):
+        mean, m2, settled = _around(centre32, p.total(s_part), p.total(q_part), total)
+        if settled:
             break
         centre32 = mean.astype(_F32)
     return mean, np.maximum(m2, 0.0)
