@@ -103,8 +103,9 @@ MAX_MEAN_STDS = 4.0
 #: Most shifted passes over offset data (each re-centres on the mean the previous one found;
 #: one suffices unless float32 runs lost most of the first pass's mean).
 MAX_SHIFTED_PASSES = 3
-#: Rows of a channels-last group: its column sums add in float32, the groups in float64.
-_RUN = 64
+#: Rows of a channels-last group: its column sums add in float32, the groups in float64 (the
+#: compiled loops group the same rows).
+_RUN = _bn_jit.RUN
 #: Smallest channels-last constant tile (elements): a block is viewed as (k, rows, C) and
 #: the tile (rows, C) broadcast over k, so every numpy inner loop is this long or longer.
 _CL_TILE = 1 << 14

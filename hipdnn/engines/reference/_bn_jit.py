@@ -49,7 +49,7 @@ __all__ = ["ENV", "FORK_SAFE_LAYERS", "RUN", "Kernels", "Layout", "kernels", "la
 
 #: Environment variable: "0" turns the compiled loops off (the numpy passes run).
 ENV = "HIPDNN_REFERENCE_JIT"
-#: Channels-last rows per partial-sum group (:mod:`._bn`'s ``_RUN``).
+#: Channels-last rows per partial-sum group, of both implementations (:mod:`._bn` reads it).
 RUN = 64
 #: The kernels' parallel loop; :func:`_compile` makes it ``numba.prange`` before compiling them
 #: (a plain ``range`` until then, so the module imports without numba).
@@ -185,9 +185,7 @@ class Kernels(NamedTuple):
 _STATE: list[Kernels | None] = []  # [] not tried yet; [None] unavailable; [Kernels]
 _LOCK = threading.Lock()  # first compile
 _LAUNCH = threading.Lock()  # one parallel launch at a time (see the module docstring)
-_SET_THREADS: list[Callable[[int], None]] = []  # numba.set_num_threads, once imported
-_MAX_THREADS: list[int] = []  # numba.config.NUMBA_NUM_THREADS
-_LAYER: list[Callable[[], str]] = []  # numba.threading_layer, once imported
+_NUMBA: list[Any] = []  # the numba module, once the kernels compiled
 _FORKED = [False]  # this process is a fork of one that imported this module
 #: Numba threading layers that work in a forked child once the parent has launched on them
 #: (GNU OpenMP aborts the child: "fork() called from a process already using GNU OpenMP").
@@ -208,7 +206,7 @@ def _usable_here() -> bool:
     if not _FORKED[0]:
         return True
     try:
-        return _LAYER[0]() in FORK_SAFE_LAYERS
+        return bool(_NUMBA[0].threading_layer() in FORK_SAFE_LAYERS)
     except ValueError:  # the parent never launched: the child starts its own layer
         return True
 
@@ -217,7 +215,8 @@ def launch(kernel: Callable[..., None], threads: int, *args: Any) -> None:
     """Run ``kernel(*args)`` on ``threads`` of numba's threads (at most NUMBA_NUM_THREADS),
     one launch at a time in this process."""
     with _LAUNCH:
-        _SET_THREADS[0](max(1, min(threads, _MAX_THREADS[0])))
+        numba = _NUMBA[0]
+        numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
         kernel(*args)
 
 
@@ -248,9 +247,7 @@ def _compile() -> Kernels | None:
             if "cannot cache" not in str(exc):
                 raise
             built = _build(numba, cache=False)
-        _SET_THREADS[:] = [numba.set_num_threads]
-        _MAX_THREADS[:] = [int(getattr(numba.config, "NUMBA_NUM_THREADS", 1))]
-        _LAYER[:] = [numba.threading_layer]
+        _NUMBA[:] = [numba]
         # compile now for float32 C-contiguous matrices, both layouts, so a failure shows here
         x = np.zeros((RUN, 2), np.float32)
         v = np.zeros(2, np.float32)
