@@ -9,6 +9,7 @@ everything else is strided views, one contiguous copy, and ``np.matmul``.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Iterator, Sequence
 from math import prod
@@ -106,6 +107,7 @@ def _windows(
     return np.lib.stride_tricks.as_strided(xp, shape, strides, writeable=False)
 
 
+@contextlib.contextmanager
 def _im2col(
     x: np.ndarray,
     channels_last: bool,
@@ -116,10 +118,10 @@ def _im2col(
     stride: Sequence[int],
     dilation: Sequence[int],
     acc: type = _F32,
-) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Contiguous columns: (N*P, prod(K)*C) channels-last or (N, C*prod(K), P) channels-first,
-    and the scratch they live in (:mod:`._scratch`; empty when they are a view of ``x``'s
-    copy), which the caller gives back once nothing reads the columns."""
+) -> Iterator[np.ndarray]:
+    """Contiguous columns, (N*P, prod(K)*C) channels-last or (N, C*prod(K), P) channels-first,
+    for the ``with`` block: they live in reused scratch (:mod:`._scratch`), given back when it
+    ends, so nothing may keep them (or a view of them) past it."""
     n, c = x.shape[0], x.shape[1]
     p = prod(out_sp)
     kk = prod(ksize)
@@ -127,16 +129,21 @@ def _im2col(
     if channels_last:
         xc = _to_cl(x, acc)
         if trivial and tuple(xc.shape[1:-1]) == tuple(out_sp):
-            return xc.reshape(n * p, c), []
+            yield xc.reshape(n * p, c)
+            return
         view = _windows(_pad(xc, 1, pre, post), True, ksize, out_sp, stride, dilation)
     else:
         xc = _to_cf(x, acc)
         if trivial and tuple(xc.shape[2:]) == tuple(out_sp):
-            return xc.reshape(n, c, p), []
+            yield xc.reshape(n, c, p)
+            return
         view = _windows(_pad(xc, 2, pre, post), False, ksize, out_sp, stride, dilation)
     scratch = _scratch.take(1, view.size, view.dtype)
-    cols = parallel_copy(view, scratch[0].reshape(view.shape))
-    return (cols.reshape(n * p, kk * c) if channels_last else cols.reshape(n, c * kk, p)), scratch
+    try:
+        cols = parallel_copy(view, scratch[0].reshape(view.shape))
+        yield cols.reshape(n * p, kk * c) if channels_last else cols.reshape(n, c * kk, p)
+    finally:
+        _scratch.give(scratch)
 
 
 def _col2im_windows(
@@ -184,9 +191,8 @@ def _conv_fprop_block(
     p = prod(out_sp)
     wf: np.ndarray = w.astype(acc, copy=False)
     cl = _gemm_order_channels_last(x, kk, cg)
-    cols, scratch = _im2col(x, cl, ksize, out_sp, pre_padding, post_padding, stride, dilation,
-                            acc)
-    try:
+    with _im2col(x, cl, ksize, out_sp, pre_padding, post_padding, stride, dilation,
+                 acc) as cols:  # every result below is a new array, not a view of the columns
         if cl:
             # rows: output pixels; columns ordered (K offsets, G, Cg)
             w_cl = np.moveaxis(wf.reshape(g, kg, cg, kk), 1, -1)  # (G, Cg, KK, Kg)
@@ -201,8 +207,6 @@ def _conv_fprop_block(
         wg = np.ascontiguousarray(wf).reshape(g, kg, cg * kk)
         y = np.matmul(wg, cols.reshape(n, g, cg * kk, p))
         return y.reshape(n, k, *out_sp)
-    finally:  # every result above is a new array: the columns are read by nothing now
-        _scratch.give(scratch)
 
 
 def _conv_dgrad_block(
@@ -294,9 +298,9 @@ def _conv_wgrad_block(
     kk, cg, kg, g = prod(ksize), w_shape[1], k // groups, groups
     p = prod(out_sp)
     cl = _channels_last(x)
-    cols, scratch = _im2col(x, cl, ksize, out_sp, pre_padding, post_padding, stride, dilation)
     dyc: np.ndarray
-    try:
+    with _im2col(x, cl, ksize, out_sp, pre_padding, post_padding, stride,
+                 dilation) as cols:  # every result below is a new array
         if cl:
             dyc = _to_cl(dy).reshape(n * p, k)
             if g == 1:
@@ -313,8 +317,6 @@ def _conv_wgrad_block(
         colsg = cols.reshape(n, g, cg * kk, p)
         dw = np.matmul(dyc, colsg.swapaxes(-1, -2)).sum(axis=0, dtype=_F32)  # (G, Kg, Cg*KK)
         return dw.reshape(w_shape)
-    finally:  # every result above is a new array: the columns are read by nothing now
-        _scratch.give(scratch)
 
 
 # ---------------------------------------------------------------------------- bounded memory
