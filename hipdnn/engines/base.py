@@ -224,7 +224,7 @@ class Engine(ABC):
 
     def runtime_details(self) -> dict[str, str]:
         """Settings that decide how this engine runs in this process (``python -m hipdnn info``
-        prints them); must import, load and compile nothing. None by default."""
+        prints them); must import, load and compile nothing. Empty by default."""
         return {}
 
     @abstractmethod

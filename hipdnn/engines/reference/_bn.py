@@ -55,6 +55,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterator
+from importlib import metadata
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -73,6 +74,7 @@ __all__ = [
     "affine_deferred",
     "backward",
     "backward_deferred",
+    "implementation",
     "matrix",
     "packed",
     "train_forward",
@@ -114,6 +116,18 @@ _CL_TILE = 1 << 14
 #: (about half a second, with its kernels loaded from numba's cache).
 JIT_MIN_SIZE = 1 << 16
 Operand = Callable[[int, int], Any]
+
+
+def implementation() -> str:
+    """Which implementation float32 batchnorm of :data:`JIT_MIN_SIZE` elements or more gets,
+    and why (``python -m hipdnn info``); imports and compiles nothing."""
+    if _bn_jit.switched_off():
+        return f"numpy passes ({_bn_jit.ENV}=0)"
+    try:
+        numba = metadata.version("numba")
+    except metadata.PackageNotFoundError:
+        return "numpy passes (numba not installed: pip install 'hipdnn-ctypes[jit]')"
+    return f"loops compiled by numba {numba} (float32, {JIT_MIN_SIZE // 1024} Ki elements or more)"
 
 
 class Matrix(NamedTuple):

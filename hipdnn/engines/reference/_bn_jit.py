@@ -45,7 +45,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["ENV", "FORK_SAFE_LAYERS", "RUN", "Kernels", "Layout", "kernels", "launch"]
+__all__ = ["ENV", "FORK_SAFE_LAYERS", "RUN", "Kernels", "Layout", "kernels", "launch", "switched_off"]
 
 #: Environment variable: "0" turns the compiled loops off (the numpy passes run).
 ENV = "HIPDNN_REFERENCE_JIT"
@@ -264,12 +264,17 @@ def _compile() -> Kernels | None:
     return built
 
 
+def switched_off() -> bool:
+    """True when ``HIPDNN_REFERENCE_JIT=0`` asks for the numpy passes."""
+    return os.environ.get(ENV, "").strip() == "0"
+
+
 def kernels() -> Kernels | None:
     """The compiled kernels, or None: numba missing or its JIT disabled (``NUMBA_DISABLE_JIT``),
     ``HIPDNN_REFERENCE_JIT=0``, compiling failed, or this is a forked child of a process that launched them on a threading layer
     that is not fork-safe (GNU OpenMP). The first call imports numba and compiles (from
     numba's on-disk cache after the first process)."""
-    if os.environ.get(ENV, "").strip() == "0":
+    if switched_off():
         return None
     if not _STATE:
         with _LOCK:

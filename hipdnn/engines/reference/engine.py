@@ -12,15 +12,13 @@ a failure never leaves a partial result. Workspace: 0 bytes. No knobs.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hipdnn.engines.base import Engine, ExecutionPlan, Knob, KnobValue
-from hipdnn.engines.reference import _bn_jit, _parallel
+from hipdnn.engines.reference import _bn, _parallel
 from hipdnn.engines.reference import kernels as K
 from hipdnn.engines.reference._bn import Deferred
 from hipdnn.engines.reference._norms import norm_backward, norm_forward
@@ -537,19 +535,9 @@ class ReferenceEngine(Engine):
 
     def runtime_details(self) -> dict[str, str]:
         """The thread count and which batchnorm implementation runs (nothing imported)."""
-        try:
-            numba: str | None = metadata.version("numba")
-        except metadata.PackageNotFoundError:
-            numba = None
-        if os.environ.get(_bn_jit.ENV, "").strip() == "0":
-            bn = f"numpy passes ({_bn_jit.ENV}=0)"
-        elif numba is None:
-            bn = "numpy passes (numba not installed: pip install 'hipdnn-ctypes[jit]')"
-        else:
-            bn = f"loops compiled by numba {numba} (float32, 64 Ki elements or more)"
         return {"threads": f"{_parallel.workers()} (HIPDNN_REFERENCE_THREADS, else "
                            "OPENBLAS/OMP_NUM_THREADS, else the usable CPUs)",
-                "batchnorm": bn}
+                "batchnorm": _bn.implementation()}
 
     def check_support(self, graph: GraphView, handle: Handle | None) -> str | None:
         """None when every node is supported, else the first reason found."""
