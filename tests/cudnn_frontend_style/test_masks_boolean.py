@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from cudnn_style_steps import build
 
 import hipdnn as cudnn
 from hipdnn.engines import get_engine
@@ -24,11 +25,7 @@ HALF_ROUNDING = 1e-3
 
 
 def _build(graph: Any) -> None:
-    graph.validate()
-    graph.build_operation_graph()
-    graph.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
-    graph.check_support()
-    graph.build_plans()
+    build(graph)
     assert graph.get_plan_name_at_index(0).startswith("CPU_REFERENCE_ENGINE")
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from cudnn_style_steps import build
 
 import hipdnn as cudnn
 from hipdnn.engines import get_engine
@@ -33,14 +34,6 @@ SHAPES = [
     ((2, 1, 5, 7), (1, 3, 7, 6)),
     ((5, 64), (64, 6)),
 ]
-
-
-def _build(graph: Any) -> None:
-    graph.validate()
-    graph.build_operation_graph()
-    graph.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
-    graph.check_support()
-    graph.build_plans()
 
 
 def _close(actual: Any, expected64: Any, dtype: Any) -> None:
@@ -64,7 +57,7 @@ def test_matmul(a_dims: tuple[int, ...], b_dims: tuple[int, ...], dtype: Any) ->
     A, B = graph.tensor_like(a), graph.tensor_like(b)
     C = graph.matmul(name="matmul", A=A, B=B, compute_data_type=cudnn.data_type.FLOAT)
     C.set_output(True).set_data_type(dtype)
-    _build(graph)
+    build(graph)
     expected = torch.matmul(a.double(), b.double())
     assert tuple(C.get_dim()) == tuple(expected.shape)
     c = torch.empty(expected.shape, dtype=dtype)
@@ -80,7 +73,7 @@ def test_transposed_b_strides() -> None:
     graph = cudnn.pygraph(io_data_type=cudnn.data_type.FLOAT)
     A, B = graph.tensor_like(a), graph.tensor_like(b)
     C = graph.matmul(A=A, B=B, compute_data_type=cudnn.data_type.FLOAT).set_output(True)
-    _build(graph)
+    build(graph)
     assert list(C.get_stride()) == [30, 5, 1]  # C row-major, as cuDNN infers it
     c = torch.empty(4, 6, 5)
     graph.execute({A: a, B: b, C: c}, None)
@@ -93,7 +86,7 @@ def test_double_compute_accumulates_in_float64() -> None:
     graph = cudnn.pygraph(io_data_type=cudnn.data_type.FLOAT)
     A, B = graph.tensor_like(a), graph.tensor_like(b)
     C = graph.matmul(A=A, B=B, compute_data_type=cudnn.data_type.DOUBLE).set_output(True)
-    _build(graph)
+    build(graph)
     c = torch.empty(2, 9, 7)
     graph.execute({A: a, B: b, C: c}, None)
     assert torch.equal(c, torch.matmul(a.double(), b.double()).float())
@@ -115,7 +108,7 @@ def test_matmul_bias_relu(shape: tuple[int, int, int], dtype: Any) -> None:
     response = graph.matmul(name="matmul", A=X, B=W)
     Y = graph.relu(name="relu", input=graph.bias(name="bias", input=response, bias=BIAS))
     Y.set_output(True).set_data_type(dtype)
-    _build(graph)
+    build(graph)
     y = torch.empty(bsz, s, 4 * e, dtype=dtype)
     graph.execute({X: x, W: w, BIAS: bias, Y: y}, None)
     expected = torch.relu(torch.matmul(x.double(), w.double()) + bias.double())
@@ -137,7 +130,7 @@ def test_int8_cast_then_matmul_scale() -> None:
     C = graph.matmul(name="matmul", A=a_cast, B=B, compute_data_type=cudnn.data_type.FLOAT)
     C.set_data_type(cudnn.data_type.FLOAT)
     Y = graph.scale(C, S).set_output(True).set_data_type(cudnn.data_type.BFLOAT16)
-    _build(graph)
+    build(graph)
     y = torch.empty(4, 8, 12, dtype=torch.bfloat16)
     graph.execute({A: a, B: b, S: alpha, Y: y}, None)
     _close(y, 0.5 * torch.matmul(a.double(), b.double()), torch.bfloat16)
@@ -159,14 +152,14 @@ def test_json_round_trip_and_miopen_declines() -> None:
         return graph
 
     graph = make()
-    _build(graph)
+    build(graph)
     reason = get_engine("MIOPEN_ENGINE").check_support(graph, None)
     assert reason is not None and "node 'MM'" in reason and "computes matmul" in reason
     text = graph.serialize()
     again = cudnn.pygraph.deserialize(text)
     assert again.serialize() == text
     assert again.nodes[0].op == "matmul" and again.nodes[0].attributes() == {}
-    _build(again)
+    build(again)
 
     def run(g: Any) -> Any:
         by_name = {t.name: t for t in g.all_tensors}

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from cudnn_style_steps import build
 
 import hipdnn as cudnn
 from hipdnn.engines import get_engine
@@ -118,14 +119,6 @@ def _forward_graph(case: Case, x: Any, scale: Any, bias: Any, phase: Any) -> tup
     return graph, X, S, B, E, Y, MEAN, INV
 
 
-def _build(graph: Any) -> None:
-    graph.validate()
-    graph.build_operation_graph()
-    graph.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
-    graph.check_support()
-    graph.build_plans()
-
-
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("case", CASES, ids=str)
 @pytest.mark.parametrize("phase", ["TRAINING", "INFERENCE"])
@@ -136,7 +129,7 @@ def test_forward(case: Case, dtype: Any, phase: str) -> None:
         case, x, scale, bias, getattr(cudnn.norm_forward_phase, phase))
     assert (MEAN is None) == (case.kind == "rmsnorm" or not training)
     assert (INV is None) == (not training)
-    _build(graph)
+    build(graph)
     if training:
         assert tuple(INV.get_dim()) == case.stats
     y_ref, mean_ref, inv_ref = _reference(case, x, scale, bias)
@@ -189,7 +182,7 @@ def test_backward(case: Case, dtype: Any) -> None:
     for t in (DS, DB):
         if t is not None:
             t.set_output(True)  # dtype defaults to SCALE's
-    _build(graph)
+    build(graph)
     assert tuple(DS.get_dim()) == case.scale
     dx = torch.full_like(x, float("nan"))
     ds = torch.full(case.scale, float("nan"), dtype=dtype)
@@ -210,7 +203,7 @@ def test_backward(case: Case, dtype: Any) -> None:
 def test_json_round_trip_and_miopen_declines(case: Case) -> None:
     x, scale, bias = _inputs(case, torch.float16)
     graph = _forward_graph(case, x, scale, bias, cudnn.norm_forward_phase.TRAINING)[0]
-    _build(graph)
+    build(graph)
     reason = get_engine("MIOPEN_ENGINE").check_support(graph, None)
     assert reason is not None and "node 'N'" in reason and f"computes {case.kind}" in reason
     text = graph.serialize()
@@ -218,7 +211,7 @@ def test_json_round_trip_and_miopen_declines(case: Case) -> None:
     assert again.serialize() == text
     node = again.nodes[0]
     assert node.op == case.kind and node.attributes() == {"forward_phase": "TRAINING"}
-    _build(again)
+    build(again)
 
     def run(g: Any) -> list[Any]:
         by_name = {t.name: t for t in g.all_tensors}
@@ -354,7 +347,7 @@ def test_large_offset_keeps_statistics_accurate(kind: str) -> None:
     x = 1e4 + torch.randn(case.x)
     scale, bias = torch.ones(case.scale), torch.zeros(case.scale)
     graph, X, S, B, E, Y, MEAN, INV = _forward_graph(case, x, scale, bias, TRAIN)
-    _build(graph)
+    build(graph)
     y = torch.empty_like(x)
     mean, inv = torch.empty(case.stats), torch.empty(case.stats)
     graph.execute({X: x, S: scale, B: bias, E: torch.full((1, 1, 1), EPS), Y: y, MEAN: mean,
