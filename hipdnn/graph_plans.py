@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from hipdnn import serialize
 from hipdnn.engines import load_errors
-from hipdnn.engines.base import Engine, ExecutionPlan, Knob, KnobValue
+from hipdnn.engines.base import Engine, ExecutionPlan, Knob, KnobValue, TransientReason
 from hipdnn.engines.engine_registry import registry
 from hipdnn.errors import (
     ArgumentError,
@@ -190,14 +190,20 @@ class Planner:
         return self.op_key
 
     def _support(self, engine: Engine) -> str | None:
-        def check() -> str | None:
-            try:
-                return engine.check_support(self._view(), self.graph.handle)
-            except HipdnnError as exc:
-                return f"{type(exc).__name__}: {exc}"
-
+        """The engine's answer for this graph and Handle: cached when it is one (None or a
+        plain reason); a :class:`~hipdnn.engines.base.TransientReason` (a call failed before
+        the engine could answer) or an error raised by the engine is reported, not cached,
+        so the next build asks again."""
         ck = (self._graph_key(), engine.cache_token, "support", self.graph.handle.serial)
-        reason: str | None = plan_cache.answer_or(ck, check)
+        found, reason = plan_cache.answer(ck)
+        if found:
+            return reason
+        try:
+            reason = engine.check_support(self._view(), self.graph.handle)
+        except HipdnnError as exc:
+            return TransientReason(f"{type(exc).__name__}: {exc}")
+        if not isinstance(reason, TransientReason):
+            plan_cache.store_answer(ck, reason)
         return reason
 
     def _applicable(self) -> list[Engine]:

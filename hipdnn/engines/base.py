@@ -47,6 +47,7 @@ __all__ = [
     "KnobSetting",
     "KnobValue",
     "StringConstraint",
+    "TransientReason",
     "fnv1a_64",
 ]
 
@@ -61,6 +62,21 @@ def fnv1a_64(name: str) -> int:
     for byte in name.encode("utf-8"):
         h = ((h ^ byte) * _FNV_PRIME) & _MASK64
     return h - (1 << 64) if h >= 1 << 63 else h
+
+
+class TransientReason(str):
+    """A :meth:`Engine.check_support` reason that is not the engine's answer for the graph: a
+    call failed on the way (out of device memory, a driver error, a library not loadable now),
+    so the question was not answered. The planner reports it like any reason but does not
+    remember it: the next build asks the engine again. A plain ``str`` reason is a definitive
+    answer for the graph's structure and Handle and is cached.
+
+    >>> reason = TransientReason("miopenCreate failed (miopenStatusAllocFailed (4))")
+    >>> isinstance(reason, str), reason.startswith("miopenCreate")
+    (True, True)
+    """
+
+    __slots__ = ()
 
 
 class ExecutionPlan(ABC):
@@ -229,7 +245,9 @@ class Engine(ABC):
 
     @abstractmethod
     def check_support(self, graph: GraphView, handle: Handle | None) -> str | None:
-        """None if this engine can run ``graph``, else a one-line reason why not."""
+        """None if this engine can run ``graph``, else a one-line reason why not: a plain
+        ``str`` when that is the answer for the graph (cached per structure and Handle), a
+        :class:`TransientReason` when a failure kept the engine from answering (not cached)."""
 
     @abstractmethod
     def get_knobs(self, graph: GraphView, handle: Handle | None) -> list[Knob]:

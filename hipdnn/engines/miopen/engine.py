@@ -25,6 +25,7 @@ from hipdnn.engines.base import (
     IntConstraint,
     Knob,
     KnobValue,
+    TransientReason,
 )
 from hipdnn.engines.miopen.batchnorm import BnBackwardRunner, BnInferenceRunner, BnTrainingRunner
 from hipdnn.engines.miopen.conv_rows import ConvBiasActRunner, ConvRunner, conv_op_for
@@ -41,7 +42,12 @@ from hipdnn.logs import logger
 from hipdnn.types import DataType, KnobValueType
 from miopen_ctypes._discovery import forget_failures
 from miopen_ctypes.enums import miopenStatus_t
-from miopen_ctypes.errors import HipError, MIOpenStatusError
+from miopen_ctypes.errors import (
+    HipError,
+    MIOpenAllocFailedError,
+    MIOpenNoDeviceError,
+    MIOpenStatusError,
+)
 from miopen_ctypes.hip import HipLibrary, load_hip
 from miopen_ctypes.loader import MIOpenLibrary
 
@@ -63,7 +69,30 @@ _BN_RUNNERS: dict[Row, type[Any]] = {
 
 
 class Unavailable(EngineError):
-    """MIOpen cannot run here (no library, no GPU); ``str(exc)`` is check_support's reason."""
+    """MIOpen cannot run here now (no library, no GPU, the MIOpen handle could not be created);
+    ``str(exc)`` is check_support's reason."""
+
+
+#: hipError_t values that say the device itself is missing: hipErrorInsufficientDriver,
+#: hipErrorNoDevice, hipErrorInvalidDevice.
+_HIP_NO_DEVICE = frozenset({35, 100, 101})
+_HIP_OUT_OF_MEMORY = 2
+
+
+def _handle_failure(exc: BaseException, device: int) -> str:
+    """Why the MIOpen handle of ``device`` could not be created, by the failing call's cause:
+    "no AMD GPU available" only when the call said so (MIOpen's UnknownError from miopenCreate,
+    HIP's no-device statuses), "out of device memory" for an allocation failure."""
+    function = getattr(exc, "function", "miopenCreate")
+    failed = f"{function} failed ({_status_text(exc)})"
+    status = getattr(exc, "status", None)
+    if isinstance(exc, MIOpenNoDeviceError) or (isinstance(exc, HipError)
+                                                 and status in _HIP_NO_DEVICE):
+        return f"no AMD GPU available: {failed}"
+    if isinstance(exc, MIOpenAllocFailedError) or (isinstance(exc, HipError)
+                                                   and status == _HIP_OUT_OF_MEMORY):
+        return f"out of device memory creating the MIOpen handle on device {device}: {failed}"
+    return f"could not create the MIOpen handle on device {device}: {failed}"
 
 
 #: Rows whose activation runs on the data type, and the 3.5 call that fuses it (bf16 needs it).
@@ -229,24 +258,33 @@ class MiopenEngine(Engine):
             return h.state(self._key, lambda hh: MiopenHandleState(lib, hip, hh.device, hh.stream))
         except HipdnnError:  # a closed Handle (GraphStateError) is the caller's error, not ours
             raise
-        except Exception as exc:
-            function = getattr(exc, "function", "miopenCreate")
-            raise Unavailable(f"no AMD GPU available: {function} failed ({_status_text(exc)})") from exc
+        except Exception as exc:  # nothing is stored: the next call tries again
+            raise Unavailable(_handle_failure(exc, h.device)) from exc
 
     # ----------------------------------------------------------------------------- the contract
     def check_support(self, graph: GraphView, handle: Handle | None) -> str | None:
-        """None when a seed row matches and MIOpen can run it here, else the reason (never raises)."""
+        """None when a seed row matches and MIOpen can run it here, else the reason (never raises).
+
+        Only MIOpen's answers about the graph (a row that does not match, a library or
+        architecture rule, no applicable convolution solution) are definitive. A failure on the
+        way (the library not loadable, the MIOpen handle not created, a descriptor or solution
+        call failing, e.g. out of memory) is a :class:`TransientReason` naming the call and its
+        status: the planner does not cache it, and the next build asks again."""
         try:
             m = match(graph)
             state = self.handle_state(handle)
             check_library_rules(m, state.lib)
-            check_arch_rules(m, state.arch)
+            with translating(f"{m.row.value}: device query", building=True):
+                arch = state.arch
+            check_arch_rules(m, arch)
             if m.has_conv:
                 self._solutions(m, state)
-        except (Declined, Unavailable) as exc:
+        except Declined as exc:
             return str(exc)
+        except Unavailable as exc:
+            return TransientReason(str(exc))
         except Exception as exc:  # check_support never raises
-            return f"{type(exc).__name__}: {exc}"
+            return TransientReason(f"{type(exc).__name__}: {exc}")
         return None
 
     def _solutions(self, m: Match, state: MiopenHandleState) -> list[tuple[int, int]]:
@@ -290,7 +328,9 @@ class MiopenEngine(Engine):
             m = match(graph)
             state = self.handle_state(handle)
             check_library_rules(m, state.lib)
-            check_arch_rules(m, state.arch)
+            with translating(f"{m.row.value} (plan build)", building=True):
+                arch = state.arch
+            check_arch_rules(m, arch)
         except (Declined, Unavailable) as exc:
             raise EngineError(f"MIOPEN_ENGINE cannot build this graph: {exc}") from exc
         lib, hip = self.libraries()

@@ -185,15 +185,14 @@ class MiopenHandleState:
     @property
     def arch(self) -> str:
         """The device's ``gcnArchName`` without target features (``"gfx942"``; "" when the HIP
-        runtime cannot say), read once per handle."""
+        runtime has no property call), read once per handle. A failing property call raises
+        its HipError and is not remembered (the next read asks again): a guessed arch could
+        choose another path than the device's own."""
         arch = getattr(self, "_arch", None)
         if arch is None:
             arch = ""
             if self.hip is not None and "hipGetDevicePropertiesR0600" in self.hip.symbols:
-                try:
-                    arch = self.hip.gcn_arch_name(self.device)
-                except Exception:  # an arch we cannot read applies no workaround
-                    arch = ""
+                arch = self.hip.gcn_arch_name(self.device)
             self._arch = arch
         return arch
 

@@ -1,0 +1,123 @@
+"""After a failure (issue 29): what a failing HIP/MIOpen call leaves behind on the emulated device.
+
+- A transient failure during MIOPEN_ENGINE's support check (the MIOpen handle not created, a
+  descriptor or solution call failing) is reported with its real cause and is not remembered:
+  the next build of the graph, or of another graph of its structure on the same Handle, runs
+  on MIOPEN_ENGINE again.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+from emulated.device import EmulatedDevice
+from test_miopen_engine_graphs import Case, build
+from test_miopen_engine_numerics import check_outputs
+
+from hipdnn.engines.miopen import MiopenEngine, Row
+from hipdnn.errors import GraphNotSupportedError
+from hipdnn.handle import Handle
+from hipdnn.types import DataType as D
+
+pytest.importorskip("torch")
+
+_HIP_OUT_OF_MEMORY = 2
+
+
+def _pack(case: Case) -> tuple[dict[Any, np.ndarray], dict[str, np.ndarray]]:
+    outs = case.empty_outputs()
+    return {**case.inputs, **{case.outputs[r]: a for r, a in outs.items()}}, outs
+
+
+def _build_quietly(case: Case) -> None:
+    with warnings.catch_warnings():  # the fallback warning of a passed-over MIOPEN_ENGINE
+        warnings.simplefilter("ignore")
+        case.graph.build()
+
+
+def _run(case: Case) -> None:
+    """Execute the built graph and compare with PyTorch."""
+    pack, outs = _pack(case)
+    case.graph.execute(pack, np.zeros(max(case.graph.get_workspace_size(), 1), np.uint8))
+    check_outputs(case, outs)
+
+
+# (C function, status it returns, what the reason must say): each a call of the support check
+SUPPORT_FAULTS = [
+    ("hipSetDevice", _HIP_OUT_OF_MEMORY, "out of device memory"),
+    ("miopenCreate", 4, "out of device memory"),  # miopenStatusAllocFailed
+    ("miopenCreate", 5, "could not create the MIOpen handle"),  # miopenStatusInternalError
+    ("hipGetDevicePropertiesR0600", 1, "hipGetDevicePropertiesR0600"),
+    ("miopenCreateTensorDescriptor", 4, "miopenCreateTensorDescriptor"),
+    ("miopenSetTensorDescriptorV2", 5, "miopenSetTensorDescriptorV2"),
+    ("miopenInitConvolutionNdDescriptor", 5, "miopenInitConvolutionNdDescriptor"),
+    ("miopenConvolutionForwardGetSolutionCount", 4, "miopenConvolutionForwardGetSolutionCount"),
+]
+
+
+@pytest.mark.parametrize("name,status,says", SUPPORT_FAULTS,
+                         ids=[f"{n}={s}" for n, s, _ in SUPPORT_FAULTS])
+def test_a_transient_support_failure_is_not_remembered(
+        emulated_device: EmulatedDevice, emulated_miopen_engine: MiopenEngine, name: str,
+        status: int, says: str) -> None:
+    h = Handle()
+    case = build(Row.CONV_FPROP, D.FLOAT, "NCHW")
+    case.graph.build_operation_graph(h)
+    emulated_device.fail(name, status)
+    _build_quietly(case)  # this build falls back, with the real cause as MIOPEN_ENGINE's reason
+    assert case.graph.plans[0].engine.name == "CPU_REFERENCE_ENGINE"
+    reason = case.graph.engine_reasons()["MIOPEN_ENGINE"]
+    assert reason is not None and name in reason and says in reason, reason
+    assert "no AMD GPU" not in reason, reason
+    _run(case)
+
+    # the next build of the same graph, and a new graph of its structure on the same Handle,
+    # ask MIOpen again and run on it
+    _build_quietly(case)
+    assert case.graph.plans[0].engine is emulated_miopen_engine
+    _run(case)
+    twin = build(Row.CONV_FPROP, D.FLOAT, "NCHW")
+    twin.graph.build_operation_graph(h)
+    _build_quietly(twin)
+    assert twin.graph.plans[0].engine is emulated_miopen_engine
+    _run(twin)
+    case.graph.close()
+    twin.graph.close()
+    h.close()
+    assert not emulated_device.live_objects()
+
+
+@pytest.mark.parametrize("name,status", [("miopenCreate", 4), ("hipSetDevice", 2),
+                                         ("miopenConvolutionForwardGetSolutionCount", 5)])
+def test_asking_for_miopen_after_a_transient_failure(
+        emulated_device: EmulatedDevice, emulated_miopen_engine: MiopenEngine, name: str,
+        status: int) -> None:
+    """Asking for MIOPEN_ENGINE explicitly: the failed attempt names the call; the retry works."""
+    h = Handle()
+    case = build(Row.CONV_FPROP, D.FLOAT, "NCHW")
+    case.graph.build_operation_graph(h)
+    emulated_device.fail(name, status)
+    with pytest.raises(GraphNotSupportedError, match=name) as info:
+        case.graph.create_execution_plan_ext("MIOPEN_ENGINE", {})
+    assert "no AMD GPU" not in str(info.value)
+    case.graph.create_execution_plan_ext("MIOPEN_ENGINE", {})
+    case.graph.build_plans()
+    assert case.graph.plans[0].engine is emulated_miopen_engine
+    _run(case)
+    case.graph.close()
+    h.close()
+
+
+def test_a_missing_device_is_still_named(emulated_device: EmulatedDevice,
+                                         emulated_miopen_engine: MiopenEngine) -> None:
+    """hipErrorNoDevice (100) from hipSetDevice: the reason says no AMD GPU is available."""
+    emulated_device.fail("hipSetDevice", 100)
+    h = Handle()
+    case = build(Row.BN_INFERENCE, D.FLOAT, "NCHW")
+    reason = emulated_miopen_engine.check_support(case.graph, h)
+    assert reason is not None and reason.startswith("no AMD GPU available: hipSetDevice failed")
+    assert emulated_miopen_engine.check_support(case.graph, h) is None  # the device came back
+    h.close()
