@@ -1,14 +1,19 @@
 """Reference-engine kernels vs PyTorch CPU on a named shape suite; prints a table and the geomean.
 
-Suite: the distinct convolution layers of ResNet-50 at batch 8 (forward, NCHW and NHWC), one
-3-D convolution, batchnorm training and backward on 8x256x56x56. "Ours" is ``graph.execute`` of a
-graph built with the public API on CPU_REFERENCE_ENGINE (outputs written into arrays of the
-requested layout, as a user sees it). Both sides run FP32 with the same
-number of threads (PyTorch's ``set_num_threads`` = numpy's BLAS threads); each case alternates
-ours/PyTorch repeats and keeps the best time of each, which is the fairest number on a shared
-machine. Target: geometric mean of ours/PyTorch <= 2.
+Suite: each of fprop, dgrad and wgrad (the data and weight gradients of training) of the
+distinct convolution layers of ResNet-50 at batch 8 in NCHW and NHWC, of the 3-D layers of a
+video network (R3D-18 / R(2+1)D-18) and a 3-D U-Net in NCDHW and NDHWC, and of four ResNet-50
+layers in FP16 and BF16 (NHWC); then batchnorm training and backward on 8x256x56x56. "Ours" is
+``graph.execute`` of a graph built with the public API on CPU_REFERENCE_ENGINE (outputs written
+into arrays of the inputs' layout and dtype, as a user sees it); PyTorch runs ``conv2d``/
+``conv3d`` or ``aten.convolution_backward`` for the one gradient, on tensors of the same layout
+and dtype. Both sides run with the same number of threads (PyTorch's ``set_num_threads`` =
+numpy's BLAS threads); each case keeps the best time of each side, the fairest number on a shared
+machine. A summary per family (direction, 2-D/3-D, dtype) follows the table. Target: every case
+within 1.5x of PyTorch on 2 cores and 2x at 16 threads, geometric mean <= 1.0.
 
-    python benchmarks/bench_reference.py            # full suite (~1-3 min)
+    python benchmarks/bench_reference.py            # full suite (~200 cases, minutes)
+    python benchmarks/bench_reference.py --filter "dgrad|wgrad"   # names containing either
     python benchmarks/bench_reference.py --quick    # a few cases, for a smoke run
     python benchmarks/bench_reference.py --blocked  # each side in its own run of calls
 
@@ -86,46 +91,98 @@ def _out(t: hipdnn.Tensor) -> np.ndarray:
     return np.zeros([dim[a] for a in order], np.float32).transpose(np.argsort(order))
 
 
-def _conv_case(torch: Any, c: int, k: int, hw: int, ks: int, s: int, p: int, layout: str,
-               batch: int) -> Case:
+#: Directions of a convolution case: the forward pass and the two gradients of training.
+DIRECTIONS = ("fprop", "dgrad", "wgrad")
+#: 3-D layers (C, K, input D,H,W, kernel, stride, pad, batch) of a video network (R3D-18 and
+#: R(2+1)D-18 on 8x112x112 clips: the stem, a residual 3x3x3, the factorised 1x3x3 spatial and
+#: 3x1x1 temporal convolutions) and of a 3-D U-Net for volumes (a 3x3x3 at 32^3 and a strided
+#: 3x3x3 downsampling); NCDHW and NDHWC.
+CONV3D: tuple[tuple[int, int, tuple[int, ...], tuple[int, ...], tuple[int, ...],
+                    tuple[int, ...], int], ...] = (
+    (3, 64, (8, 112, 112), (3, 7, 7), (1, 2, 2), (1, 3, 3), 1),
+    (64, 64, (8, 28, 28), (3, 3, 3), (1, 1, 1), (1, 1, 1), 2),
+    (64, 144, (8, 56, 56), (1, 3, 3), (1, 1, 1), (0, 1, 1), 1),
+    (144, 64, (8, 56, 56), (3, 1, 1), (1, 1, 1), (1, 0, 0), 1),
+    (32, 32, (32, 32, 32), (3, 3, 3), (1, 1, 1), (1, 1, 1), 1),
+    (32, 64, (32, 32, 32), (3, 3, 3), (2, 2, 2), (1, 1, 1), 1),
+)
+QUICK3D = {1, 4}
+#: ResNet-50 layers (indices into RESNET50_CONVS) also timed in FP16 and BF16, NHWC: the stem,
+#: a 3x3, a 1x1 expansion and a strided 3x3.
+LOW_PRECISION = (0, 2, 3, 6)
+DTYPES = {"fp32": F32, "fp16": hipdnn.DataType.HALF, "bf16": hipdnn.DataType.BFLOAT16}
+
+
+def _np_dtype(name: str) -> Any:
+    if name == "bf16":
+        import ml_dtypes  # numpy's bfloat16; imported only for the BF16 cases
+        return ml_dtypes.bfloat16
+    return {"fp32": np.float32, "fp16": np.float16}[name]
+
+
+def _conv_case(torch: Any, direction: str, c: int, k: int, sp: Sequence[int],
+               ks: Sequence[int], stride: Sequence[int], pad: Sequence[int], layout: str,
+               batch: int, dtype: str = "fp32") -> Case:
+    """One convolution in one direction: ``graph.execute`` of conv_fprop / conv_dgrad /
+    conv_wgrad on the reference engine (output in the inputs' layout and dtype), against
+    PyTorch's conv (fprop) or ``aten.convolution_backward`` asked for that gradient only."""
+    nsp = len(sp)
+
     def setup() -> tuple[Callable[[], Any], Callable[[], Any]]:
         rng = np.random.default_rng(0)
-        x = rng.standard_normal((batch, c, hw, hw), dtype=np.float32)
-        w = rng.standard_normal((k, c, ks, ks), dtype=np.float32)
-        xt, wt = torch.from_numpy(x), torch.from_numpy(w)
-        if layout == "NHWC":
-            x, w = _channels_last_np(x), _channels_last_np(w)
-            xt = xt.contiguous(memory_format=torch.channels_last)
-            wt = wt.contiguous(memory_format=torch.channels_last)
-        g = hipdnn.Graph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
-        xg, wg = g.tensor_like(x, "x"), g.tensor_like(w, "w")
-        y = g.conv_fprop(xg, wg, padding=p, stride=s).set_output(True)
-        ours = _runner(g, {xg: x, wg: w, y: _out(y)})
-        conv2d = torch.nn.functional.conv2d
+        npd = _np_dtype(dtype)
+        x = rng.standard_normal((batch, c, *sp), dtype=np.float32)
+        w = rng.standard_normal((k, c, *ks), dtype=np.float32)
+        tconv = torch.nn.functional.conv2d if nsp == 2 else torch.nn.functional.conv3d
+        out_sp = [(n + 2 * p - kd) // s + 1 for n, p, kd, s in zip(sp, pad, ks, stride, strict=True)]
+        dy = rng.standard_normal((batch, k, *out_sp), dtype=np.float32)
+        cl = layout in ("NHWC", "NDHWC")
+        fmt = ((torch.channels_last if nsp == 2 else torch.channels_last_3d) if cl
+               else torch.contiguous_format)
+        tdt = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+        arrays = {}
+        tensors = {}
+        for name, a in (("x", x), ("w", w), ("dy", dy)):
+            arrays[name] = (_channels_last_np(a) if cl else a).astype(npd)
+            tensors[name] = torch.from_numpy(a).to(tdt).contiguous(memory_format=fmt)
+        g = hipdnn.Graph(io_data_type=DTYPES[dtype], intermediate_data_type=F32,
+                         compute_data_type=F32)
+        geo = {"padding": list(pad), "stride": list(stride)}
+        pack: dict[Any, Any]
+        if direction == "fprop":
+            xg, wg = g.tensor_like(arrays["x"], "x"), g.tensor_like(arrays["w"], "w")
+            out = g.conv_fprop(xg, wg, **geo)
+            pack = {xg: arrays["x"], wg: arrays["w"]}
+        elif direction == "dgrad":
+            dyg, wg = g.tensor_like(arrays["dy"], "dy"), g.tensor_like(arrays["w"], "w")
+            out = g.conv_dgrad(dyg, wg, **geo)
+            out.set_dim(list(x.shape)).set_stride(list(g.tensor_like(arrays["x"]).get_stride()))
+            pack = {dyg: arrays["dy"], wg: arrays["w"]}
+        else:
+            xg, dyg = g.tensor_like(arrays["x"], "x"), g.tensor_like(arrays["dy"], "dy")
+            out = g.conv_wgrad(xg, dyg, **geo)
+            out.set_dim(list(w.shape)).set_stride(list(g.tensor_like(arrays["w"]).get_stride()))
+            pack = {xg: arrays["x"], dyg: arrays["dy"]}
+        out.set_output(True).set_data_type(DTYPES[dtype])
+        pack[out] = _out(out).astype(npd)
+        ours = _runner(g, pack)
+        xt, wt, dyt = tensors["x"], tensors["w"], tensors["dy"]
+        backward = torch.ops.aten.convolution_backward
+        mask = [direction == "dgrad", direction == "wgrad", False]
 
         def ref() -> Any:
             with torch.no_grad():
-                return conv2d(xt, wt, stride=s, padding=p)
+                if direction == "fprop":
+                    return tconv(xt, wt, stride=tuple(stride), padding=tuple(pad))
+                return backward(dyt, xt, wt, None, list(stride), list(pad), [1] * nsp, False,
+                                [0] * nsp, 1, mask)
         return ours, ref
-    return Case(f"conv {c}->{k} {ks}x{ks}/{s} @{hw} {layout}", setup)
 
-
-def _conv3d_case(torch: Any) -> Case:
-    def setup() -> tuple[Callable[[], Any], Callable[[], Any]]:
-        rng = np.random.default_rng(0)
-        x = rng.standard_normal((2, 32, 16, 28, 28), dtype=np.float32)
-        w = rng.standard_normal((64, 32, 3, 3, 3), dtype=np.float32)
-        xt, wt = torch.from_numpy(x), torch.from_numpy(w)
-        g = hipdnn.Graph(io_data_type=F32, intermediate_data_type=F32, compute_data_type=F32)
-        xg, wg = g.tensor_like(x, "x"), g.tensor_like(w, "w")
-        y = g.conv_fprop(xg, wg, padding=1).set_output(True)
-        ours = _runner(g, {xg: x, wg: w, y: _out(y)})
-
-        def ref() -> Any:
-            with torch.no_grad():
-                return torch.nn.functional.conv3d(xt, wt, padding=1)
-        return ours, ref
-    return Case("conv3d 32->64 3x3x3/1 @16x28x28 NCDHW n2", setup)
+    shape = f"{sp[0]}^3" if nsp == 3 and len(set(sp)) == 1 else "x".join(map(str, sp))
+    kern = "x".join(map(str, ks))
+    st = stride[0] if len(set(stride)) == 1 else ",".join(map(str, stride))
+    extra = (f" n{batch}" if nsp == 3 else "") + ("" if dtype == "fp32" else f" {dtype}")
+    return Case(f"{direction} {c}->{k} {kern}/{st} @{shape} {layout}{extra}", setup)
 
 
 def _bn_cases(torch: Any, layout: str) -> list[Case]:
@@ -193,14 +250,34 @@ def _bn_cases(torch: Any, layout: str) -> list[Case]:
 def suite(torch: Any, quick: bool = False, batch: int = 8) -> list[Case]:
     """The named shape suite (a subset with ``quick``)."""
     cases = []
-    for layout in ("NCHW", "NHWC"):
-        for i, (c, k, hw, ks, s, p) in enumerate(RESNET50_CONVS):
-            if not quick or i in QUICK:
-                cases.append(_conv_case(torch, c, k, hw, ks, s, p, layout, batch))
-    cases.append(_conv3d_case(torch))
+    for direction in DIRECTIONS:
+        for layout in ("NCHW", "NHWC"):
+            for i, (c, k, hw, ks, s, p) in enumerate(RESNET50_CONVS):
+                if not quick or i in QUICK:
+                    cases.append(_conv_case(torch, direction, c, k, (hw, hw), (ks, ks), (s, s),
+                                            (p, p), layout, batch))
+        for layout in ("NCDHW", "NDHWC"):
+            for i, (c, k, sp, ks3, st3, p3, n) in enumerate(CONV3D):
+                if not quick or i in QUICK3D:
+                    cases.append(_conv_case(torch, direction, c, k, sp, ks3, st3, p3, layout, n))
+        for dtype in ("fp16", "bf16"):
+            for i in LOW_PRECISION[:2] if quick else LOW_PRECISION:
+                c, k, hw, ks, s, p = RESNET50_CONVS[i]
+                cases.append(_conv_case(torch, direction, c, k, (hw, hw), (ks, ks), (s, s),
+                                        (p, p), "NHWC", batch, dtype))
     for layout in ("NCHW",) if quick else ("NCHW", "NHWC"):
         cases.extend(_bn_cases(torch, layout))
     return cases
+
+
+def family(name: str) -> str:
+    """The summary row of a case: its direction, 2-D/3-D and dtype (or "batchnorm")."""
+    if name.startswith("bn "):
+        return "batchnorm"
+    words = name.split()
+    dim = "3-D" if "D" in words[4] else "2-D"
+    dtype = words[-1] if words[-1] in ("fp16", "bf16") else "fp32"
+    return f"{words[0]} {dim} {dtype}"
 
 
 def _best(fn: Callable[[], Any], repeats: int) -> float:
@@ -212,6 +289,18 @@ def _best(fn: Callable[[], Any], repeats: int) -> float:
     return best
 
 
+def _warm_best(fn: Callable[[], Any], repeats: int) -> float:
+    """One warm-up call, then the best of ``repeats`` (of one if the warm-up took over SLOW s)."""
+    t0 = time.perf_counter()
+    fn()
+    return _best(fn, 1 if time.perf_counter() - t0 > SLOW else repeats)
+
+
+#: Seconds: a side whose warm-up call took longer is timed once per round (PyTorch's FP16
+#: weight gradient on CPU takes seconds).
+SLOW = 1.0
+
+
 def _time_pair(ours: Callable[[], Any], ref: Callable[[], Any], repeats: int,
                blocked: bool = False) -> tuple[float, float]:
     """Best seconds of ``ours`` and ``ref``. Alternating: call by call, so both see the same
@@ -221,10 +310,8 @@ def _time_pair(ours: Callable[[], Any], ref: Callable[[], Any], repeats: int,
     if blocked:
         best_o = best_r = math.inf
         for _ in range(2):
-            ours()
-            best_o = min(best_o, _best(ours, repeats))
-            ref()
-            best_r = min(best_r, _best(ref, repeats))
+            best_o = min(best_o, _warm_best(ours, repeats))
+            best_r = min(best_r, _warm_best(ref, repeats))
         return best_o, best_r
     ours()
     ref()
@@ -263,7 +350,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a few representative cases only")
     ap.add_argument("--repeats", type=int, default=None, help="timed repeats per case")
-    ap.add_argument("--filter", default="", help="only cases whose name contains this text")
+    ap.add_argument("--filter", default="",
+                    help="only cases whose name contains this text (alternatives split by |)")
     ap.add_argument("--blocked", action="store_true",
                     help="time each side in its own run of repeats (twice over) instead of "
                          "alternating call by call")
@@ -280,21 +368,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"threads: numpy BLAS {threads}, torch {torch.get_num_threads()}; repeats {repeats} "
           f"(best of, {'blocked' if args.blocked else 'alternating'}); load average at start {load:.2f}")
     print(f"reference batchnorm: {batchnorm_implementation()}")
-    print(f"{'case':<44} {'ours ms':>9} {'torch ms':>9} {'ratio':>6}")
-    ratios = []
+    print(f"reference convolution: {convolution_implementation()}")
+    print(f"{'case':<50} {'ours ms':>9} {'torch ms':>9} {'ratio':>6}")
+    ratios: dict[str, float] = {}
+    wanted = [f for f in args.filter.split("|") if f]
     for case in suite(torch, args.quick):
-        if args.filter and args.filter not in case.name:
+        if wanted and not any(f in case.name for f in wanted):
             continue
         ours, ref = case.setup()
         t_o, t_r = _time_pair(ours, ref, repeats, args.blocked)
-        ratios.append(t_o / t_r)
-        print(f"{case.name:<44} {t_o * 1e3:9.2f} {t_r * 1e3:9.2f} {t_o / t_r:6.2f}", flush=True)
+        ratios[case.name] = t_o / t_r
+        print(f"{case.name:<50} {t_o * 1e3:9.2f} {t_r * 1e3:9.2f} {t_o / t_r:6.2f}", flush=True)
     if ratios:
-        geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         load_end = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-        print(f"geometric mean ratio (ours/torch) over {len(ratios)} cases: {geo:.2f} "
-              f"(target <= 2.0); load average at end {load_end:.2f}")
+        groups: dict[str, list[float]] = {}
+        for name, r in ratios.items():
+            groups.setdefault(family(name), []).append(r)
+        print(f"\n{'family':<22} {'cases':>5} {'geomean':>8} {'min':>6} {'median':>6} {'max':>6}"
+              f" {'over 1.5x':>9} {'over 2x':>7}")
+        for fam, rs in [*groups.items(), ("all", list(ratios.values()))]:
+            rs = sorted(rs)
+            print(f"{fam:<22} {len(rs):5d} {_geomean(rs):8.2f} {rs[0]:6.2f} "
+                  f"{rs[len(rs) // 2]:6.2f} {rs[-1]:6.2f} {sum(r > 1.5 for r in rs):9d} "
+                  f"{sum(r > 2 for r in rs):7d}")
+        print(f"geometric mean ratio (ours/torch) over {len(ratios)} cases: "
+              f"{_geomean(list(ratios.values())):.2f} (target <= 1.0); load average at end "
+              f"{load_end:.2f}")
     return 0
+
+
+def _geomean(rs: Sequence[float]) -> float:
+    return math.exp(sum(math.log(r) for r in rs) / len(rs))
+
+
+def convolution_implementation() -> str:
+    """Which reference convolution runs (and its compile, done here, outside the timings)."""
+    from hipdnn.engines.reference import _conv
+
+    describe = getattr(_conv, "implementation", None)
+    return describe() if describe is not None else "im2col/col2im + BLAS GEMM (numpy)"
 
 
 if __name__ == "__main__":
