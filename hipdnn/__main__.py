@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -28,6 +29,7 @@ import hipdnn
 from hipdnn import diagnostics
 from hipdnn.engines import load_errors, registry
 from hipdnn.graph_view import GraphView
+from hipdnn.logs import ENVIRONMENT_REASONS
 from hipdnn.shapes import packed_strides
 
 __all__ = ["main"]
@@ -102,7 +104,14 @@ def _build(g: hipdnn.Graph, engine: str) -> None:
     g.build_plans()
 
 
-def _report_engines(g: hipdnn.Graph) -> str:
+def _machine_reason(reason: str | None) -> bool:
+    """True when ``reason`` says the machine lacks MIOpen or a GPU (not about the graph)."""
+    return reason is not None and reason.startswith(ENVIRONMENT_REASONS)
+
+
+def _report_engines(g: hipdnn.Graph, said: set[str]) -> str:
+    """``ran on`` and, for each other engine, why it was not used. A reason about the machine
+    (no MIOpen, no GPU) that ``said`` holds was printed before: it is not repeated."""
     ran = g.get_plan_name().split(":")[0]
     lines = [f"    ran on: {ran}"]
     for eng in registry().values():
@@ -112,9 +121,34 @@ def _report_engines(g: hipdnn.Graph) -> str:
             reason = eng.check_support(GraphView.of(g), g.handle)
         except hipdnn.HipdnnError as exc:
             reason = f"{type(exc).__name__}: {exc}"
+        if _machine_reason(reason) and reason in said:
+            continue
         why = reason if reason is not None else f"applies, but ranks after {ran} or was deselected"
         lines.append(f"    not used: {eng.name}: {why}")
     return "\n".join(lines)
+
+
+def _machine_summary(engine: str) -> tuple[str | None, set[str]]:
+    """One line when MIOPEN_ENGINE cannot run anything on this machine (no MIOpen, no HIP, no
+    GPU), and the reason it gave, so the per-graph reports do not repeat it."""
+    probe = hipdnn.Graph(name="probe", io_data_type=hipdnn.DataType.FLOAT,
+                         compute_data_type=hipdnn.DataType.FLOAT)
+    x = probe.tensor(dim=[1, 1, 3, 3], name="x")
+    w = probe.tensor(dim=[1, 1, 1, 1], name="w")
+    probe.conv_fprop(x, w, padding=[0, 0]).set_output(True)
+    view = GraphView.of(probe.validate())
+    for eng in registry().values():
+        if eng.name != "MIOPEN_ENGINE" or engine == eng.name:  # asked for: its FAIL line says why
+            continue
+        reason = eng.check_support(view, None)
+        if _machine_reason(reason):
+            assert reason is not None
+            target = "CPU_REFERENCE_ENGINE" if engine == "auto" else engine
+            runs = "every graph runs on" if engine == "auto" else "the demo runs, as asked, on"
+            summary = (f"{reason.split(' (')[0]}: {runs} {target}. "
+                       "`python -m hipdnn info` says where hipdnn looked and how to install it.")
+            return summary, {reason}
+    return None, set()
 
 
 def _check(name: str, got: np.ndarray, want: np.ndarray) -> tuple[bool, str]:
@@ -201,23 +235,33 @@ def run_demo(engine: str) -> int:
     engines = ", ".join(f"{e.name} (rank {e.rank})" for e in registry().values())
     print(f"hipdnn demo: numpy {np.__version__}; registered engines: {engines}")
     print(f"engine choice: {engine} (auto = the graph's own heuristic ranking)")
+    summary, said = _machine_summary(engine)
+    if summary:
+        print(summary)
     results: Checks = []
     try:
         g1, c1 = demo_conv_bias_relu(engine, rng)
         print("[1] conv 3x3 pad 1 + bias + ReLU, FP32 NHWC, x 2x3x8x8 -> y 2x4x8x8")
-        print(_report_engines(g1))
+        print(_report_engines(g1, said))
         print("\n".join(line for _, line in c1))
         g2, c2, saved = demo_bn_training(engine, rng)
         print("[2] batchnorm training with running statistics, FP32 NCHW, x 4x3x5x5")
-        print(_report_engines(g2))
+        print(_report_engines(g2, said))
         print("\n".join(line for _, line in c2))
         g3, c3 = demo_bn_backward(engine, rng, saved)
         print("[3] batchnorm backward from the saved mean / inverse variance")
-        print(_report_engines(g3))
+        print(_report_engines(g3, said))
         print("\n".join(line for _, line in c3))
         results = c1 + c2 + c3
         for g in (g1, g2, g3):
             g.close()
+    except hipdnn.GraphNotSupportedError as exc:
+        if engine != "auto":  # the user chose the engine: say that, not how it was done
+            why = exc.reasons.get(engine, str(exc))
+            print(f"FAIL: --engine {engine} was asked for and cannot run the demo's graphs: {why}")
+        else:
+            print(f"FAIL: {type(exc).__name__}: {exc}")
+        return 1
     except hipdnn.HipdnnError as exc:
         print(f"FAIL: {type(exc).__name__}: {exc}")
         return 1
@@ -231,8 +275,11 @@ def run_demo(engine: str) -> int:
 def list_engines() -> int:
     """Print the registered engines and any built-in engine that failed to import."""
 
+    print("engine ids are FNV-1a 64 of the name: unsigned, and (as hipDNN stores them) int64")
     for eng in registry().values():
-        print(f"{eng.name:<24} id {eng.engine_id:>20}  rank {eng.rank}")
+        unsigned = eng.engine_id & 0xFFFFFFFFFFFFFFFF
+        print(f"{eng.name:<24} id {unsigned:>20} (0x{unsigned:016x}, int64 {eng.engine_id})"
+              f"  rank {eng.rank}")
     for mod, err in load_errors.items():
         print(f"{mod}: not loaded ({err})")
     return 0
@@ -265,5 +312,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_demo(getattr(args, "engine", "auto"))
 
 
+def console_main() -> int:
+    """``main()``; a reader that closes the pipe early (``info --json | head``) ends the
+    output, not with a BrokenPipeError traceback (Python's documented SIGPIPE recipe)."""
+    try:
+        code = main()
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush must not fail too
+        return 141  # 128 + SIGPIPE, as a shell reports a reader that went away
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(console_main())

@@ -11,7 +11,7 @@ declines every graph with the reason, and the graph falls back to the next engin
 from __future__ import annotations
 
 import itertools
-import sys
+import os
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -165,20 +165,18 @@ def _default_hip() -> HipLibrary:
     return load_hip()
 
 
-def _hint(kind: str) -> str:
-    """The fix for a missing library, written for the platform this runs on."""
+#: Where a missing library's reason sends the user: one line, no search list (``info`` has it).
+_WHERE = "(`python -m hipdnn info` says where hipdnn looked)"
 
-    if sys.platform == "win32":
-        if kind == "MIOpen":
-            return ("Fix: install TheRock's ROCm Python wheels (rocm_sdk) or PyTorch ROCm for "
-                    "Windows, or point HIPDNN_MIOPEN_LIBRARY at MIOpen.dll")
-        return ("Fix: install AMD's GPU driver (amdhip64_N.dll in System32) or point "
-                "HIPDNN_HIP_LIBRARY at amdhip64_7.dll")
-    if kind == "MIOpen":
-        return ("Fix: install ROCm (or TheRock's rocm-sdk wheels), set ROCM_PATH, or point "
-                "HIPDNN_MIOPEN_LIBRARY at libMIOpen.so.1")
-    return ("Fix: install the ROCm HIP runtime, set ROCM_PATH, or point HIPDNN_HIP_LIBRARY at "
-            "libamdhip64.so.7")
+
+def _not_found(what: str, variable: str, exc: BaseException) -> str:
+    """One line for a library that was not found. The places tried are named only when the
+    user pointed ``variable`` at a file (they asked for that one); otherwise ``info`` and the
+    exception (``miopen_ctypes.load()``) list every place and the fix for this platform."""
+
+    if os.environ.get(variable):
+        return f"{what} not found: {_short(exc)} {_WHERE}"
+    return f"{what} not found {_WHERE}"
 
 
 def _short(exc: BaseException) -> str:
@@ -242,11 +240,11 @@ class MiopenEngine(Engine):
         try:
             lib = self._miopen_loader()
         except Exception as exc:
-            raise Unavailable(f"MIOpen library not found: {_short(exc)}. {_hint('MIOpen')}") from exc
+            raise Unavailable(_not_found("MIOpen library", "HIPDNN_MIOPEN_LIBRARY", exc)) from exc
         try:
             hip = self._hip_loader()
         except Exception as exc:
-            raise Unavailable(f"HIP runtime not found: {_short(exc)}. {_hint('HIP')}") from exc
+            raise Unavailable(_not_found("HIP runtime", "HIPDNN_HIP_LIBRARY", exc)) from exc
         return lib, hip
 
     def handle_state(self, handle: Handle | None) -> MiopenHandleState:

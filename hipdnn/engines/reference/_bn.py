@@ -126,7 +126,8 @@ def implementation() -> str:
     try:
         numba = metadata.version("numba")
     except metadata.PackageNotFoundError:
-        return "numpy passes (numba not installed: pip install 'hipdnn-ctypes[jit]')"
+        # the [jit] extra is numba alone; naming numba works for a checkout and a wheel alike
+        return f"numpy passes (numba not installed: pip install '{_bn_jit.REQUIREMENT}')"
     return f"loops compiled by numba {numba} (float32, {JIT_MIN_SIZE // 1024} Ki elements or more)"
 
 

@@ -1,9 +1,9 @@
 """Fused batchnorm loops compiled by numba, when it is installed: each pass of :mod:`._bn` as
 one parallel loop over the tensor instead of several numpy calls per block.
 
-numba is optional (``pip install 'hipdnn-ctypes[jit]'``; it ships wheels, no compiler). Without
-it, or with ``HIPDNN_REFERENCE_JIT=0``, or if compiling fails (a warning says why, once), the
-numpy passes of :mod:`._bn` run instead; :func:`kernels` decides, per call.
+numba is optional (``pip install 'numba>=0.61'``, the ``jit`` extra; it ships wheels, no
+compiler). Without it, or with ``HIPDNN_REFERENCE_JIT=0``, or if compiling fails (a warning says
+why, once), the numpy passes of :mod:`._bn` run instead; :func:`kernels` decides, per call.
 
 Each kernel is one parallel loop over the whole packed 2-D float32 matrix (channel-first
 ``(N*C, S)``, row ``r`` in channel ``r % C``, or channels-last ``(N*S, C)``), its rows or
@@ -49,6 +49,8 @@ __all__ = ["ENV", "FORK_SAFE_LAYERS", "RUN", "Kernels", "Layout", "kernels", "la
 
 #: Environment variable: "0" turns the compiled loops off (the numpy passes run).
 ENV = "HIPDNN_REFERENCE_JIT"
+#: What to install for these loops (the ``jit`` extra of pyproject.toml is this alone).
+REQUIREMENT = "numba>=0.61"
 #: Channels-last rows per partial-sum group, of both implementations (:mod:`._bn` reads it).
 RUN = 64
 #: The kernels' parallel loop; :func:`_compile` makes it ``numba.prange`` before compiling them
