@@ -16,6 +16,7 @@ __all__ = [
     "GraphChangedError",
     "GraphNotSupportedError",
     "GraphStateError",
+    "HandleError",
     "HipdnnError",
     "InvalidGraphError",
     "KnobError",
@@ -121,3 +122,16 @@ class ExecutionError(HipdnnError, RuntimeError):
 
 class EngineError(HipdnnError, RuntimeError):
     """An engine failed to build a plan, or an engine id is unknown."""
+
+
+class HandleError(HipdnnError, RuntimeError):
+    """A device call made by a :class:`~hipdnn.handle.Handle` operation failed (``set_stream``,
+    ``synchronize``, ...). ``operation`` names the Handle operation, ``function`` the C call
+    (None when unknown) and ``status`` its status; the engine's own error is ``__cause__``."""
+
+    def __init__(self, message: str, *, operation: str, function: str | None = None,
+                 status: int | None = None) -> None:
+        super().__init__(message)
+        self.operation = operation
+        self.function = function
+        self.status = status

@@ -26,6 +26,7 @@ from hipdnn import interop
 from hipdnn._packsig import Matcher, compile_matcher
 from hipdnn.errors import (
     GraphChangedError,
+    HandleError,
     PlanClosedError,
     ValidationError,
     VariantPackError,
@@ -516,6 +517,16 @@ class Executor:
         self.run(self.graph._planner.plan(index, "execute_plan_at_index"), variant_pack, workspace, handle,
                   "execute_plan_at_index")
 
+    def _synchronize(self, h: Handle, plan: ExecutionPlan) -> None:
+        """``h.synchronize()`` for autotune: a failure is a HandleError naming the autotune
+        and the plan being timed (the plans keep their order)."""
+        try:
+            h.synchronize()
+        except HandleError as exc:
+            raise HandleError(f"graph {self.graph.name!r} autotune, timing plan {plan.name!r}: "
+                              f"{exc}", operation="Graph.autotune", function=exc.function,
+                              status=exc.status) from exc
+
     def autotune(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
                  iterations: int = 10, warmup: int = 1,
                  handle: Handle | None = None, progress: bool | None = None) -> list[PlanTiming]:
@@ -540,11 +551,11 @@ class Executor:
                 ws = self.resolve_workspace(workspace, plan.workspace_size)
                 for _ in range(max(0, warmup)):
                     plan.execute(buffers, ws, h)
-                h.synchronize()
+                self._synchronize(h, plan)
                 start = time.perf_counter()
                 for _ in range(max(1, iterations)):
                     plan.execute(buffers, ws, h)
-                h.synchronize()
+                self._synchronize(h, plan)
                 timings.append(((time.perf_counter() - start) / max(1, iterations), i))
                 bar.advance()
         timings.sort()

@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hipdnn.errors import ArgumentError, GraphStateError, ValidationError
+from hipdnn.errors import ArgumentError, GraphStateError, HandleError, HipdnnError, ValidationError
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -133,26 +133,51 @@ class Handle:
         return self._states.get(key)
 
     def set_stream(self, stream: int | None) -> None:
-        """Switch stream; engine states with ``set_stream`` follow (idempotent when unchanged)."""
+        """Switch stream; engine states with ``set_stream`` follow (idempotent when unchanged).
+
+        All or nothing: when an engine state cannot switch (e.g. ``miopenSetStream`` fails),
+        the states already switched are set back, the Handle keeps its stream (``get_stream()``
+        and every engine still use the old one) and :class:`~hipdnn.errors.HandleError` names
+        the call; calling ``set_stream`` again retries."""
         stream = _stream(stream)
         if stream == self.stream:
             return
-        self.stream = stream
+        old = self.stream
+        switched: list[Any] = []
         for st in list(self._states.values()):
             setter = getattr(st, "set_stream", None)
-            if callable(setter):
+            if not callable(setter):
+                continue
+            try:
                 setter(stream)
+            except Exception as exc:
+                for done in reversed(switched):
+                    try:
+                        done.set_stream(old)
+                    except Exception:  # the first failure is the one reported
+                        pass
+                if isinstance(exc, HipdnnError):
+                    raise
+                raise _handle_error(self, f"set_stream({_stream_name(stream)})", exc) from exc
+            switched.append(st)
+        self.stream = stream
 
     def get_stream(self) -> int | None:
         """The current stream (None: default stream)."""
         return self.stream
 
     def synchronize(self) -> None:
-        """Wait for work on the stream: engine states with ``synchronize`` are asked to."""
+        """Wait for work on the stream: engine states with ``synchronize`` are asked to.
+        A failing wait raises :class:`~hipdnn.errors.HandleError` naming the call."""
         for st in list(self._states.values()):
             sync = getattr(st, "synchronize", None)
             if callable(sync):
-                sync()
+                try:
+                    sync()
+                except HipdnnError:
+                    raise
+                except Exception as exc:
+                    raise _handle_error(self, "synchronize", exc) from exc
 
     @property
     def closed(self) -> bool:
@@ -198,6 +223,19 @@ class Handle:
     def __repr__(self) -> str:
         stream = "default" if self.stream is None else hex(self.stream)
         return f"<hipdnn.Handle device={self.device} stream={stream}{' closed' if self._closed else ''}>"
+
+
+def _stream_name(stream: int | None) -> str:
+    return "default stream" if stream is None else hex(stream)
+
+
+def _handle_error(handle: Handle, operation: str, exc: Exception) -> HandleError:
+    """``exc`` (an engine state's failure, e.g. a binding error) as a HandleError naming
+    ``Handle.<operation>`` and the C call."""
+    function = getattr(exc, "function", None)
+    return HandleError(f"Handle.{operation} on {handle!r} failed: {exc}",
+                       operation=f"Handle.{operation}", function=function,
+                       status=getattr(exc, "status", None))
 
 
 _default = threading.local()

@@ -21,6 +21,7 @@ from hipdnn.errors import (
     ExecutionError,
     GraphNotSupportedError,
     GraphStateError,
+    HandleError,
     HipdnnError,
     KnobError,
     PlanClosedError,
@@ -107,6 +108,7 @@ _CODES: tuple[tuple[type[HipdnnError], ErrorCode], ...] = (
     (GraphNotSupportedError, ErrorCode.GRAPH_NOT_SUPPORTED),
     (EngineError, ErrorCode.GRAPH_EXECUTION_PLAN_CREATION_FAILED),
     (ExecutionError, ErrorCode.GRAPH_EXECUTION_FAILED),
+    (HandleError, ErrorCode.HANDLE_ERROR),
     (PlanClosedError, ErrorCode.INVALID_VALUE),
     (GraphStateError, ErrorCode.INVALID_VALUE),
 )

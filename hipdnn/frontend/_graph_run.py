@@ -407,7 +407,10 @@ class GraphRun(GraphBuild):
             return err, ExecutionTiming()
         h = native_handle(handle)
         if isinstance(h, NativeHandle):
-            h.synchronize()
+            try:
+                h.synchronize()
+            except HipdnnError as exc:  # e.g. hipStreamSynchronize failed: HANDLE_ERROR
+                return error_from(exc), ExecutionTiming()
         elapsed = (time.perf_counter() - start) * 1e3
         return err, ExecutionTiming(elapsed if math.isfinite(elapsed) else None,
                                     TimingQuality.UNSTALLED)

@@ -4,6 +4,9 @@
   descriptor or solution call failing) is reported with its real cause and is not remembered:
   the next build of the graph, or of another graph of its structure on the same Handle, runs
   on MIOPEN_ENGINE again.
+- Handle.set_stream, Handle.synchronize and Graph.autotune raise HandleError naming the
+  operation and the C call; a failed set_stream leaves the Handle on its old stream (every
+  engine state too) and a retry switches.
 """
 
 from __future__ import annotations
@@ -120,4 +123,97 @@ def test_a_missing_device_is_still_named(emulated_device: EmulatedDevice,
     reason = emulated_miopen_engine.check_support(case.graph, h)
     assert reason is not None and reason.startswith("no AMD GPU available: hipSetDevice failed")
     assert emulated_miopen_engine.check_support(case.graph, h) is None  # the device came back
+    h.close()
+
+
+# ================================================= Handle.set_stream / synchronize / autotune
+def _device_stream(device: EmulatedDevice) -> int:
+    """The stream of the (one) live MIOpen handle on the device."""
+    (state,) = device.live_objects("handle").values()
+    return int(state.stream)
+
+
+def _conv_on(h: Handle) -> Case:
+    case = build(Row.CONV_FPROP, D.FLOAT, "NCHW")
+    case.graph.build_operation_graph(h)
+    _build_quietly(case)
+    assert case.graph.plans[0].engine.name == "MIOPEN_ENGINE"
+    _run(case)  # creates the Handle's MIOpen handle
+    return case
+
+
+def test_a_failed_set_stream_keeps_the_old_stream(emulated_device: EmulatedDevice,
+                                                  emulated_miopen_engine: MiopenEngine) -> None:
+    from hipdnn.errors import HandleError
+
+    h = Handle()
+    case = _conv_on(h)
+    s1, s2 = emulated_device.create_stream(), emulated_device.create_stream()
+    h.set_stream(s1)
+    assert _device_stream(emulated_device) == s1
+    emulated_device.fail("miopenSetStream", 3)
+    with pytest.raises(HandleError, match=r"set_stream.*miopenSetStream") as info:
+        h.set_stream(s2)
+    assert info.value.function == "miopenSetStream" and info.value.status == 3
+    assert info.value.operation == f"Handle.set_stream({s2:#x})"
+    assert h.get_stream() == s1 and _device_stream(emulated_device) == s1  # nothing moved
+    mark = len(emulated_device.calls)
+    _run(case)
+    assert all(c.arg("handle") for c in emulated_device.calls[mark:] if c.name.startswith("miopenConv"))
+    h.set_stream(s2)  # the retry switches
+    assert h.get_stream() == s2 and _device_stream(emulated_device) == s2
+    _run(case)
+    case.graph.close()
+    h.close()
+
+
+class _Refuses:
+    """An engine state whose set_stream fails (a second engine on the same Handle)."""
+
+    def set_stream(self, stream: int | None) -> None:
+        raise RuntimeError("this engine cannot switch streams now")
+
+
+def test_set_stream_sets_back_what_it_switched(emulated_device: EmulatedDevice,
+                                               emulated_miopen_engine: MiopenEngine) -> None:
+    from hipdnn.errors import HandleError
+
+    h = Handle()
+    case = _conv_on(h)
+    s1, s2 = emulated_device.create_stream(), emulated_device.create_stream()
+    h.set_stream(s1)
+    h.state("refuses", lambda _: _Refuses())  # after MIOpen's: MIOpen switches first
+    with pytest.raises(HandleError, match="cannot switch"):
+        h.set_stream(s2)
+    assert h.get_stream() == s1 and _device_stream(emulated_device) == s1
+    _run(case)
+    case.graph.close()
+    h.close()
+
+
+def test_synchronize_and_autotune_failures_are_typed(emulated_device: EmulatedDevice,
+                                                     emulated_miopen_engine: MiopenEngine) -> None:
+    from hipdnn.errors import HandleError
+
+    h = Handle()
+    case = _conv_on(h)
+    h.set_stream(emulated_device.create_stream())
+    emulated_device.fail("hipStreamSynchronize", 1)
+    with pytest.raises(HandleError, match=r"Handle\.synchronize.*hipStreamSynchronize") as info:
+        h.synchronize()
+    assert info.value.function == "hipStreamSynchronize" and info.value.operation == "Handle.synchronize"
+    h.synchronize()  # the retry waits
+    pack, _ = _pack(case)
+    ws = np.zeros(max(case.graph.get_workspace_size(), 1), np.uint8)
+    selected = case.graph.plans[0]
+    # host buffers on a stream: the warm-up execute's copy back waits first (call 1), then
+    # autotune's own Handle.synchronize (call 2)
+    emulated_device.fail("hipStreamSynchronize", 1, nth=2)
+    with pytest.raises(HandleError, match=r"autotune.*hipStreamSynchronize") as info:
+        case.graph.autotune(pack, ws, iterations=2, warmup=1)
+    assert info.value.operation == "Graph.autotune" and info.value.function == "hipStreamSynchronize"
+    assert case.graph.plans[0] is selected  # the selection is not changed by a failed autotune
+    case.graph.autotune(pack, ws, iterations=2)  # the retry times and selects
+    _run(case)
+    case.graph.close()
     h.close()

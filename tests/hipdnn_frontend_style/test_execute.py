@@ -347,3 +347,29 @@ def test_timed_execute_with_device_dlpack_producers() -> None:
     assert timing.quality == hipdnn.TimingQuality.UNSTALLED
     np.testing.assert_array_equal(np.frombuffer(yb.copy_to_host(), np.float32),
                                   np.maximum(data, 0))
+
+
+class _FailingSync:
+    """An engine state whose stream wait fails as the HIP runtime's would."""
+
+    def synchronize(self) -> None:
+        from miopen_ctypes.errors import HipError
+
+        raise HipError("hipStreamSynchronize", 700, "hipErrorIllegalAddress")
+
+
+def test_timed_execute_returns_an_error_when_the_wait_fails() -> None:
+    """execute_timed_ext returns a bad Error (HANDLE_ERROR naming the call), as the rest of the
+    frontend does, instead of raising the binding's HipError (issue 29)."""
+    g = float_graph("relu_timed_fail")
+    x = hipdnn.Tensor.create([1, 4, 2, 2], hipdnn.DataType.FLOAT)
+    y = g.pointwise(x, hipdnn.PointwiseAttributes().set_mode(hipdnn.PointwiseMode.RELU_FWD))
+    y.set_output(True)
+    handle = build_all(g, "CPU_REFERENCE_ENGINE")
+    handle.state("failing-sync", lambda _: _FailingSync())
+    data = np.linspace(-1, 1, 16, dtype=np.float32).reshape(1, 4, 2, 2)
+    out = np.zeros_like(data)
+    err, timing = g.execute_timed_ext(handle, {x: data, y: out}, 0)
+    assert err.is_bad() and err.get_code() == hipdnn.ErrorCode.HANDLE_ERROR
+    assert "hipStreamSynchronize" in err.get_message() and "synchronize" in err.get_message()
+    assert timing.elapsed_ms is None
