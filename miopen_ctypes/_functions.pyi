@@ -49,9 +49,9 @@ class MIOpenFunctions:
     def miopenConvolutionForwardImmediate(self, handle: Handle, wDesc: Handle, w: Pointer, xDesc: Handle, x: Pointer, convDesc: Handle, yDesc: Handle, y: Pointer, workSpace: Pointer, workSpaceSize: int, solution_id: int, /) -> None: ...  # since 3.4.0
     def miopenCreate(self, handle: Pointer, /) -> None: ...  # since 3.4.0
     def miopenCreateActivationDescriptor(self, activDesc: Pointer, /) -> None: ...  # since 3.4.0
-    def miopenCreateActivationProblem(self, problem: Pointer, operatorDesc: Handle, direction: int, /) -> None: ...  # since 3.4.0
-    def miopenCreateBatchnormProblem(self, problem: Pointer, mode: int, runningMeanVariance: bool, direction: int, /) -> None: ...  # since 3.4.0
-    def miopenCreateBiasProblem(self, problem: Pointer, direction: int, /) -> None: ...  # since 3.4.0
+    def miopenCreateActivationProblem(self, problem: Pointer, operatorDesc: Handle, direction: int, /) -> None: ...  # since 3.4.0, beta API
+    def miopenCreateBatchnormProblem(self, problem: Pointer, mode: int, runningMeanVariance: bool, direction: int, /) -> None: ...  # since 3.4.0, beta API
+    def miopenCreateBiasProblem(self, problem: Pointer, direction: int, /) -> None: ...  # since 3.4.0, beta API
     def miopenCreateConvProblem(self, problem: Pointer, operatorDesc: Handle, direction: int, /) -> None: ...  # since 3.4.0
     def miopenCreateConvolutionDescriptor(self, convDesc: Pointer, /) -> None: ...  # since 3.4.0
     def miopenCreateFindOptions(self, options: Pointer, /) -> None: ...  # since 3.4.0
@@ -83,7 +83,7 @@ class MIOpenFunctions:
     def miopenFindConvolutionBackwardWeightsAlgorithm(self, handle: Handle, dyDesc: Handle, dy: Pointer, xDesc: Handle, x: Pointer, convDesc: Handle, dwDesc: Handle, dw: Pointer, requestAlgoCount: int, returnedAlgoCount: Pointer, perfResults: Pointer, workSpace: Pointer, workSpaceSize: int, exhaustiveSearch: bool, /) -> None: ...  # since 3.4.0
     def miopenFindConvolutionForwardAlgorithm(self, handle: Handle, xDesc: Handle, x: Pointer, wDesc: Handle, w: Pointer, convDesc: Handle, yDesc: Handle, y: Pointer, requestAlgoCount: int, returnedAlgoCount: Pointer, perfResults: Pointer, workSpace: Pointer, workSpaceSize: int, exhaustiveSearch: bool, /) -> None: ...  # since 3.4.0
     def miopenFindSolutions(self, handle: Handle, problem: Handle, options: Handle | None, solutions: Pointer, numSolutions: Pointer, maxSolutions: int, /) -> None: ...  # since 3.4.0
-    def miopenFuseProblems(self, problem1: Handle, problem2: Handle, /) -> None: ...  # since 3.4.0
+    def miopenFuseProblems(self, problem1: Handle, problem2: Handle, /) -> None: ...  # since 3.4.0, beta API
     def miopenFusionPlanConvolutionGetAlgo(self, fusePlanDesc: Handle, requestAlgoCount: int, returnedAlgoCount: Pointer, returnedAlgos: Pointer, /) -> None: ...  # since 3.4.0
     def miopenFusionPlanConvolutionSetAlgo(self, fusePlanDesc: Handle, algo: int, /) -> None: ...  # since 3.4.0
     def miopenFusionPlanGetOp(self, fusePlanDesc: Handle, op_idx: int, op: Pointer, /) -> None: ...  # since 3.4.0
@@ -143,7 +143,7 @@ class MIOpenFunctions:
     def miopenSetStream(self, handle: Handle, streamID: Pointer, /) -> None: ...  # since 3.4.0
     def miopenSetTensor(self, handle: Handle, yDesc: Handle, y: Pointer, alpha: Pointer, /) -> None: ...  # since 3.4.0
     def miopenSetTensorDescriptor(self, tensorDesc: Handle, dataType: int, nbDims: int, dimsA: Pointer, stridesA: Pointer, /) -> None: ...  # since 3.4.0
-    def miopenSetTensorDescriptorV2(self, tensorDesc: Handle, dataType: int, nbDims: int, dimsA: Pointer, stridesA: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenSetTensorDescriptorV2(self, tensorDesc: Handle, dataType: int, nbDims: int, dimsA: Pointer, stridesA: Pointer, /) -> None: ...  # since 3.4.0, beta API
     def miopenSetTransposeConvNdOutputPadding(self, convDesc: Handle, spatialDim: int, adjA: Pointer, /) -> None: ...  # since 3.4.0
     def miopenSetTransposeConvOutputPadding(self, convDesc: Handle, adj_h: int, adj_w: int, /) -> None: ...  # since 3.4.0
     def miopenSetTuningPolicy(self, handle: Handle, newValue: int, /) -> None: ...  # since 3.5.0

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Prototype", "declare"]
+__all__ = ["V3_4", "V3_5", "Prototype", "declare"]
+
+V3_4 = (3, 4, 0)
+V3_5 = (3, 5, 0)
 
 
 @dataclass(frozen=True)
@@ -13,7 +16,9 @@ class Prototype:
     """One C function: the single source of truth for its ctypes declaration.
 
     ``since`` is the first MIOpen version exporting it; ``returns_status`` marks functions whose
-    result is a ``miopenStatus_t`` (or ``hipError_t``) that the binding turns into an exception.
+    result is a ``miopenStatus_t`` (or ``hipError_t``) that the binding turns into an exception;
+    ``beta`` marks functions the header declares only under ``MIOPEN_BETA_API`` (MIOpen may change
+    them between releases; the Debian/ROCm builds export them).
     """
 
     name: str
@@ -22,6 +27,7 @@ class Prototype:
     argnames: tuple[str, ...]
     since: tuple[int, int, int] = (3, 4, 0)
     returns_status: bool = True
+    beta: bool = False
 
     def __post_init__(self) -> None:
         if len(self.argtypes) != len(self.argnames):
@@ -29,7 +35,12 @@ class Prototype:
 
 
 def declare(
-    name: str, *args: tuple[str, Any], since: tuple[int, int, int], restype: Any, status: bool = True
+    name: str,
+    *args: tuple[str, Any],
+    since: tuple[int, int, int],
+    restype: Any,
+    status: bool = True,
+    beta: bool = False,
 ) -> Prototype:
     """A ``Prototype`` from ``(argname, argtype)`` pairs, as the prototype tables write them."""
     return Prototype(
@@ -39,4 +50,5 @@ def declare(
         argnames=tuple(n for n, _ in args),
         since=since,
         returns_status=status,
+        beta=beta,
     )

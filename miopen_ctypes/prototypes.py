@@ -1,7 +1,8 @@
 """PROTOTYPES: every bound MIOpen C function -- the single source of truth for the declarations.
 
-Generated once from ``miopen.h`` of MIOpen 3.4 (ROCm 6.4.3) and 3.5 (ROCm 7.2.4) and kept by hand
-since; the conformance tests re-check every entry against both headers and libraries.
+The core table is below (tensors, convolution, Find 2.0, batch norm, activation, fusion); the other
+families live in ``_protos_*`` modules. Written from ``miopen.h`` of MIOpen 3.4 (ROCm 6.4.3) and 3.5
+(ROCm 7.2.4); the conformance tests re-check every entry against both headers and libraries.
 
 Conventions (all from the header):
 - enums are ``c_enum`` (4-byte unsigned); ``size_t`` is ``c_size_t``; ``bool`` is ``c_bool``;
@@ -33,7 +34,7 @@ from ctypes import (
 )
 from functools import partial
 
-from ._proto import Prototype, declare
+from ._proto import V3_4, V3_5, Prototype, declare
 from .types import (
     HANDLE_TYPES,
     c_enum,
@@ -56,10 +57,6 @@ from .types import (
 )
 
 __all__ = ["NULLABLE_HANDLES", "PROTOTYPES", "V3_4", "V3_5", "Prototype", "required_handles"]
-
-V3_4 = (3, 4, 0)
-V3_5 = (3, 5, 0)
-
 
 _fn = partial(declare, since=V3_4, restype=c_enum)
 
@@ -97,7 +94,7 @@ _TABLE = (
         ("dimsA", POINTER(c_int)), ("stridesA", POINTER(c_int))),
     _fn("miopenSetTensorDescriptorV2",
         ("tensorDesc", miopenTensorDescriptor_t), ("dataType", c_enum), ("nbDims", c_int),
-        ("dimsA", POINTER(c_size_t)), ("stridesA", POINTER(c_size_t))),
+        ("dimsA", POINTER(c_size_t)), ("stridesA", POINTER(c_size_t)), beta=True),
     _fn("miopenGet4dTensorDescriptor",
         ("tensorDesc", miopenTensorDescriptor_t), ("dataType", POINTER(c_enum)),
         ("n", POINTER(c_int)), ("c", POINTER(c_int)), ("h", POINTER(c_int)), ("w", POINTER(c_int)),
@@ -315,12 +312,14 @@ _TABLE = (
         ("direction", c_enum)),
     _fn("miopenCreateActivationProblem",
         ("problem", POINTER(miopenProblem_t)), ("operatorDesc", miopenActivationDescriptor_t),
-        ("direction", c_enum)),
-    _fn("miopenCreateBiasProblem", ("problem", POINTER(miopenProblem_t)), ("direction", c_enum)),
+        ("direction", c_enum), beta=True),
+    _fn("miopenCreateBiasProblem",
+        ("problem", POINTER(miopenProblem_t)), ("direction", c_enum), beta=True),
     _fn("miopenCreateBatchnormProblem",
         ("problem", POINTER(miopenProblem_t)), ("mode", c_enum), ("runningMeanVariance", c_bool),
-        ("direction", c_enum)),
-    _fn("miopenFuseProblems", ("problem1", miopenProblem_t), ("problem2", miopenProblem_t)),
+        ("direction", c_enum), beta=True),
+    _fn("miopenFuseProblems",
+        ("problem1", miopenProblem_t), ("problem2", miopenProblem_t), beta=True),
     _fn("miopenSetProblemTensorDescriptor",
         ("problem", miopenProblem_t), ("id", c_enum), ("descriptor", miopenTensorDescriptor_t)),
     _fn("miopenDestroyProblem", ("problem", miopenProblem_t)),

@@ -85,6 +85,7 @@ def _method(proto: Prototype) -> str:
     sep = ", " if args else ""
     return (
         f"    def {proto.name}(self{sep}{args}, /) -> {_result_type(proto)}: ...  # since {since}"
+        + (", beta API" if getattr(proto, "beta", False) else "")
     )
 
 

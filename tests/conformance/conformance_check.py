@@ -41,8 +41,9 @@ _CODES: dict[str, tuple[str, bool | None]] = {
 _CHAR = Shape("int", 1, True)
 _FUNC_PTR: type = ctypes.CFUNCTYPE(None).__mro__[1]  # _ctypes.CFuncPtr, base of every CFUNCTYPE
 
-#: Per-session record of how many bound functions each header check covered (printed at the end).
-COVERAGE: dict[str, int] = {}
+#: Per-session record of what each header check covered (printed at the end): a count of bound
+#: functions, or (bound, declared by the header) where the whole header must be bound.
+COVERAGE: dict[str, int | tuple[int, int]] = {}
 
 
 def _layout(cls: Any, base: int = 0) -> tuple[tuple[str, int, int], ...]:

@@ -78,5 +78,6 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     module = sys.modules.get("conformance_check")
     COVERAGE = getattr(module, "COVERAGE", None)
     if COVERAGE:
-        text = ", ".join(f"{v}: {n} functions" for v, n in sorted(COVERAGE.items()))
-        terminalreporter.write_line(f"conformance coverage (declared + typed + exported): {text}")
+        text = ", ".join(f"{v}: {n[0]}/{n[1]}" if isinstance(n, tuple) else f"{v}: {n}"
+                         for v, n in sorted(COVERAGE.items()))
+        terminalreporter.write_line(f"conformance coverage, functions bound (declared + typed + exported): {text}")

