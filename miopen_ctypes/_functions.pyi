@@ -22,6 +22,7 @@ class MIOpenFunctions:
     def miopenBatchNormalizationForwardInference_V2(self, handle: Handle, bn_mode: int, alpha: Pointer, beta: Pointer, xDesc: Handle, x: Pointer, yDesc: Handle, y: Pointer, scaleDesc: Handle, biasDesc: Handle, estMeanDesc: Handle, estVarianceDesc: Handle, bnScale: Pointer, bnBias: Pointer, estimatedMean: Pointer, estimatedVariance: Pointer, epsilon: float, /) -> None: ...  # since 3.4.0
     def miopenBatchNormalizationForwardTraining(self, handle: Handle, bn_mode: int, alpha: Pointer, beta: Pointer, xDesc: Handle, x: Pointer, yDesc: Handle, y: Pointer, bnScaleBiasMeanVarDesc: Handle, bnScale: Pointer, bnBias: Pointer, expAvgFactor: float, resultRunningMean: Pointer, resultRunningVariance: Pointer, epsilon: float, resultSaveMean: Pointer, resultSaveInvVariance: Pointer, /) -> None: ...  # since 3.4.0
     def miopenBatchNormalizationForwardTraining_V2(self, handle: Handle, bn_mode: int, alpha: Pointer, beta: Pointer, xDesc: Handle, x: Pointer, yDesc: Handle, y: Pointer, scaleDesc: Handle, biasVarDesc: Handle, savedMeanDesc: Handle, savedVarDesc: Handle, bnScale: Pointer, bnBias: Pointer, expAvgFactor: float, resultRunningMean: Pointer, resultRunningVariance: Pointer, epsilon: float, resultSaveMean: Pointer, resultSaveInvVariance: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenCTCLoss(self, handle: Handle, probsDesc: Handle, probs: Pointer, labels: Pointer, labelLengths: Pointer, inputLengths: Pointer, losses: Pointer, gradientsDesc: Handle, gradients: Pointer, algo: int, ctcLossDesc: Handle, workSpace: Pointer, workSpaceSize: int, /) -> None: ...  # since 3.4.0
     def miopenCompileFusionPlan(self, handle: Handle, fusePlanDesc: Handle, /) -> None: ...  # since 3.4.0
     def miopenConvolutionBackwardBias(self, handle: Handle, alpha: Pointer, dyDesc: Handle, dy: Pointer, beta: Pointer, dbDesc: Handle, db: Pointer, /) -> None: ...  # since 3.4.0
     def miopenConvolutionBackwardData(self, handle: Handle, alpha: Pointer, dyDesc: Handle, dy: Pointer, wDesc: Handle, w: Pointer, convDesc: Handle, algo: int, beta: Pointer, dxDesc: Handle, dx: Pointer, workSpace: Pointer, workSpaceSize: int, /) -> None: ...  # since 3.4.0
@@ -52,10 +53,13 @@ class MIOpenFunctions:
     def miopenCreateActivationProblem(self, problem: Pointer, operatorDesc: Handle, direction: int, /) -> None: ...  # since 3.4.0, beta API
     def miopenCreateBatchnormProblem(self, problem: Pointer, mode: int, runningMeanVariance: bool, direction: int, /) -> None: ...  # since 3.4.0, beta API
     def miopenCreateBiasProblem(self, problem: Pointer, direction: int, /) -> None: ...  # since 3.4.0, beta API
+    def miopenCreateCTCLossDescriptor(self, ctcLossDesc: Pointer, /) -> None: ...  # since 3.4.0
     def miopenCreateConvProblem(self, problem: Pointer, operatorDesc: Handle, direction: int, /) -> None: ...  # since 3.4.0
     def miopenCreateConvolutionDescriptor(self, convDesc: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenCreateDropoutDescriptor(self, dropoutDesc: Pointer, /) -> None: ...  # since 3.4.0
     def miopenCreateFindOptions(self, options: Pointer, /) -> None: ...  # since 3.4.0
     def miopenCreateFusionPlan(self, fusePlanDesc: Pointer, fuseDirection: int, inputDesc: Handle, /) -> None: ...  # since 3.4.0
+    def miopenCreateLRNDescriptor(self, lrnDesc: Pointer, /) -> None: ...  # since 3.4.0
     def miopenCreateOpActivationBackward(self, fusePlanDesc: Handle, activBwdOp: Pointer, mode: int, /) -> None: ...  # since 3.4.0
     def miopenCreateOpActivationForward(self, fusePlanDesc: Handle, activFwdOp: Pointer, mode: int, /) -> None: ...  # since 3.4.0
     def miopenCreateOpBatchNormBackward(self, fusePlanDesc: Handle, bnBwdOp: Pointer, bn_mode: int, /) -> None: ...  # since 3.4.0
@@ -64,18 +68,31 @@ class MIOpenFunctions:
     def miopenCreateOpBiasForward(self, fusePlanDesc: Handle, biasOp: Pointer, bDesc: Handle, /) -> None: ...  # since 3.4.0
     def miopenCreateOpConvForward(self, fusePlanDesc: Handle, convOp: Pointer, convDesc: Handle, wDesc: Handle, /) -> None: ...  # since 3.4.0
     def miopenCreateOperatorArgs(self, args: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenCreatePoolingDescriptor(self, poolDesc: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenCreateReduceTensorDescriptor(self, reduceTensorDesc: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenCreateSoftmaxDescriptor(self, softmaxDesc: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenCreateSoftmaxProblem(self, problem: Pointer, operatorDesc: Handle, direction: int, /) -> None: ...  # since 3.4.0, beta API
     def miopenCreateTensorDescriptor(self, tensorDesc: Pointer, /) -> None: ...  # since 3.4.0
     def miopenCreateWithStream(self, handle: Pointer, stream: Pointer, /) -> None: ...  # since 3.4.0
     def miopenDeriveBNTensorDescriptor(self, derivedBnDesc: Handle, xDesc: Handle, bn_mode: int, /) -> None: ...  # since 3.4.0
     def miopenDestroy(self, handle: Handle, /) -> None: ...  # since 3.4.0
     def miopenDestroyActivationDescriptor(self, activDesc: Handle, /) -> None: ...  # since 3.4.0
+    def miopenDestroyCTCLossDescriptor(self, ctcLossDesc: Handle, /) -> None: ...  # since 3.4.0
     def miopenDestroyConvolutionDescriptor(self, convDesc: Handle, /) -> None: ...  # since 3.4.0
+    def miopenDestroyDropoutDescriptor(self, dropoutDesc: Handle, /) -> None: ...  # since 3.4.0
     def miopenDestroyFindOptions(self, options: Handle, /) -> None: ...  # since 3.4.0
     def miopenDestroyFusionPlan(self, fusePlanDesc: Handle, /) -> None: ...  # since 3.4.0
+    def miopenDestroyLRNDescriptor(self, lrnDesc: Handle, /) -> None: ...  # since 3.4.0
     def miopenDestroyOperatorArgs(self, args: Handle, /) -> None: ...  # since 3.4.0
+    def miopenDestroyPoolingDescriptor(self, poolDesc: Handle, /) -> None: ...  # since 3.4.0
     def miopenDestroyProblem(self, problem: Handle, /) -> None: ...  # since 3.4.0
+    def miopenDestroyReduceTensorDescriptor(self, reduceTensorDesc: Handle, /) -> None: ...  # since 3.4.0
     def miopenDestroySolution(self, solution: Handle, /) -> None: ...  # since 3.4.0
     def miopenDestroyTensorDescriptor(self, tensorDesc: Handle, /) -> None: ...  # since 3.4.0
+    def miopenDropoutBackward(self, handle: Handle, dropoutDesc: Handle, noise_shape: Handle, dyDesc: Handle, dy: Pointer, dxDesc: Handle, dx: Pointer, reserveSpace: Pointer, reserveSpaceSizeInBytes: int, /) -> None: ...  # since 3.4.0
+    def miopenDropoutForward(self, handle: Handle, dropoutDesc: Handle, noise_shape: Handle, xDesc: Handle, x: Pointer, yDesc: Handle, y: Pointer, reserveSpace: Pointer, reserveSpaceSizeInBytes: int, /) -> None: ...  # since 3.4.0
+    def miopenDropoutGetReserveSpaceSize(self, xDesc: Handle, reserveSpaceSizeInBytes: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenDropoutGetStatesSize(self, handle: Handle, stateSizeInBytes: Pointer, /) -> None: ...  # since 3.4.0
     def miopenEnableProfiling(self, handle: Handle, enable: bool, /) -> None: ...  # since 3.4.0
     def miopenExecuteFusionPlan(self, handle: Handle, fusePlanDesc: Handle, inputDesc: Handle, input: Pointer, outputDesc: Handle, output: Pointer, args: Handle, /) -> None: ...  # since 3.4.0
     def miopenExecuteFusionPlan_v2(self, handle: Handle, fusePlanDesc: Handle, inputDesc: Handle, input: Pointer, outputDesc: Handle, output: Pointer, args: Handle, workspace: Pointer, workspaceSize: int, /) -> None: ...  # since 3.5.0
@@ -88,8 +105,11 @@ class MIOpenFunctions:
     def miopenFusionPlanConvolutionSetAlgo(self, fusePlanDesc: Handle, algo: int, /) -> None: ...  # since 3.4.0
     def miopenFusionPlanGetOp(self, fusePlanDesc: Handle, op_idx: int, op: Pointer, /) -> None: ...  # since 3.4.0
     def miopenFusionPlanGetWorkSpaceSize(self, handle: Handle, fusePlanDesc: Handle, workSpaceSize: Pointer, algo: int, /) -> None: ...  # since 3.4.0
+    def miopenGet2dPoolingDescriptor(self, poolDesc: Handle, mode: Pointer, windowHeight: Pointer, windowWidth: Pointer, pad_h: Pointer, pad_w: Pointer, stride_h: Pointer, stride_w: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGet4dTensorDescriptor(self, tensorDesc: Handle, dataType: Pointer, n: Pointer, c: Pointer, h: Pointer, w: Pointer, nStride: Pointer, cStride: Pointer, hStride: Pointer, wStride: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGetActivationDescriptor(self, activDesc: Handle, mode: Pointer, activAlpha: Pointer, activBeta: Pointer, activGamma: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetCTCLossDescriptor(self, ctcLossDesc: Handle, dataType: Pointer, blank_label_id: Pointer, apply_softmax_layer: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetCTCLossWorkspaceSize(self, handle: Handle, probsDesc: Handle, gradientsDesc: Handle, labels: Pointer, labelLengths: Pointer, inputLengths: Pointer, algo: int, ctcLossDesc: Handle, workSpaceSize: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGetConvolutionAttribute(self, convDesc: Handle, attr: int, value: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGetConvolutionDescriptor(self, convDesc: Handle, c_mode: Pointer, pad_h: Pointer, pad_w: Pointer, stride_h: Pointer, stride_w: Pointer, dilation_h: Pointer, dilation_w: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGetConvolutionFindMode(self, convDesc: Handle, findMode: Pointer, /) -> None: ...  # since 3.4.0
@@ -98,8 +118,19 @@ class MIOpenFunctions:
     def miopenGetConvolutionNdDescriptor(self, convDesc: Handle, requestedSpatialDim: int, spatialDim: Pointer, padA: Pointer, strideA: Pointer, dilationA: Pointer, c_mode: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGetConvolutionNdForwardOutputDim(self, convDesc: Handle, inputTensorDesc: Handle, filterDesc: Handle, nDim: Pointer, outputTensorDimA: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGetConvolutionSpatialDim(self, convDesc: Handle, spatialDim: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetDropoutDescriptor(self, dropoutDesc: Handle, handle: Handle, dropout: Pointer, states: Pointer, seed: Pointer, use_mask: Pointer, state_evo: Pointer, rng_mode: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGetErrorString(self, error: int, /) -> bytes: ...  # since 3.4.0
     def miopenGetKernelTime(self, handle: Handle, time: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetLRNDescriptor(self, lrnDesc: Handle, mode: Pointer, lrnN: Pointer, lrnAlpha: Pointer, lrnBeta: Pointer, lrnK: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetNdPoolingDescriptor(self, poolDesc: Handle, nbDimsRequested: int, mode: Pointer, nbDims: Pointer, windowDimA: Pointer, padA: Pointer, stridesA: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetPoolingForwardOutputDim(self, poolDesc: Handle, tensorDesc: Handle, n: Pointer, c: Pointer, h: Pointer, w: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetPoolingIndexType(self, poolDesc: Handle, index_type: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetPoolingNdForwardOutputDim(self, poolDesc: Handle, tensorDesc: Handle, dims: int, tensorDimArr: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetPoolingWorkSpaceIndexMode(self, poolDesc: Handle, workspace_index: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetReduceTensorDescriptor(self, reduceTensorDesc: Handle, reduceTensorOp: Pointer, reduceTensorCompType: Pointer, reduceTensorNanOpt: Pointer, reduceTensorIndices: Pointer, reduceTensorIndicesType: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetReductionIndicesSize(self, handle: Handle, reduceTensorDesc: Handle, aDesc: Handle, cDesc: Handle, sizeInBytes: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetReductionWorkspaceSize(self, handle: Handle, reduceTensorDesc: Handle, aDesc: Handle, cDesc: Handle, sizeInBytes: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetSoftmaxDescriptor(self, softmaxDesc: Handle, alpha: Pointer, beta: Pointer, algorithm: Pointer, mode: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGetSolutionSize(self, solution: Handle, size: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGetSolutionSolverId(self, solution: Handle, solverId: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGetSolutionTime(self, solution: Handle, time: Pointer, /) -> None: ...  # since 3.4.0
@@ -113,24 +144,38 @@ class MIOpenFunctions:
     def miopenGetVersion(self, major: Pointer, minor: Pointer, patch: Pointer, /) -> None: ...  # since 3.4.0
     def miopenInitConvolutionDescriptor(self, convDesc: Handle, c_mode: int, pad_h: int, pad_w: int, stride_h: int, stride_w: int, dilation_h: int, dilation_w: int, /) -> None: ...  # since 3.4.0
     def miopenInitConvolutionNdDescriptor(self, convDesc: Handle, spatialDim: int, padA: Pointer, strideA: Pointer, dilationA: Pointer, c_mode: int, /) -> None: ...  # since 3.4.0
+    def miopenLRNBackward(self, handle: Handle, lrnDesc: Handle, alpha: Pointer, yDesc: Handle, y: Pointer, dyDesc: Handle, dy: Pointer, xDesc: Handle, x: Pointer, beta: Pointer, dxDesc: Handle, dx: Pointer, workSpace: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenLRNForward(self, handle: Handle, lrnDesc: Handle, alpha: Pointer, xDesc: Handle, x: Pointer, beta: Pointer, yDesc: Handle, y: Pointer, do_backward: bool, workSpace: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenLRNGetWorkSpaceSize(self, yDesc: Handle, workSpaceSize: Pointer, /) -> None: ...  # since 3.4.0
     def miopenLoadSolution(self, solution: Pointer, data: bytes | None, size: int, /) -> None: ...  # since 3.4.0
     def miopenOpTensor(self, handle: Handle, tensorOp: int, alpha1: Pointer, aDesc: Handle, A: Pointer, alpha2: Pointer, bDesc: Handle, B: Pointer, beta: Pointer, cDesc: Handle, C: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenPoolingBackward(self, handle: Handle, poolDesc: Handle, alpha: Pointer, yDesc: Handle, y: Pointer, dyDesc: Handle, dy: Pointer, xDesc: Handle, x: Pointer, beta: Pointer, dxDesc: Handle, dx: Pointer, workSpace: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenPoolingForward(self, handle: Handle, poolDesc: Handle, alpha: Pointer, xDesc: Handle, x: Pointer, beta: Pointer, yDesc: Handle, y: Pointer, do_backward: bool, workSpace: Pointer, workSpaceSize: int, /) -> None: ...  # since 3.4.0
+    def miopenPoolingGetWorkSpaceSize(self, yDesc: Handle, workSpaceSize: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenPoolingGetWorkSpaceSizeV2(self, poolDesc: Handle, yDesc: Handle, workSpaceSize: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenReduceTensor(self, handle: Handle, reduceTensorDesc: Handle, indices: Pointer, indicesSizeInBytes: int, workspace: Pointer, workspaceSizeInBytes: int, alpha: Pointer, aDesc: Handle, A: Pointer, beta: Pointer, cDesc: Handle, C: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenRestoreDropoutDescriptor(self, dropoutDesc: Handle, handle: Handle, dropout: float, states: Pointer, stateSizeInBytes: int, seed: int, use_mask: bool, state_evo: bool, rng_mode: int, /) -> None: ...  # since 3.4.0
     def miopenRunSolution(self, handle: Handle, solution: Handle, nInputs: int, tensors: Pointer, workspace: Pointer, workspaceSize: int, /) -> None: ...  # since 3.4.0
     def miopenSaveSolution(self, solution: Handle, data: Pointer, /) -> None: ...  # since 3.4.0
     def miopenScaleTensor(self, handle: Handle, yDesc: Handle, y: Pointer, alpha: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenSet2dPoolingDescriptor(self, poolDesc: Handle, mode: int, windowHeight: int, windowWidth: int, pad_h: int, pad_w: int, stride_h: int, stride_w: int, /) -> None: ...  # since 3.4.0
     def miopenSet4dTensorDescriptor(self, tensorDesc: Handle, dataType: int, n: int, c: int, h: int, w: int, /) -> None: ...  # since 3.4.0
     def miopenSet4dTensorDescriptorEx(self, tensorDesc: Handle, dataType: int, n: int, c: int, h: int, w: int, nStride: int, cStride: int, hStride: int, wStride: int, /) -> None: ...  # since 3.4.0
     def miopenSetActivationDescriptor(self, activDesc: Handle, mode: int, activAlpha: float, activBeta: float, activGamma: float, /) -> None: ...  # since 3.4.0
     def miopenSetAllocator(self, handle: Handle, allocator: Callback, deallocator: Callback, allocatorContext: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenSetCTCLossDescriptor(self, ctcLossDesc: Handle, dataType: int, blank_label_id: int, apply_softmax_layer: bool, /) -> None: ...  # since 3.4.0
     def miopenSetConvolutionAttribute(self, convDesc: Handle, attr: int, value: int, /) -> None: ...  # since 3.4.0
     def miopenSetConvolutionFindMode(self, convDesc: Handle, findMode: int, /) -> None: ...  # since 3.4.0
     def miopenSetConvolutionGroupCount(self, convDesc: Handle, groupCount: int, /) -> None: ...  # since 3.4.0
+    def miopenSetDropoutDescriptor(self, dropoutDesc: Handle, handle: Handle, dropout: float, states: Pointer, stateSizeInBytes: int, seed: int, use_mask: bool, state_evo: bool, rng_mode: int, /) -> None: ...  # since 3.4.0
     def miopenSetFindOptionAttachBinaries(self, options: Handle, attach: int, /) -> None: ...  # since 3.4.0
     def miopenSetFindOptionPreallocatedTensor(self, options: Handle, id: int, buffer: Pointer, /) -> None: ...  # since 3.4.0
     def miopenSetFindOptionPreallocatedWorkspace(self, options: Handle, buffer: Pointer, size: int, /) -> None: ...  # since 3.4.0
     def miopenSetFindOptionResultsOrder(self, options: Handle, value: int, /) -> None: ...  # since 3.4.0
     def miopenSetFindOptionTuning(self, options: Handle, value: int, /) -> None: ...  # since 3.4.0
     def miopenSetFindOptionWorkspaceLimit(self, options: Handle, value: int, /) -> None: ...  # since 3.4.0
+    def miopenSetLRNDescriptor(self, lrnDesc: Handle, mode: int, lrnN: int, lrnAlpha: float, lrnBeta: float, lrnK: float, /) -> None: ...  # since 3.4.0
+    def miopenSetNdPoolingDescriptor(self, poolDesc: Handle, mode: int, nbDims: int, windowDimA: Pointer, padA: Pointer, stridesA: Pointer, /) -> None: ...  # since 3.4.0
     def miopenSetNdTensorDescriptorWithLayout(self, tensorDesc: Handle, dataType: int, tensorLayout: int, lens: Pointer, num_lens: int, /) -> None: ...  # since 3.4.0
     def miopenSetOpArgsActivBackward(self, args: Handle, activBwdOp: Handle, alpha: Pointer, beta: Pointer, y: Pointer, reserved: Pointer, activAlpha: float, activBeta: float, activGamma: float, /) -> None: ...  # since 3.4.0
     def miopenSetOpArgsActivForward(self, args: Handle, activFwdOp: Handle, alpha: Pointer, beta: Pointer, activAlpha: float, activBeta: float, activGamma: float, /) -> None: ...  # since 3.4.0
@@ -139,7 +184,11 @@ class MIOpenFunctions:
     def miopenSetOpArgsBatchNormInference(self, args: Handle, bnOp: Handle, alpha: Pointer, beta: Pointer, bnScale: Pointer, bnBias: Pointer, estimatedMean: Pointer, estimatedVariance: Pointer, epsilon: float, /) -> None: ...  # since 3.4.0
     def miopenSetOpArgsBiasForward(self, args: Handle, biasOp: Handle, alpha: Pointer, beta: Pointer, bias: Pointer, /) -> None: ...  # since 3.4.0
     def miopenSetOpArgsConvForward(self, args: Handle, convOp: Handle, alpha: Pointer, beta: Pointer, w: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenSetPoolingIndexType(self, poolDesc: Handle, index_type: int, /) -> None: ...  # since 3.4.0
+    def miopenSetPoolingWorkSpaceIndexMode(self, poolDesc: Handle, workspace_index: int, /) -> None: ...  # since 3.4.0
     def miopenSetProblemTensorDescriptor(self, problem: Handle, id: int, descriptor: Handle, /) -> None: ...  # since 3.4.0
+    def miopenSetReduceTensorDescriptor(self, reduceTensorDesc: Handle, reduceTensorOp: int, reduceTensorCompType: int, reduceTensorNanOpt: int, reduceTensorIndices: int, reduceTensorIndicesType: int, /) -> None: ...  # since 3.4.0
+    def miopenSetSoftmaxDescriptor(self, softmaxDesc: Handle, alpha: float, beta: float, algorithm: int, mode: int, /) -> None: ...  # since 3.4.0
     def miopenSetStream(self, handle: Handle, streamID: Pointer, /) -> None: ...  # since 3.4.0
     def miopenSetTensor(self, handle: Handle, yDesc: Handle, y: Pointer, alpha: Pointer, /) -> None: ...  # since 3.4.0
     def miopenSetTensorDescriptor(self, tensorDesc: Handle, dataType: int, nbDims: int, dimsA: Pointer, stridesA: Pointer, /) -> None: ...  # since 3.4.0
@@ -147,6 +196,10 @@ class MIOpenFunctions:
     def miopenSetTransposeConvNdOutputPadding(self, convDesc: Handle, spatialDim: int, adjA: Pointer, /) -> None: ...  # since 3.4.0
     def miopenSetTransposeConvOutputPadding(self, convDesc: Handle, adj_h: int, adj_w: int, /) -> None: ...  # since 3.4.0
     def miopenSetTuningPolicy(self, handle: Handle, newValue: int, /) -> None: ...  # since 3.5.0
+    def miopenSoftmaxBackward(self, handle: Handle, alpha: Pointer, yDesc: Handle, y: Pointer, dyDesc: Handle, dy: Pointer, beta: Pointer, dxDesc: Handle, dx: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenSoftmaxBackward_V2(self, handle: Handle, alpha: Pointer, yDesc: Handle, y: Pointer, dyDesc: Handle, dy: Pointer, beta: Pointer, dxDesc: Handle, dx: Pointer, algorithm: int, mode: int, /) -> None: ...  # since 3.4.0
+    def miopenSoftmaxForward(self, handle: Handle, alpha: Pointer, xDesc: Handle, x: Pointer, beta: Pointer, yDesc: Handle, y: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenSoftmaxForward_V2(self, handle: Handle, alpha: Pointer, xDesc: Handle, x: Pointer, beta: Pointer, yDesc: Handle, y: Pointer, algorithm: int, mode: int, /) -> None: ...  # since 3.4.0
     def miopenTransformTensor(self, handle: Handle, alpha: Pointer, xDesc: Handle, x: Pointer, beta: Pointer, yDesc: Handle, y: Pointer, /) -> None: ...  # since 3.4.0
 
 

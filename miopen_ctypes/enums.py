@@ -20,6 +20,7 @@ __all__ = [
     "RENAMED_IN_3_5",
     "miopenActivationMode_t",
     "miopenBatchNormMode_t",
+    "miopenCTCLossAlgo_t",
     "miopenConvAlgorithm_t",
     "miopenConvBwdDataAlgorithm_t",
     "miopenConvBwdWeightsAlgorithm_t",
@@ -31,8 +32,19 @@ __all__ = [
     "miopenF8RoundingMode_t",
     "miopenFindResultsOrder_t",
     "miopenFusionDirection_t",
+    "miopenIndexType_t",
+    "miopenIndicesType_t",
+    "miopenLRNMode_t",
+    "miopenNanPropagation_t",
     "miopenPaddingMode_t",
+    "miopenPoolingMode_t",
+    "miopenPoolingWorkspaceIndexMode_t",
     "miopenProblemDirection_t",
+    "miopenRNGType_t",
+    "miopenReduceTensorIndices_t",
+    "miopenReduceTensorOp_t",
+    "miopenSoftmaxAlgorithm_t",
+    "miopenSoftmaxMode_t",
     "miopenStatus_t",
     "miopenTensorArgumentId_t",
     "miopenTensorLayout_t",
@@ -307,6 +319,100 @@ class miopenTuningPolicy_t(IntEnum):
     miopenTuningPolicyDbClean = 5  # 3.5 only
 
 
+class miopenIndexType_t(IntEnum):
+    """``miopenIndexType_t``."""
+
+    miopenIndexUint8 = 0
+    miopenIndexUint16 = 1
+    miopenIndexUint32 = 2
+    miopenIndexUint64 = 3
+
+
+class miopenPoolingMode_t(IntEnum):
+    """``miopenPoolingMode_t``."""
+
+    miopenPoolingMax = 0
+    miopenPoolingAverage = 1
+    miopenPoolingAverageInclusive = 2
+
+
+class miopenPoolingWorkspaceIndexMode_t(IntEnum):
+    """``miopenPoolingWorkspaceIndexMode_t``."""
+
+    miopenPoolingWorkspaceIndexMask = 0
+    miopenPoolingWorkspaceIndexImage = 1
+
+
+class miopenLRNMode_t(IntEnum):
+    """``miopenLRNMode_t``."""
+
+    miopenLRNWithinChannel = 0
+    miopenLRNCrossChannel = 1
+
+
+class miopenSoftmaxAlgorithm_t(IntEnum):
+    """``miopenSoftmaxAlgorithm_t``."""
+
+    MIOPEN_SOFTMAX_FAST = 0
+    MIOPEN_SOFTMAX_ACCURATE = 1
+    MIOPEN_SOFTMAX_LOG = 2
+
+
+class miopenSoftmaxMode_t(IntEnum):
+    """``miopenSoftmaxMode_t``."""
+
+    MIOPEN_SOFTMAX_MODE_INSTANCE = 0
+    MIOPEN_SOFTMAX_MODE_CHANNEL = 1
+
+
+class miopenReduceTensorOp_t(IntEnum):
+    """``miopenReduceTensorOp_t``."""
+
+    MIOPEN_REDUCE_TENSOR_ADD = 0
+    MIOPEN_REDUCE_TENSOR_MUL = 1
+    MIOPEN_REDUCE_TENSOR_MIN = 2
+    MIOPEN_REDUCE_TENSOR_MAX = 3
+    MIOPEN_REDUCE_TENSOR_AMAX = 4
+    MIOPEN_REDUCE_TENSOR_AVG = 5
+    MIOPEN_REDUCE_TENSOR_NORM1 = 6
+    MIOPEN_REDUCE_TENSOR_NORM2 = 7
+
+
+class miopenNanPropagation_t(IntEnum):
+    """``miopenNanPropagation_t``."""
+
+    MIOPEN_NOT_PROPAGATE_NAN = 0
+    MIOPEN_PROPAGATE_NAN = 1
+
+
+class miopenReduceTensorIndices_t(IntEnum):
+    """``miopenReduceTensorIndices_t``."""
+
+    MIOPEN_REDUCE_TENSOR_NO_INDICES = 0
+    MIOPEN_REDUCE_TENSOR_FLATTENED_INDICES = 1
+
+
+class miopenIndicesType_t(IntEnum):
+    """``miopenIndicesType_t``."""
+
+    MIOPEN_32BIT_INDICES = 0
+    MIOPEN_64BIT_INDICES = 1
+    MIOPEN_16BIT_INDICES = 2
+    MIOPEN_8BIT_INDICES = 3
+
+
+class miopenCTCLossAlgo_t(IntEnum):
+    """``miopenCTCLossAlgo_t``."""
+
+    MIOPEN_CTC_LOSS_ALGO_DETERMINISTIC = 0
+
+
+class miopenRNGType_t(IntEnum):
+    """``miopenRNGType_t``."""
+
+    MIOPEN_RNG_PSEUDO_XORWOW = 0
+
+
 #: Every enum bound here, by its C typedef name.
 ENUMS: dict[str, type[IntEnum]] = {
     cls.__name__: cls
@@ -331,6 +437,18 @@ ENUMS: dict[str, type[IntEnum]] = {
         miopenTensorArgumentId_t,
         miopenFindResultsOrder_t,
         miopenTuningPolicy_t,
+        miopenIndexType_t,
+        miopenPoolingMode_t,
+        miopenPoolingWorkspaceIndexMode_t,
+        miopenLRNMode_t,
+        miopenSoftmaxAlgorithm_t,
+        miopenSoftmaxMode_t,
+        miopenReduceTensorOp_t,
+        miopenNanPropagation_t,
+        miopenReduceTensorIndices_t,
+        miopenIndicesType_t,
+        miopenCTCLossAlgo_t,
+        miopenRNGType_t,
     )
 }
 

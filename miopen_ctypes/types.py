@@ -36,11 +36,15 @@ __all__ = [
     "miopenActivationDescriptor",
     "miopenActivationDescriptor_t",
     "miopenAllocatorFunction",
+    "miopenCTCLossDescriptor",
+    "miopenCTCLossDescriptor_t",
     "miopenConvAlgoPerf_t",
     "miopenConvSolution_t",
     "miopenConvolutionDescriptor",
     "miopenConvolutionDescriptor_t",
     "miopenDeallocatorFunction",
+    "miopenDropoutDescriptor",
+    "miopenDropoutDescriptor_t",
     "miopenFindOptions",
     "miopenFindOptions_t",
     "miopenFusionOpDescriptor",
@@ -49,10 +53,18 @@ __all__ = [
     "miopenFusionPlanDescriptor_t",
     "miopenHandle",
     "miopenHandle_t",
+    "miopenLRNDescriptor",
+    "miopenLRNDescriptor_t",
     "miopenOperatorArgs",
     "miopenOperatorArgs_t",
+    "miopenPoolingDescriptor",
+    "miopenPoolingDescriptor_t",
     "miopenProblem",
     "miopenProblem_t",
+    "miopenReduceTensorDescriptor",
+    "miopenReduceTensorDescriptor_t",
+    "miopenSoftmaxDescriptor",
+    "miopenSoftmaxDescriptor_t",
     "miopenSolution",
     "miopenSolution_t",
     "miopenTensorArgument_t",
@@ -90,6 +102,12 @@ miopenOperatorArgs, miopenOperatorArgs_t = _opaque("miopenOperatorArgs")
 miopenProblem, miopenProblem_t = _opaque("miopenProblem")
 miopenFindOptions, miopenFindOptions_t = _opaque("miopenFindOptions")
 miopenSolution, miopenSolution_t = _opaque("miopenSolution")
+miopenPoolingDescriptor, miopenPoolingDescriptor_t = _opaque("miopenPoolingDescriptor")
+miopenLRNDescriptor, miopenLRNDescriptor_t = _opaque("miopenLRNDescriptor")
+miopenCTCLossDescriptor, miopenCTCLossDescriptor_t = _opaque("miopenCTCLossDescriptor")
+miopenDropoutDescriptor, miopenDropoutDescriptor_t = _opaque("miopenDropoutDescriptor")
+miopenReduceTensorDescriptor, miopenReduceTensorDescriptor_t = _opaque("miopenReduceTensorDescriptor")
+miopenSoftmaxDescriptor, miopenSoftmaxDescriptor_t = _opaque("miopenSoftmaxDescriptor")
 
 #: Every handle kind bound here (the loader rejects NULL for these unless the header allows it).
 HANDLE_TYPES: tuple[Any, ...] = (
@@ -103,6 +121,12 @@ HANDLE_TYPES: tuple[Any, ...] = (
     miopenProblem_t,
     miopenFindOptions_t,
     miopenSolution_t,
+    miopenPoolingDescriptor_t,
+    miopenLRNDescriptor_t,
+    miopenCTCLossDescriptor_t,
+    miopenDropoutDescriptor_t,
+    miopenReduceTensorDescriptor_t,
+    miopenSoftmaxDescriptor_t,
 )
 
 #: ``typedef void* (*miopenAllocatorFunction)(void* context, size_t sizeBytes);``
