@@ -69,7 +69,9 @@ class MIOpenFunctions:
     def miopenCreateOpConvForward(self, fusePlanDesc: Handle, convOp: Pointer, convDesc: Handle, wDesc: Handle, /) -> None: ...  # since 3.4.0
     def miopenCreateOperatorArgs(self, args: Pointer, /) -> None: ...  # since 3.4.0
     def miopenCreatePoolingDescriptor(self, poolDesc: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenCreateRNNDescriptor(self, rnnDesc: Pointer, /) -> None: ...  # since 3.4.0
     def miopenCreateReduceTensorDescriptor(self, reduceTensorDesc: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenCreateSeqTensorDescriptor(self, tensorDesc: Pointer, /) -> None: ...  # since 3.4.0
     def miopenCreateSoftmaxDescriptor(self, softmaxDesc: Pointer, /) -> None: ...  # since 3.4.0
     def miopenCreateSoftmaxProblem(self, problem: Pointer, operatorDesc: Handle, direction: int, /) -> None: ...  # since 3.4.0, beta API
     def miopenCreateTensorDescriptor(self, tensorDesc: Pointer, /) -> None: ...  # since 3.4.0
@@ -86,7 +88,9 @@ class MIOpenFunctions:
     def miopenDestroyOperatorArgs(self, args: Handle, /) -> None: ...  # since 3.4.0
     def miopenDestroyPoolingDescriptor(self, poolDesc: Handle, /) -> None: ...  # since 3.4.0
     def miopenDestroyProblem(self, problem: Handle, /) -> None: ...  # since 3.4.0
+    def miopenDestroyRNNDescriptor(self, rnnDesc: Handle, /) -> None: ...  # since 3.4.0
     def miopenDestroyReduceTensorDescriptor(self, reduceTensorDesc: Handle, /) -> None: ...  # since 3.4.0
+    def miopenDestroySeqTensorDescriptor(self, tensorDesc: Handle, /) -> None: ...  # since 3.4.0
     def miopenDestroySolution(self, solution: Handle, /) -> None: ...  # since 3.4.0
     def miopenDestroyTensorDescriptor(self, tensorDesc: Handle, /) -> None: ...  # since 3.4.0
     def miopenDropoutBackward(self, handle: Handle, dropoutDesc: Handle, noise_shape: Handle, dyDesc: Handle, dy: Pointer, dxDesc: Handle, dx: Pointer, reserveSpace: Pointer, reserveSpaceSizeInBytes: int, /) -> None: ...  # since 3.4.0
@@ -127,6 +131,23 @@ class MIOpenFunctions:
     def miopenGetPoolingIndexType(self, poolDesc: Handle, index_type: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGetPoolingNdForwardOutputDim(self, poolDesc: Handle, tensorDesc: Handle, dims: int, tensorDimArr: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGetPoolingWorkSpaceIndexMode(self, poolDesc: Handle, workspace_index: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetRNNDataSeqTensorDescriptor(self, seqTensorDesc: Handle, dataType: Pointer, layout: Pointer, maxSequenceLen: Pointer, batchSize: Pointer, vectorSize: Pointer, sequenceLenArrayLimit: int, sequenceLenArray: Pointer, paddingMarker: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetRNNDescriptor(self, rnnDesc: Handle, rnnMode: Pointer, algoMode: Pointer, inputMode: Pointer, dirMode: Pointer, biasMode: Pointer, hiddenSize: Pointer, layer: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetRNNDescriptor_V2(self, rnnDesc: Handle, hiddenSize: Pointer, layer: Pointer, dropoutDesc: Pointer, inputMode: Pointer, dirMode: Pointer, rnnMode: Pointer, biasMode: Pointer, algoMode: Pointer, dataType: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetRNNHiddenTensorSize(self, handle: Handle, rnnDesc: Handle, seqLen: int, xDesc: Pointer, numBytes: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetRNNInputTensorSize(self, handle: Handle, rnnDesc: Handle, seqLen: int, xDesc: Pointer, numBytes: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetRNNLayerBias(self, handle: Handle, rnnDesc: Handle, layer: int, xDesc: Handle, wDesc: Handle, w: Pointer, biasID: int, biasDesc: Handle, layerBias: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetRNNLayerBiasOffset(self, rnnDesc: Handle, layer: int, xDesc: Handle, biasID: int, biasDesc: Handle, layerBiasOffset: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetRNNLayerBiasSize(self, handle: Handle, rnnDesc: Handle, layer: int, biasID: int, numBytes: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetRNNLayerParam(self, handle: Handle, rnnDesc: Handle, layer: int, xDesc: Handle, wDesc: Handle, w: Pointer, paramID: int, paramDesc: Handle, layerParam: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetRNNLayerParamOffset(self, rnnDesc: Handle, layer: int, xDesc: Handle, paramID: int, paramDesc: Handle, layerParamOffset: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetRNNLayerParamSize(self, handle: Handle, rnnDesc: Handle, layer: int, xDesc: Handle, paramID: int, numBytes: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetRNNPaddingMode(self, rnnDesc: Handle, paddingMode: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetRNNParamsDescriptor(self, handle: Handle, rnnDesc: Handle, xDesc: Handle, wDesc: Handle, dtype: int, /) -> None: ...  # since 3.4.0
+    def miopenGetRNNParamsSize(self, handle: Handle, rnnDesc: Handle, xDesc: Handle, numBytes: Pointer, dtype: int, /) -> None: ...  # since 3.4.0
+    def miopenGetRNNTempSpaceSizes(self, handle: Handle, rnnDesc: Handle, xDesc: Handle, fwdMode: int, workSpaceSize: Pointer, reserveSpaceSize: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetRNNTrainingReserveSize(self, handle: Handle, rnnDesc: Handle, sequenceLen: int, xDesc: Pointer, numBytes: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenGetRNNWorkspaceSize(self, handle: Handle, rnnDesc: Handle, sequenceLen: int, xDesc: Pointer, numBytes: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGetReduceTensorDescriptor(self, reduceTensorDesc: Handle, reduceTensorOp: Pointer, reduceTensorCompType: Pointer, reduceTensorNanOpt: Pointer, reduceTensorIndices: Pointer, reduceTensorIndicesType: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGetReductionIndicesSize(self, handle: Handle, reduceTensorDesc: Handle, aDesc: Handle, cDesc: Handle, sizeInBytes: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGetReductionWorkspaceSize(self, handle: Handle, reduceTensorDesc: Handle, aDesc: Handle, cDesc: Handle, sizeInBytes: Pointer, /) -> None: ...  # since 3.4.0
@@ -153,6 +174,13 @@ class MIOpenFunctions:
     def miopenPoolingForward(self, handle: Handle, poolDesc: Handle, alpha: Pointer, xDesc: Handle, x: Pointer, beta: Pointer, yDesc: Handle, y: Pointer, do_backward: bool, workSpace: Pointer, workSpaceSize: int, /) -> None: ...  # since 3.4.0
     def miopenPoolingGetWorkSpaceSize(self, yDesc: Handle, workSpaceSize: Pointer, /) -> None: ...  # since 3.4.0
     def miopenPoolingGetWorkSpaceSizeV2(self, poolDesc: Handle, yDesc: Handle, workSpaceSize: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenRNNBackwardData(self, handle: Handle, rnnDesc: Handle, sequenceLen: int, yDesc: Pointer, y: Pointer, dyDesc: Pointer, dy: Pointer, dhyDesc: Handle, dhy: Pointer, dcyDesc: Handle, dcy: Pointer, wDesc: Handle, w: Pointer, hxDesc: Handle, hx: Pointer, cxDesc: Handle, cx: Pointer, dxDesc: Pointer, dx: Pointer, dhxDesc: Handle, dhx: Pointer, dcxDesc: Handle, dcx: Pointer, workSpace: Pointer, workSpaceNumBytes: int, reserveSpace: Pointer, reserveSpaceNumBytes: int, /) -> None: ...  # since 3.4.0
+    def miopenRNNBackwardSeqData(self, handle: Handle, rnnDesc: Handle, yDesc: Handle, y: Pointer, dy: Pointer, hDesc: Handle, hx: Pointer, dhy: Pointer, dhx: Pointer, cDesc: Handle, cx: Pointer, dcy: Pointer, dcx: Pointer, xDesc: Handle, dx: Pointer, w: Pointer, weightSpaceSize: int, workSpace: Pointer, workSpaceNumBytes: int, reserveSpace: Pointer, reserveSpaceNumBytes: int, /) -> None: ...  # since 3.4.0
+    def miopenRNNBackwardWeights(self, handle: Handle, rnnDesc: Handle, sequenceLen: int, xDesc: Pointer, x: Pointer, hxDesc: Handle, hx: Pointer, yDesc: Pointer, y: Pointer, dwDesc: Handle, dw: Pointer, workSpace: Pointer, workSpaceNumBytes: int, reserveSpace: Pointer, reserveSpaceNumBytes: int, /) -> None: ...  # since 3.4.0
+    def miopenRNNBackwardWeightsSeqTensor(self, handle: Handle, rnnDesc: Handle, xDesc: Handle, x: Pointer, hDesc: Handle, hx: Pointer, yDesc: Handle, y: Pointer, dw: Pointer, weightSpaceSize: int, workSpace: Pointer, workSpaceNumBytes: int, reserveSpace: Pointer, reserveSpaceNumBytes: int, /) -> None: ...  # since 3.4.0
+    def miopenRNNForward(self, handle: Handle, rnnDesc: Handle, fwdMode: int, xDesc: Handle, x: Pointer, hDesc: Handle, hx: Pointer, hy: Pointer, cDesc: Handle, cx: Pointer, cy: Pointer, yDesc: Handle, y: Pointer, w: Pointer, weightSpaceSize: int, workSpace: Pointer, workSpaceNumBytes: int, reserveSpace: Pointer, reserveSpaceNumBytes: int, /) -> None: ...  # since 3.4.0
+    def miopenRNNForwardInference(self, handle: Handle, rnnDesc: Handle, sequenceLen: int, xDesc: Pointer, x: Pointer, hxDesc: Handle, hx: Pointer, cxDesc: Handle, cx: Pointer, wDesc: Handle, w: Pointer, yDesc: Pointer, y: Pointer, hyDesc: Handle, hy: Pointer, cyDesc: Handle, cy: Pointer, workSpace: Pointer, workSpaceNumBytes: int, /) -> None: ...  # since 3.4.0
+    def miopenRNNForwardTraining(self, handle: Handle, rnnDesc: Handle, sequenceLen: int, xDesc: Pointer, x: Pointer, hxDesc: Handle, hx: Pointer, cxDesc: Handle, cx: Pointer, wDesc: Handle, w: Pointer, yDesc: Pointer, y: Pointer, hyDesc: Handle, hy: Pointer, cyDesc: Handle, cy: Pointer, workSpace: Pointer, workSpaceNumBytes: int, reserveSpace: Pointer, reserveSpaceNumBytes: int, /) -> None: ...  # since 3.4.0
     def miopenReduceTensor(self, handle: Handle, reduceTensorDesc: Handle, indices: Pointer, indicesSizeInBytes: int, workspace: Pointer, workspaceSizeInBytes: int, alpha: Pointer, aDesc: Handle, A: Pointer, beta: Pointer, cDesc: Handle, C: Pointer, /) -> None: ...  # since 3.4.0
     def miopenRestoreDropoutDescriptor(self, dropoutDesc: Handle, handle: Handle, dropout: float, states: Pointer, stateSizeInBytes: int, seed: int, use_mask: bool, state_evo: bool, rng_mode: int, /) -> None: ...  # since 3.4.0
     def miopenRunSolution(self, handle: Handle, solution: Handle, nInputs: int, tensors: Pointer, workspace: Pointer, workspaceSize: int, /) -> None: ...  # since 3.4.0
@@ -187,6 +215,12 @@ class MIOpenFunctions:
     def miopenSetPoolingIndexType(self, poolDesc: Handle, index_type: int, /) -> None: ...  # since 3.4.0
     def miopenSetPoolingWorkSpaceIndexMode(self, poolDesc: Handle, workspace_index: int, /) -> None: ...  # since 3.4.0
     def miopenSetProblemTensorDescriptor(self, problem: Handle, id: int, descriptor: Handle, /) -> None: ...  # since 3.4.0
+    def miopenSetRNNDataSeqTensorDescriptor(self, seqTensorDesc: Handle, dataType: int, layout: int, maxSequenceLen: int, batchSize: int, vectorSize: int, sequenceLenArray: Pointer, paddingMarker: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenSetRNNDescriptor(self, rnnDesc: Handle, hsize: int, nlayers: int, inMode: int, direction: int, rnnMode: int, biasMode: int, algo: int, dataType: int, /) -> None: ...  # since 3.4.0
+    def miopenSetRNNDescriptor_V2(self, rnnDesc: Handle, hsize: int, nlayers: int, dropoutDesc: Handle, inMode: int, direction: int, rnnMode: int, biasMode: int, algo: int, dataType: int, /) -> None: ...  # since 3.4.0
+    def miopenSetRNNLayerBias(self, handle: Handle, rnnDesc: Handle, layer: int, xDesc: Handle, wDesc: Handle, w: Pointer, biasID: int, biasDesc: Handle, layerBias: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenSetRNNLayerParam(self, handle: Handle, rnnDesc: Handle, layer: int, xDesc: Handle, wDesc: Handle, w: Pointer, paramID: int, paramDesc: Handle, layerParam: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenSetRNNPaddingMode(self, rnnDesc: Handle, paddingMode: int, /) -> None: ...  # since 3.4.0
     def miopenSetReduceTensorDescriptor(self, reduceTensorDesc: Handle, reduceTensorOp: int, reduceTensorCompType: int, reduceTensorNanOpt: int, reduceTensorIndices: int, reduceTensorIndicesType: int, /) -> None: ...  # since 3.4.0
     def miopenSetSoftmaxDescriptor(self, softmaxDesc: Handle, alpha: float, beta: float, algorithm: int, mode: int, /) -> None: ...  # since 3.4.0
     def miopenSetStream(self, handle: Handle, streamID: Pointer, /) -> None: ...  # since 3.4.0

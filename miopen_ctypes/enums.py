@@ -41,6 +41,15 @@ __all__ = [
     "miopenPoolingWorkspaceIndexMode_t",
     "miopenProblemDirection_t",
     "miopenRNGType_t",
+    "miopenRNNAlgo_t",
+    "miopenRNNBaseLayout_t",
+    "miopenRNNBiasMode_t",
+    "miopenRNNDirectionMode_t",
+    "miopenRNNFWDMode_t",
+    "miopenRNNGEMMalgoMode_t",
+    "miopenRNNInputMode_t",
+    "miopenRNNMode_t",
+    "miopenRNNPaddingMode_t",
     "miopenReduceTensorIndices_t",
     "miopenReduceTensorOp_t",
     "miopenSoftmaxAlgorithm_t",
@@ -401,6 +410,73 @@ class miopenIndicesType_t(IntEnum):
     MIOPEN_8BIT_INDICES = 3
 
 
+class miopenRNNMode_t(IntEnum):
+    """``miopenRNNMode_t``."""
+
+    miopenRNNRELU = 0
+    miopenRNNTANH = 1
+    miopenLSTM = 2
+    miopenGRU = 3
+
+
+class miopenRNNInputMode_t(IntEnum):
+    """``miopenRNNInputMode_t``."""
+
+    miopenRNNlinear = 0
+    miopenRNNskip = 1
+
+
+class miopenRNNAlgo_t(IntEnum):
+    """``miopenRNNAlgo_t``."""
+
+    miopenRNNdefault = 0
+    miopenRNNfundamental = 1
+    miopenRNNroundedDynamic = 2
+
+
+class miopenRNNDirectionMode_t(IntEnum):
+    """``miopenRNNDirectionMode_t``."""
+
+    miopenRNNunidirection = 0
+    miopenRNNbidirection = 1
+
+
+class miopenRNNBiasMode_t(IntEnum):
+    """``miopenRNNBiasMode_t``."""
+
+    miopenRNNNoBias = 0
+    miopenRNNwithBias = 1
+
+
+class miopenRNNGEMMalgoMode_t(IntEnum):
+    """``miopenRNNGEMMalgoMode_t``."""
+
+    miopenRNNAlgoGEMM = 0
+
+
+class miopenRNNPaddingMode_t(IntEnum):
+    """``miopenRNNPaddingMode_t``."""
+
+    miopenRNNIONotPadded = 0
+    miopenRNNIOWithPadding = 1
+
+
+class miopenRNNFWDMode_t(IntEnum):
+    """``miopenRNNFWDMode_t``."""
+
+    miopenRNNTraining = 0
+    miopenRNNInference = 1
+
+
+class miopenRNNBaseLayout_t(IntEnum):
+    """``miopenRNNBaseLayout_t``."""
+
+    miopenRNNDataUnknownLayout = 0
+    miopenRNNDataSeqMajorNotPadded = 1
+    miopenRNNDataSeqMajorPadded = 2
+    miopenRNNDataBatchMajorPadded = 3
+
+
 class miopenCTCLossAlgo_t(IntEnum):
     """``miopenCTCLossAlgo_t``."""
 
@@ -447,6 +523,15 @@ ENUMS: dict[str, type[IntEnum]] = {
         miopenNanPropagation_t,
         miopenReduceTensorIndices_t,
         miopenIndicesType_t,
+        miopenRNNMode_t,
+        miopenRNNInputMode_t,
+        miopenRNNAlgo_t,
+        miopenRNNDirectionMode_t,
+        miopenRNNBiasMode_t,
+        miopenRNNGEMMalgoMode_t,
+        miopenRNNPaddingMode_t,
+        miopenRNNFWDMode_t,
+        miopenRNNBaseLayout_t,
         miopenCTCLossAlgo_t,
         miopenRNGType_t,
     )

@@ -36,6 +36,7 @@ from functools import partial
 
 from ._proto import V3_4, V3_5, Prototype, declare
 from ._protos_layers import CTC_LOSS, DROPOUT, LRN, POOLING, REDUCE_TENSOR, SOFTMAX
+from ._protos_rnn import RNN
 from .types import (
     HANDLE_TYPES,
     c_enum,
@@ -534,7 +535,7 @@ _TABLE = (
 
 #: The families in the header's order after the core table (tensors, convolution, Find 2.0,
 #: batch norm, activation, fusion); each lives in a ``_protos_*`` module.
-_FAMILIES = (POOLING, LRN, SOFTMAX, CTC_LOSS, DROPOUT, REDUCE_TENSOR)
+_FAMILIES = (POOLING, LRN, SOFTMAX, RNN, CTC_LOSS, DROPOUT, REDUCE_TENSOR)
 
 PROTOTYPES: dict[str, Prototype] = {p.name: p for table in (_TABLE, *_FAMILIES) for p in table}
 if len(PROTOTYPES) != sum(len(t) for t in (_TABLE, *_FAMILIES)):  # a name declared twice

@@ -61,8 +61,12 @@ __all__ = [
     "miopenPoolingDescriptor_t",
     "miopenProblem",
     "miopenProblem_t",
+    "miopenRNNDescriptor",
+    "miopenRNNDescriptor_t",
     "miopenReduceTensorDescriptor",
     "miopenReduceTensorDescriptor_t",
+    "miopenSeqTensorDescriptor",
+    "miopenSeqTensorDescriptor_t",
     "miopenSoftmaxDescriptor",
     "miopenSoftmaxDescriptor_t",
     "miopenSolution",
@@ -102,8 +106,10 @@ miopenOperatorArgs, miopenOperatorArgs_t = _opaque("miopenOperatorArgs")
 miopenProblem, miopenProblem_t = _opaque("miopenProblem")
 miopenFindOptions, miopenFindOptions_t = _opaque("miopenFindOptions")
 miopenSolution, miopenSolution_t = _opaque("miopenSolution")
+miopenSeqTensorDescriptor, miopenSeqTensorDescriptor_t = _opaque("miopenSeqTensorDescriptor")
 miopenPoolingDescriptor, miopenPoolingDescriptor_t = _opaque("miopenPoolingDescriptor")
 miopenLRNDescriptor, miopenLRNDescriptor_t = _opaque("miopenLRNDescriptor")
+miopenRNNDescriptor, miopenRNNDescriptor_t = _opaque("miopenRNNDescriptor")
 miopenCTCLossDescriptor, miopenCTCLossDescriptor_t = _opaque("miopenCTCLossDescriptor")
 miopenDropoutDescriptor, miopenDropoutDescriptor_t = _opaque("miopenDropoutDescriptor")
 miopenReduceTensorDescriptor, miopenReduceTensorDescriptor_t = _opaque("miopenReduceTensorDescriptor")
@@ -121,8 +127,10 @@ HANDLE_TYPES: tuple[Any, ...] = (
     miopenProblem_t,
     miopenFindOptions_t,
     miopenSolution_t,
+    miopenSeqTensorDescriptor_t,
     miopenPoolingDescriptor_t,
     miopenLRNDescriptor_t,
+    miopenRNNDescriptor_t,
     miopenCTCLossDescriptor_t,
     miopenDropoutDescriptor_t,
     miopenReduceTensorDescriptor_t,
