@@ -35,7 +35,9 @@ __all__ = [
     "miopenIndexType_t",
     "miopenIndicesType_t",
     "miopenLRNMode_t",
+    "miopenLossReductionMode_t",
     "miopenNanPropagation_t",
+    "miopenNormMode_t",
     "miopenPaddingMode_t",
     "miopenPoolingMode_t",
     "miopenPoolingWorkspaceIndexMode_t",
@@ -50,6 +52,9 @@ __all__ = [
     "miopenRNNInputMode_t",
     "miopenRNNMode_t",
     "miopenRNNPaddingMode_t",
+    "miopenReduceCalculationNanPropagation_t",
+    "miopenReduceCalculationOp_t",
+    "miopenReduceExtremeOp_t",
     "miopenReduceTensorIndices_t",
     "miopenReduceTensorOp_t",
     "miopenSoftmaxAlgorithm_t",
@@ -359,6 +364,17 @@ class miopenLRNMode_t(IntEnum):
     miopenLRNCrossChannel = 1
 
 
+class miopenNormMode_t(IntEnum):
+    """``miopenNormMode_t`` (beta API)."""
+
+    MIOPEN_ELEMENTWISE_AFFINE = 0
+    MIOPEN_WEIGHT_BIAS = 1
+    MIOPEN_ELEMENTWISE_AFFINE_FUSED_ADD = 2
+    MIOPEN_WEIGHT_BIAS_FUSED_ADD = 3
+    MIOPEN_ELEMENTWISE_AFFINE_T5 = 4
+    MIOPEN_WEIGHT_BIAS_T5 = 5
+
+
 class miopenSoftmaxAlgorithm_t(IntEnum):
     """``miopenSoftmaxAlgorithm_t``."""
 
@@ -489,6 +505,37 @@ class miopenRNGType_t(IntEnum):
     MIOPEN_RNG_PSEUDO_XORWOW = 0
 
 
+class miopenReduceCalculationNanPropagation_t(IntEnum):
+    """``miopenReduceCalculationNanPropagation_t`` (beta API)."""
+
+    MIOPEN_REDUCE_CALCULATION_NOT_PROPAGATE_NAN = 0
+    MIOPEN_REDUCE_CALCULATION_PROPAGATE_NAN = 1
+
+
+class miopenReduceCalculationOp_t(IntEnum):
+    """``miopenReduceCalculationOp_t`` (beta API)."""
+
+    MIOPEN_REDUCE_CALCULATION_PROD = 1
+    MIOPEN_REDUCE_CALCULATION_SUM = 2
+
+
+class miopenReduceExtremeOp_t(IntEnum):
+    """``miopenReduceExtremeOp_t`` (beta API)."""
+
+    MIOPEN_REDUCE_EXTREME_ARGMIN = 1
+    MIOPEN_REDUCE_EXTREME_ARGMAX = 2
+    MIOPEN_REDUCE_EXTREME_MIN = 3
+    MIOPEN_REDUCE_EXTREME_MAX = 4
+
+
+class miopenLossReductionMode_t(IntEnum):
+    """``miopenLossReductionMode_t`` (beta API)."""
+
+    MIOPEN_LOSS_REDUCTION_NONE = 0
+    MIOPEN_LOSS_REDUCTION_SUM = 1
+    MIOPEN_LOSS_REDUCTION_MEAN = 2
+
+
 #: Every enum bound here, by its C typedef name.
 ENUMS: dict[str, type[IntEnum]] = {
     cls.__name__: cls
@@ -517,6 +564,7 @@ ENUMS: dict[str, type[IntEnum]] = {
         miopenPoolingMode_t,
         miopenPoolingWorkspaceIndexMode_t,
         miopenLRNMode_t,
+        miopenNormMode_t,
         miopenSoftmaxAlgorithm_t,
         miopenSoftmaxMode_t,
         miopenReduceTensorOp_t,
@@ -534,6 +582,10 @@ ENUMS: dict[str, type[IntEnum]] = {
         miopenRNNBaseLayout_t,
         miopenCTCLossAlgo_t,
         miopenRNGType_t,
+        miopenReduceCalculationNanPropagation_t,
+        miopenReduceCalculationOp_t,
+        miopenReduceExtremeOp_t,
+        miopenLossReductionMode_t,
     )
 }
 

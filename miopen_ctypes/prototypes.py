@@ -35,6 +35,7 @@ from ctypes import (
 from functools import partial
 
 from ._proto import V3_4, V3_5, Prototype, declare
+from ._protos_beta import ADAM, ADAM_OPTIONAL, LOSSES, NORMS, TENSOR_OPS
 from ._protos_layers import CTC_LOSS, DROPOUT, LRN, POOLING, REDUCE_TENSOR, SOFTMAX
 from ._protos_rnn import RNN
 from .types import (
@@ -535,7 +536,7 @@ _TABLE = (
 
 #: The families in the header's order after the core table (tensors, convolution, Find 2.0,
 #: batch norm, activation, fusion); each lives in a ``_protos_*`` module.
-_FAMILIES = (POOLING, LRN, SOFTMAX, RNN, CTC_LOSS, DROPOUT, REDUCE_TENSOR)
+_FAMILIES = (POOLING, LRN, NORMS, TENSOR_OPS, SOFTMAX, RNN, CTC_LOSS, DROPOUT, REDUCE_TENSOR, LOSSES, ADAM)
 
 PROTOTYPES: dict[str, Prototype] = {p.name: p for table in (_TABLE, *_FAMILIES) for p in table}
 if len(PROTOTYPES) != sum(len(t) for t in (_TABLE, *_FAMILIES)):  # a name declared twice
@@ -545,6 +546,8 @@ if len(PROTOTYPES) != sum(len(t) for t in (_TABLE, *_FAMILIES)):  # a name decla
 NULLABLE_HANDLES: dict[str, frozenset[str]] = {
     # "Find options. When null default values would be used"
     "miopenFindSolutions": frozenset({"options"}),
+    # "(input, optional)": unused when amsgrad is off, the step is an integer, no AMP
+    **{p.name: ADAM_OPTIONAL & frozenset(p.argnames) for p in ADAM},
 }
 
 

@@ -88,6 +88,8 @@ ONLY_3_5 = {
     "miopenExecuteFusionPlan_v2",
     "miopenSetTuningPolicy",
     "miopenGetTuningPolicy",
+    "miopenGetLayerNormBackwardWorkspaceSize",
+    "miopenLayerNormBackward",
 }
 
 
