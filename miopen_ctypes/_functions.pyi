@@ -14,6 +14,13 @@ class MIOpenFunctions:
     def miopenActivationBackward(self, handle: Handle, activDesc: Handle, alpha: Pointer, yDesc: Handle, y: Pointer, dyDesc: Handle, dy: Pointer, xDesc: Handle, x: Pointer, beta: Pointer, dxDesc: Handle, dx: Pointer, /) -> None: ...  # since 3.4.0
     def miopenActivationForward(self, handle: Handle, activDesc: Handle, alpha: Pointer, xDesc: Handle, x: Pointer, beta: Pointer, yDesc: Handle, y: Pointer, /) -> None: ...  # since 3.4.0
     def miopenAddLayerNormForward(self, handle: Handle, mode: int, xDesc: Handle, x: Pointer, x2Desc: Handle, x2: Pointer, weightDesc: Handle, weight: Pointer, biasDesc: Handle, bias: Pointer, epsilon: float, normalized_dim: int, yDesc: Handle, y: Pointer, meanDesc: Handle, mean: Pointer, rstdDesc: Handle, rstd: Pointer, /) -> None: ...  # since 3.4.0, beta API
+    def miopenBackendCreateDescriptor(self, descriptorType: int, descriptor: Pointer, /) -> None: ...  # since 3.4.0, beta API
+    def miopenBackendDestroyDescriptor(self, descriptor: Handle, /) -> None: ...  # since 3.4.0, beta API
+    def miopenBackendExecute(self, handle: Handle, executionPlan: Handle, variantPack: Handle, /) -> None: ...  # since 3.4.0, beta API
+    def miopenBackendFinalize(self, descriptor: Handle, /) -> None: ...  # since 3.4.0, beta API
+    def miopenBackendGetAttribute(self, descriptor: Handle, attributeName: int, attributeType: int, requestedElementCount: int, elementCount: Pointer, arrayOfElements: Pointer, /) -> None: ...  # since 3.4.0, beta API
+    def miopenBackendInitialize(self, descriptor: Handle, descriptorType: int, sizeInBytes: int, /) -> None: ...  # since 3.4.0, beta API
+    def miopenBackendSetAttribute(self, descriptor: Handle, attributeName: int, attributeType: int, elementCount: int, arrayOfElements: Pointer, /) -> None: ...  # since 3.4.0, beta API
     def miopenBatchNormBackwardActivation(self, handle: Handle, bn_mode: int, alphaDataDiff: Pointer, betaDataDiff: Pointer, alphaParamDiff: Pointer, betaParamDiff: Pointer, xDesc: Handle, x: Pointer, dyDesc: Handle, dy: Pointer, dxDesc: Handle, dx: Pointer, scaleDesc: Handle, biasDesc: Handle, savedMeanDesc: Handle, savedVarianceDesc: Handle, bnScale: Pointer, bnBias: Pointer, resultBnScaleDiff: Pointer, resultBnBiasDiff: Pointer, epsilon: float, savedMean: Pointer, savedInvVariance: Pointer, activDesc: Handle, /) -> None: ...  # since 3.5.0
     def miopenBatchNormForwardInferenceActivation(self, handle: Handle, bn_mode: int, alpha: Pointer, beta: Pointer, xDesc: Handle, x: Pointer, yDesc: Handle, y: Pointer, scaleDesc: Handle, biasDesc: Handle, estMeanDesc: Handle, estVarianceDesc: Handle, bnScale: Pointer, bnBias: Pointer, estimatedMean: Pointer, estimatedVariance: Pointer, epsilon: float, activDesc: Handle, /) -> None: ...  # since 3.5.0
     def miopenBatchNormForwardTrainingActivation(self, handle: Handle, bn_mode: int, alpha: Pointer, beta: Pointer, xDesc: Handle, x: Pointer, yDesc: Handle, y: Pointer, scaleDesc: Handle, biasVarDesc: Handle, savedMeanDesc: Handle, savedVarDesc: Handle, bnScale: Pointer, bnBias: Pointer, expAvgFactor: float, resultRunningMean: Pointer, resultRunningVariance: Pointer, epsilon: float, resultSaveMean: Pointer, resultSaveInvVariance: Pointer, activDesc: Handle, /) -> None: ...  # since 3.5.0
@@ -62,6 +69,8 @@ class MIOpenFunctions:
     def miopenCreateFindOptions(self, options: Pointer, /) -> None: ...  # since 3.4.0
     def miopenCreateFusionPlan(self, fusePlanDesc: Pointer, fuseDirection: int, inputDesc: Handle, /) -> None: ...  # since 3.4.0
     def miopenCreateLRNDescriptor(self, lrnDesc: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenCreateMhaDescriptor(self, mhaDesc: Pointer, /) -> None: ...  # since 3.4.0
+    def miopenCreateMhaProblem(self, problem: Pointer, operatorDesc: Handle, direction: int, /) -> None: ...  # since 3.4.0
     def miopenCreateOpActivationBackward(self, fusePlanDesc: Handle, activBwdOp: Pointer, mode: int, /) -> None: ...  # since 3.4.0
     def miopenCreateOpActivationForward(self, fusePlanDesc: Handle, activFwdOp: Pointer, mode: int, /) -> None: ...  # since 3.4.0
     def miopenCreateOpBatchNormBackward(self, fusePlanDesc: Handle, bnBwdOp: Pointer, bn_mode: int, /) -> None: ...  # since 3.4.0
@@ -134,6 +143,7 @@ class MIOpenFunctions:
     def miopenGetKernelTime(self, handle: Handle, time: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGetLRNDescriptor(self, lrnDesc: Handle, mode: Pointer, lrnN: Pointer, lrnAlpha: Pointer, lrnBeta: Pointer, lrnK: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGetLayerNormBackwardWorkspaceSize(self, handle: Handle, mode: int, dyDesc: Handle, xDesc: Handle, weightDesc: Handle, meanDesc: Handle, rstdDesc: Handle, normalized_dim: int, dxDesc: Handle, dwDesc: Handle, dbDesc: Handle, sizeInBytes: Pointer, /) -> None: ...  # since 3.5.0, beta API
+    def miopenGetMhaDescriptor(self, mhaDesc: Handle, scale: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGetMultiMarginLossForwardWorkspaceSize(self, handle: Handle, inputDesc: Handle, targetDesc: Handle, weightDesc: Handle, outputDesc: Handle, p: int, margin: float, reduction: int, sizeInBytes: Pointer, /) -> None: ...  # since 3.4.0, beta API
     def miopenGetNdPoolingDescriptor(self, poolDesc: Handle, nbDimsRequested: int, mode: Pointer, nbDims: Pointer, windowDimA: Pointer, padA: Pointer, stridesA: Pointer, /) -> None: ...  # since 3.4.0
     def miopenGetPReLUBackwardWorkspaceSize(self, handle: Handle, inputDesc: Handle, weightDesc: Handle, sizeInBytes: Pointer, /) -> None: ...  # since 3.4.0, beta API
@@ -227,6 +237,7 @@ class MIOpenFunctions:
     def miopenSetFindOptionTuning(self, options: Handle, value: int, /) -> None: ...  # since 3.4.0
     def miopenSetFindOptionWorkspaceLimit(self, options: Handle, value: int, /) -> None: ...  # since 3.4.0
     def miopenSetLRNDescriptor(self, lrnDesc: Handle, mode: int, lrnN: int, lrnAlpha: float, lrnBeta: float, lrnK: float, /) -> None: ...  # since 3.4.0
+    def miopenSetMhaDescriptor(self, mhaDesc: Handle, scale: float, /) -> None: ...  # since 3.4.0
     def miopenSetNdPoolingDescriptor(self, poolDesc: Handle, mode: int, nbDims: int, windowDimA: Pointer, padA: Pointer, stridesA: Pointer, /) -> None: ...  # since 3.4.0
     def miopenSetNdTensorDescriptorWithLayout(self, tensorDesc: Handle, dataType: int, tensorLayout: int, lens: Pointer, num_lens: int, /) -> None: ...  # since 3.4.0
     def miopenSetOpArgsActivBackward(self, args: Handle, activBwdOp: Handle, alpha: Pointer, beta: Pointer, y: Pointer, reserved: Pointer, activAlpha: float, activBeta: float, activGamma: float, /) -> None: ...  # since 3.4.0

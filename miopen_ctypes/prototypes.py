@@ -1,8 +1,10 @@
 """PROTOTYPES: every bound MIOpen C function -- the single source of truth for the declarations.
 
 The core table is below (tensors, convolution, Find 2.0, batch norm, activation, fusion); the other
-families live in ``_protos_*`` modules. Written from ``miopen.h`` of MIOpen 3.4 (ROCm 6.4.3) and 3.5
-(ROCm 7.2.4); the conformance tests re-check every entry against both headers and libraries.
+families live in ``_protos_layers`` (pooling, LRN, softmax, dropout, CTC, reductions), ``_protos_rnn``,
+``_protos_beta`` (norms, GLU, RoPE, Adam, losses, ...) and ``_protos_backend`` (MHA, ``miopenBackend*``).
+Together they declare every function ``miopen.h`` of MIOpen 3.4 (ROCm 6.4.3) and 3.5 (ROCm 7.2.4)
+exports; the conformance tests check that, and every entry, against both headers and libraries.
 
 Conventions (all from the header):
 - enums are ``c_enum`` (4-byte unsigned); ``size_t`` is ``c_size_t``; ``bool`` is ``c_bool``;
@@ -35,6 +37,7 @@ from ctypes import (
 from functools import partial
 
 from ._proto import V3_4, V3_5, Prototype, declare
+from ._protos_backend import BACKEND, MHA
 from ._protos_beta import ADAM, ADAM_OPTIONAL, LOSSES, NORMS, TENSOR_OPS
 from ._protos_layers import CTC_LOSS, DROPOUT, LRN, POOLING, REDUCE_TENSOR, SOFTMAX
 from ._protos_rnn import RNN
@@ -536,7 +539,8 @@ _TABLE = (
 
 #: The families in the header's order after the core table (tensors, convolution, Find 2.0,
 #: batch norm, activation, fusion); each lives in a ``_protos_*`` module.
-_FAMILIES = (POOLING, LRN, NORMS, TENSOR_OPS, SOFTMAX, RNN, CTC_LOSS, DROPOUT, REDUCE_TENSOR, LOSSES, ADAM)
+_FAMILIES = (POOLING, LRN, NORMS, TENSOR_OPS, SOFTMAX, RNN, CTC_LOSS, DROPOUT, REDUCE_TENSOR, MHA,
+             LOSSES, BACKEND, ADAM)
 
 PROTOTYPES: dict[str, Prototype] = {p.name: p for table in (_TABLE, *_FAMILIES) for p in table}
 if len(PROTOTYPES) != sum(len(t) for t in (_TABLE, *_FAMILIES)):  # a name declared twice

@@ -36,6 +36,8 @@ __all__ = [
     "miopenActivationDescriptor",
     "miopenActivationDescriptor_t",
     "miopenAllocatorFunction",
+    "miopenBackendDescriptor",
+    "miopenBackendDescriptor_t",
     "miopenCTCLossDescriptor",
     "miopenCTCLossDescriptor_t",
     "miopenConvAlgoPerf_t",
@@ -55,8 +57,12 @@ __all__ = [
     "miopenHandle_t",
     "miopenLRNDescriptor",
     "miopenLRNDescriptor_t",
+    "miopenMhaDescriptor",
+    "miopenMhaDescriptor_t",
     "miopenOperatorArgs",
     "miopenOperatorArgs_t",
+    "miopenOperatorDescriptor",
+    "miopenOperatorDescriptor_t",
     "miopenPoolingDescriptor",
     "miopenPoolingDescriptor_t",
     "miopenProblem",
@@ -113,7 +119,12 @@ miopenRNNDescriptor, miopenRNNDescriptor_t = _opaque("miopenRNNDescriptor")
 miopenCTCLossDescriptor, miopenCTCLossDescriptor_t = _opaque("miopenCTCLossDescriptor")
 miopenDropoutDescriptor, miopenDropoutDescriptor_t = _opaque("miopenDropoutDescriptor")
 miopenReduceTensorDescriptor, miopenReduceTensorDescriptor_t = _opaque("miopenReduceTensorDescriptor")
+miopenMhaDescriptor, miopenMhaDescriptor_t = _opaque("miopenMhaDescriptor")
 miopenSoftmaxDescriptor, miopenSoftmaxDescriptor_t = _opaque("miopenSoftmaxDescriptor")
+# Declared by the header for the fusion API; no exported function takes one.
+miopenOperatorDescriptor, miopenOperatorDescriptor_t = _opaque("miopenOperatorDescriptor")
+# The backend (graph) API's one handle kind; miopenBackendDescriptorType_t says what it holds.
+miopenBackendDescriptor, miopenBackendDescriptor_t = _opaque("miopenBackendDescriptor")
 
 #: Every handle kind bound here (the loader rejects NULL for these unless the header allows it).
 HANDLE_TYPES: tuple[Any, ...] = (
@@ -134,7 +145,10 @@ HANDLE_TYPES: tuple[Any, ...] = (
     miopenCTCLossDescriptor_t,
     miopenDropoutDescriptor_t,
     miopenReduceTensorDescriptor_t,
+    miopenMhaDescriptor_t,
     miopenSoftmaxDescriptor_t,
+    miopenOperatorDescriptor_t,
+    miopenBackendDescriptor_t,
 )
 
 #: ``typedef void* (*miopenAllocatorFunction)(void* context, size_t sizeBytes);``

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import enum
 import inspect
+import re
 from typing import Any
 
 import pytest
@@ -36,8 +37,24 @@ def test_every_prototype_matches_header(version: str, headers: dict[str, Any], a
     claimed = _claimed(api_versions[version])
     problems = [msg for proto in claimed for msg in check_prototype(proto, model)]
     assert not problems, f"{len(problems)} mismatches against MIOpen {version}:\n" + "\n".join(problems)
-    COVERAGE[version] = (len(claimed), len(model.functions))
 
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_exported_function_is_bound(
+    version: str, headers: dict[str, Any], sysroots: dict[str, Any], api_versions: dict[str, Any]
+) -> None:
+    """The whole API: every ``MIOPEN_EXPORT`` function of the header (beta blocks included) is in
+    PROTOTYPES with a ``since`` this version meets, and the library exports it."""
+    model = headers[version]
+    assert model.exported_by_text == set(model.functions), (
+        "the text scan and libclang disagree on the exported functions: "
+        f"{sorted(model.exported_by_text ^ set(model.functions))}")
+    claimed = {p.name for p in _claimed(api_versions[version])}
+    unbound = sorted(set(model.functions) - claimed)
+    assert not unbound, f"{len(unbound)} functions of MIOpen {version}'s header are not bound: {unbound}"
+    assert not sorted(claimed - set(model.functions)), "bound but not declared"
+    assert not sorted(claimed - exported_symbols(sysroots[version].libmiopen))
+    COVERAGE[version] = (len(claimed & set(model.functions)), len(model.functions))
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -95,6 +112,9 @@ def test_enums_have_header_values(headers: dict[str, Any]) -> None:
     assert not problems, "\n".join(problems)
     missing = sorted(c.__name__ for c in classes if not any(c.__name__ in m.enums for m in headers.values()))
     assert not missing, f"enum classes not named after a header enum: {missing}"
+    declared = {name for m in headers.values() for name in m.enums if name.startswith("miopen")}
+    unbound = sorted(declared - {c.__name__ for c in classes})
+    assert not unbound, f"header enums without an IntEnum: {unbound}"
     assert set(mio_enums.ENUMS) == {c.__name__ for c in classes}, "ENUMS lists another set"
 
 
@@ -119,3 +139,7 @@ def test_handle_kinds_are_header_objects(version: str, headers: dict[str, Any]) 
     assert len(set(tags)) == len(tags), f"two handle types share a struct: {tags}"
     unknown = [t for t in tags if t not in model.records]
     assert not unknown, f"handle structs not declared by MIOpen {version}: {unknown}"
+    text = model.path.read_text()
+    objects = set(re.findall(r"^MIOPEN_DECLARE_OBJECT\((\w+)\)", text, re.M))
+    assert objects, "no MIOPEN_DECLARE_OBJECT found"
+    assert sorted(objects - set(tags)) == [], "header objects without a handle type"
