@@ -4,7 +4,7 @@ hipdnn Graph with host inputs, a PyTorch (CPU) reference per output and DESIGN.m
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +52,10 @@ class Case:
     inputs: dict[Any, np.ndarray] = field(default_factory=dict)
     outputs: dict[str, Any] = field(default_factory=dict)   # role -> Tensor
     expected: dict[str, np.ndarray] = field(default_factory=dict)  # role -> float32 logical
+    #: What the graph asks of MIOpen, as the builder set it (tests read back what MIOpen holds and
+    #: compare): convolution "padding"/"stride"/"dilation" (per axis) and "groups"; batchnorm
+    #: "epsilon"/"momentum"; activation "lower"/"upper" clips ("act" present when there is one).
+    args: dict[str, Any] = field(default_factory=dict)
 
     def tol(self) -> tuple[float, float]:
         return TOL[ROW_TOL[self.row]][self.dtype]
@@ -120,26 +124,64 @@ def _conv_fn(rank: int) -> Any:
 
 
 # ------------------------------------------------------------------------------------- builders
+def per_axis(value: int | Sequence[int], n: int, what: str) -> list[int]:
+    """``value`` for each of ``n`` spatial axes (an int is repeated)."""
+    out = [int(value)] * n if isinstance(value, int) else [int(v) for v in value]
+    if len(out) != n:
+        raise ValueError(f"{what}: {len(out)} values for {n} spatial axes")
+    return out
+
+
+def random_geometry(seed: int, n: int) -> dict[str, list[int]]:
+    """Per-axis convolution geometry drawn from ``seed`` for ``n`` spatial axes, every axis
+    different from every other in padding, stride and dilation (so an engine that passes one
+    axis's value for another, or the axes in reverse order, computes something else), kernel
+    sizes >= 2 (dilation matters) and spatial sizes giving 2-3 output positions per axis."""
+    rng = np.random.default_rng(seed)
+    pad = [int(v) for v in rng.permutation([0, 1, 2])[:n]]
+    stride = [int(v) for v in rng.permutation([1, 2, 3])[:n]]
+    dilation = [int(v) for v in rng.permutation([1, 2, 3])[:n]]
+    kernel = [int(rng.integers(2, 4)) for _ in range(n)]
+    spatial = []
+    for i in range(n):
+        if dilation[i] * (kernel[i] - 1) + 1 <= pad[i]:
+            kernel[i] = 3  # padding smaller than the dilated kernel
+        eff = dilation[i] * (kernel[i] - 1) + 1
+        out = int(rng.integers(2, 4))
+        size = eff - 2 * pad[i] + stride[i] * (out - 1) + int(rng.integers(0, stride[i]))
+        spatial.append(max(size, 1))
+    return {"padding": pad, "stride": stride, "dilation": dilation, "kernel": kernel,
+            "spatial": spatial}
+
+
 def conv_case(row: Row, dtype: DataType, layout: str, seed: int = 0, *, groups: int = 1,
-              stride: int = 1, dilation: int = 1, infer_output_strides: bool = False) -> Case:
-    """conv fprop / dgrad / wgrad with padding 1 (optionally grouped, strided, dilated); with
-    ``infer_output_strides`` the output's strides are left to inference (they follow the input)."""
+              stride: int | Sequence[int] = 1, dilation: int | Sequence[int] = 1,
+              padding: int | Sequence[int] = 1, kernel: int | Sequence[int] = 3,
+              spatial: Sequence[int] | None = None,
+              infer_output_strides: bool = False) -> Case:
+    """conv fprop / dgrad / wgrad, padding 1 and 3-wide kernels unless given (optionally grouped,
+    strided, dilated; padding, stride, dilation, kernel: one value or one per spatial axis;
+    ``spatial``: the input's spatial dims); with ``infer_output_strides`` the output's strides
+    are left to inference (they follow the input)."""
     torch = _torch()
     rng = np.random.default_rng(seed)
     rank = len(LAYOUTS[layout])
-    c_in = 4 if groups == 1 else 2 * groups
-    xd = (2, c_in, 7, 6) if rank == 4 else (2, c_in, 4, 5, 4)
-    k = 3 if groups == 1 else 2 * groups
-    wd = (k, c_in // groups) + (3,) * (rank - 2)
     n = rank - 2
-    geo = {"padding": [1] * n, "stride": [stride] * n, "dilation": [dilation] * n}
-    tgeo = {"padding": 1, "stride": stride, "dilation": dilation, "groups": groups}
+    c_in = 4 if groups == 1 else 2 * groups
+    sp = tuple(spatial) if spatial is not None else ((7, 6) if rank == 4 else (4, 5, 4))
+    xd = (2, c_in, *sp)
+    k = 3 if groups == 1 else 2 * groups
+    wd = (k, c_in // groups, *per_axis(kernel, n, "kernel"))
+    geo = {"padding": per_axis(padding, n, "padding"), "stride": per_axis(stride, n, "stride"),
+           "dilation": per_axis(dilation, n, "dilation")}
+    tgeo: dict[str, Any] = {key: tuple(v) for key, v in geo.items()}
+    tgeo["groups"] = groups
     x = _rq(rng.standard_normal(xd, np.float32), dtype)
     w = _rq(rng.standard_normal(wd, np.float32) * 0.3, dtype)
     conv = _conv_fn(rank)
     yd = tuple(conv(torch.from_numpy(x), torch.from_numpy(w), **tgeo).shape)
     g = new_graph(dtype)
-    c = Case(row, g, dtype, layout)
+    c = Case(row, g, dtype, layout, args={**geo, "groups": groups, "dims": (xd, wd, yd)})
     out_layout = None if infer_output_strides else layout
     if row == Row.CONV_FPROP:
         tx, tw = _data(g, "x", xd, dtype, layout), _data(g, "w", wd, dtype, layout)
@@ -175,25 +217,35 @@ def conv_case(row: Row, dtype: DataType, layout: str, seed: int = 0, *, groups: 
 def conv_bias_act_case(dtype: DataType, layout: str, *, bias: bool = True,
                        lower: float | None = None, upper: float | None = None,
                        seed: int = 0, bias_compute: DataType | None = None,
-                       bias_dtype: DataType | None = None) -> Case:
+                       bias_dtype: DataType | None = None, padding: int | Sequence[int] = 1,
+                       stride: int | Sequence[int] = 1, dilation: int | Sequence[int] = 1,
+                       spatial: Sequence[int] | None = None) -> Case:
     """conv fprop (+ bias ADD) + RELU_FWD; conv Y virtual FP32, bias compute = ``bias_compute``
     (default: the input type; DataType.NOT_SET leaves it to the graph's FLOAT, as cudnn-frontend's
-    samples do), bias in ``bias_dtype`` (default: the input type)."""
+    samples do), bias in ``bias_dtype`` (default: the input type); padding 1, stride 1,
+    dilation 1 unless given (one value or one per spatial axis), ``spatial``: the input's
+    spatial dims."""
     torch = _torch()
     rng = np.random.default_rng(seed)
     rank = len(LAYOUTS[layout])
-    xd = (2, 4, 5, 5) if rank == 4 else (2, 3, 3, 4, 4)
+    n = rank - 2
+    sp = tuple(spatial) if spatial is not None else ((5, 5) if rank == 4 else (3, 4, 4))
+    xd = (2, 4, *sp) if rank == 4 else (2, 3, *sp)
     wd = (3, xd[1], 3, 3) if rank == 4 else (4, xd[1], 3, 3, 3)
-    pad = [1] * (rank - 2)
+    geo = {"padding": per_axis(padding, n, "padding"), "stride": per_axis(stride, n, "stride"),
+           "dilation": per_axis(dilation, n, "dilation")}
+    tgeo = {key: tuple(v) for key, v in geo.items()}
     x = _rq(rng.standard_normal(xd, np.float32), dtype)
     w = _rq(rng.standard_normal(wd, np.float32) * 0.3, dtype)
     b = _rq(rng.standard_normal((1, wd[0]) + (1,) * (rank - 2), np.float32), dtype)
     g = new_graph(dtype)
     tx, tw = _data(g, "x", xd, dtype, layout), _data(g, "w", wd, dtype, layout)
-    cy = g.conv_fprop(tx, tw, padding=pad, name="conv")
-    c = Case(Row.CONV_BIAS_ACT, g, dtype, layout)
+    cy = g.conv_fprop(tx, tw, name="conv", **geo)
+    c = Case(Row.CONV_BIAS_ACT, g, dtype, layout,
+             args={**geo, "groups": 1, "act": True, "lower": lower, "upper": upper})
     c.inputs = {tx: host_array(x, dtype, layout), tw: host_array(w, dtype, layout)}
-    ref = _conv_fn(rank)(torch.from_numpy(x), torch.from_numpy(w), padding=pad)
+    ref = _conv_fn(rank)(torch.from_numpy(x), torch.from_numpy(w), **tgeo)
+    c.args["dims"] = (xd, wd, tuple(ref.shape))
     if bias:
         bdt = dtype if bias_dtype is None else bias_dtype
         tb = g.tensor(dim=list(b.shape), stride=list(packed_strides(b.shape)), data_type=bdt,
@@ -223,15 +275,15 @@ def _p(v: np.ndarray, rank: int) -> np.ndarray:
     return v.reshape((1, -1) + (1,) * (rank - 2)).astype(np.float32)
 
 
-def bn_inference_case(dtype: DataType, layout: str, seed: int = 0, *, inv: bool = False) -> Case:
-    """BN inference with variance (batchnorm_inference_variance_ext), or with the inverse
-    variance 1/sqrt(var + eps) when ``inv``."""
+def bn_inference_case(dtype: DataType, layout: str, seed: int = 0, *, inv: bool = False,
+                      eps: float = 1e-5) -> Case:
+    """BN inference with variance (batchnorm_inference_variance_ext) and ``eps``, or with the
+    inverse variance 1/sqrt(var + eps) when ``inv``."""
     rng = np.random.default_rng(seed)
     xd = _bn_shape(layout)
     rank = len(xd)
     x = _rq(rng.standard_normal(xd, np.float32), dtype)
     p = _bn_params(rng, xd[1])
-    eps = 1e-5
     g = new_graph(dtype)
     tx = _data(g, "x", xd, dtype, layout)
     tp = {k: _param(g, k, xd[1], rank) for k in p}
@@ -242,7 +294,8 @@ def bn_inference_case(dtype: DataType, layout: str, seed: int = 0, *, inv: bool 
     else:
         ty = _out(g.batchnorm_inference(tx, tp["mean"], scale=tp["scale"], bias=tp["bias"],
                                         variance=tp["variance"], epsilon=eps, name="bn"), layout)
-    c = Case(Row.BN_INFERENCE_INV if inv else Row.BN_INFERENCE, g, dtype, layout)
+    c = Case(Row.BN_INFERENCE_INV if inv else Row.BN_INFERENCE, g, dtype, layout,
+             args={} if inv else {"epsilon": eps})
     c.inputs = {tx: host_array(x, dtype, layout), **{tp[k]: _p(v, rank) for k, v in p.items()}}
     c.outputs = {"y": ty}
     pp = {k: _p(v, rank).astype(np.float64) for k, v in p.items()}
@@ -254,15 +307,16 @@ def bn_inference_case(dtype: DataType, layout: str, seed: int = 0, *, inv: bool 
 
 def bn_training_case(dtype: DataType, layout: str, *, running: bool = False,
                      activation: bool = False, lower: float | None = None,
-                     upper: float | None = None, seed: int = 0) -> Case:
-    """BN training (batch stats; running stats when ``running``), optionally + RELU_FWD."""
+                     upper: float | None = None, seed: int = 0, eps: float = 1e-5,
+                     momentum: float = 0.1) -> Case:
+    """BN training (batch stats; running stats with ``momentum`` when ``running``), optionally
+    + RELU_FWD."""
     torch = _torch()
     rng = np.random.default_rng(seed)
     xd = _bn_shape(layout)
     rank, ch = len(xd), xd[1]
     x = _rq(rng.standard_normal(xd, np.float32) * 2 + 0.5, dtype)
     p = _bn_params(rng, ch)
-    eps, momentum = 1e-5, 0.1
     g = new_graph(dtype)
     tx = _data(g, "x", xd, dtype, layout)
     ts, tb = _param(g, "scale", ch, rank), _param(g, "bias", ch, rank)
@@ -272,7 +326,11 @@ def bn_training_case(dtype: DataType, layout: str, *, running: bool = False,
         kw = {"momentum": momentum, "in_running_mean": trm, "in_running_var": trv}
     y, mean, inv, nrm, nrv = g.batchnorm(tx, ts, tb, eps, name="bn", **kw)
     row = Row.BN_TRAINING_ACT if activation else Row.BN_TRAINING
-    c = Case(row, g, dtype, layout)
+    c = Case(row, g, dtype, layout, args={"epsilon": eps})
+    if running:
+        c.args["momentum"] = momentum
+    if activation:
+        c.args.update(act=True, lower=lower, upper=upper)
     assert y is not None  # batchnorm's Y always exists (mean/inv/running are optional)
     if activation:
         y = g.relu(y, lower_clip=lower, upper_clip=upper, name="act")
@@ -324,7 +382,8 @@ def bn_backward_case(dtype: DataType, layout: str, *, drelu: bool = False,
     tx, tdy = _data(g, "x", xd, dtype, layout), _data(g, "dy", xd, dtype, layout)
     ts, tm, ti = (_param(g, n, ch, rank) for n in ("scale", "mean", "inv_variance"))
     grad = torch.from_numpy(dy).double()
-    c = Case(Row.BN_INF_DRELU_BN_BWD if drelu else Row.BN_BACKWARD, g, dtype, layout)
+    c = Case(Row.BN_INF_DRELU_BN_BWD if drelu else Row.BN_BACKWARD, g, dtype, layout,
+             args={"act": True, "lower": lower, "upper": upper} if drelu else {})
     c.inputs = {tx: host_array(x, dtype, layout), tdy: host_array(dy, dtype, layout),
                 ts: _p(p["scale"], rank), tm: _p(mean.float().numpy(), rank),
                 ti: _p(inv.float().numpy(), rank)}

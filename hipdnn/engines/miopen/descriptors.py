@@ -183,5 +183,15 @@ class Resources:
             except Exception:
                 pass
 
+    def owned(self) -> tuple[Owned, ...]:
+        """The live MIOpen objects held, oldest first, nested stacks (a fusion plan's) flattened."""
+        out: list[Owned] = []
+        for item in self._items:
+            if isinstance(item, Resources):
+                out.extend(item.owned())
+            elif isinstance(item, Owned) and item.alive:
+                out.append(item)
+        return tuple(out)
+
     def __len__(self) -> int:
         return len(self._items)

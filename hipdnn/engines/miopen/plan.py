@@ -152,6 +152,14 @@ class MiopenPlan(ExecutionPlan):
                 f"({type(self.runner).__name__}{extra}){notes}")
 
     @property
+    def miopen_objects(self) -> tuple[Any, ...]:
+        """The MIOpen objects the plan owns, oldest first (:class:`TensorDesc`, :class:`ConvDesc`,
+        :class:`ActivationDesc`, fusion plans, ...; see hipdnn/engines/miopen/descriptors.py),
+        each with its C handle in ``raw``: what tests read back from MIOpen (the descriptors'
+        getters) to compare with the graph. Empty after close."""
+        return self._res.owned()
+
+    @property
     def live_objects(self) -> int:
         """How many owned MIOpen objects are still alive (0 after close)."""
         return len(self._res)

@@ -1,0 +1,112 @@
+"""MIOPEN_ENGINE's arguments, read back from MIOpen (here the emulated device; the same checks
+run on the real library in tests/stubgpu/test_readback.py) and its outputs against PyTorch:
+
+- the argument cases (tests/emulated/argument_cases.py): every axis a different padding, stride
+  and dilation, epsilon and momentum other than the defaults, each activation mapping;
+- random per-axis geometry (seeded; the seed is in the test id and in every failure message):
+  ``HIPDNN_GEOMETRY_SEED=<n>`` moves the seeds to n, n+1, ... (default 0).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from argument_cases import ARG_CASES, ARG_IDS, arg_case
+from emulated.device import EmulatedDevice
+from miopen_readback import RecordingLib, mismatches
+from test_miopen_engine_graphs import LAYOUTS, Case, build, random_geometry
+from test_miopen_engine_numerics import assert_refused, refusal
+
+from hipdnn import interop
+from hipdnn.engines.miopen import MiopenEngine, MiopenPlan, Row
+from hipdnn.handle import Handle
+from hipdnn.types import DataType
+
+pytest.importorskip("torch")
+
+SEED_BASE = int(os.environ.get("HIPDNN_GEOMETRY_SEED", "0"))
+SEEDS = [SEED_BASE + i for i in range(4)]
+
+
+@pytest.fixture
+def recorded(emulated_device: EmulatedDevice) -> Iterator[tuple[MiopenEngine, RecordingLib]]:
+    """MIOPEN_ENGINE over the emulated device, its MIOpen calls recorded by parameter name."""
+    lib = RecordingLib(emulated_device.miopen)
+    yield MiopenEngine(miopen_loader=lambda: lib, hip_loader=lambda: emulated_device.hip), lib
+
+
+def run_and_read_back(engine: MiopenEngine, lib: Any, case: Case, what: str) -> None:
+    """Build and run ``case``; its outputs must match PyTorch and what MIOpen holds the graph."""
+    h = Handle()
+    try:
+        reason = engine.check_support(case.graph, h)
+        assert reason is None, f"{what}: {reason}"
+        knobs = {k.id: k.default for k in engine.get_knobs(case.graph, h)}
+        plan = engine.build_plan(case.graph, knobs, h)
+        assert isinstance(plan, MiopenPlan)
+        with plan:
+            outs = case.empty_outputs()
+            buffers = {t.uid: interop.resolve(a) for t, a in case.inputs.items()}
+            buffers.update({case.outputs[r].uid: interop.resolve(a) for r, a in outs.items()})
+            ws = np.zeros(max(plan.workspace_size, 1), np.uint8)
+            plan.execute(buffers, interop.resolve(ws) if plan.workspace_size else None, h)
+            bad = mismatches(lib._lib, plan, case, lib.calls)
+            assert not bad, f"{what} ({plan.name}): " + "; ".join(bad)
+            atol, rtol = case.tol()
+            for role, want in case.expected.items():
+                np.testing.assert_allclose(outs[role].astype(np.float32), want, atol=atol, rtol=rtol,
+                                           err_msg=f"{what} ({plan.name}): {role}")
+    finally:
+        h.close()
+
+
+@pytest.mark.parametrize("name,row,layout,kw", ARG_CASES, ids=ARG_IDS)
+def test_arguments_reach_miopen(emulated_device: EmulatedDevice,
+                                recorded: tuple[MiopenEngine, RecordingLib],
+                                name: str, row: Row, layout: str, kw: dict[str, Any]) -> None:
+    engine, lib = recorded
+    case = arg_case(row, layout, kw)
+    if refusal(row, case.dtype, emulated_device.version_name, layout):
+        assert_refused(emulated_device, engine, case)
+        return
+    run_and_read_back(engine, lib, case, f"{name} {kw}")
+
+
+@pytest.mark.parametrize("seed", SEEDS, ids=[f"seed{s}" for s in SEEDS])
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC", "NCDHW", "NDHWC"])
+@pytest.mark.parametrize("row", [Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD],
+                         ids=lambda r: r.name.lower())
+def test_random_per_axis_geometry(recorded: tuple[MiopenEngine, RecordingLib], row: Row,
+                                  layout: str, seed: int) -> None:
+    engine, lib = recorded
+    geo = random_geometry(seed, len(LAYOUTS[layout]) - 2)
+    case = build(row, DataType.FLOAT, layout, seed=seed, **geo)
+    run_and_read_back(engine, lib, case, f"seed {seed} (HIPDNN_GEOMETRY_SEED={seed}): {row.name} "
+                                         f"{layout} {geo}")
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3], ids=[f"seed{s}" for s in SEEDS[:3]])
+@pytest.mark.parametrize("layout", ["NCHW", "NDHWC"])
+def test_random_per_axis_geometry_conv_bias_act(emulated_device: EmulatedDevice,
+                                                recorded: tuple[MiopenEngine, RecordingLib],
+                                                layout: str, seed: int) -> None:
+    engine, lib = recorded
+    geo = random_geometry(seed, len(LAYOUTS[layout]) - 2)
+    geo.pop("kernel")  # the builder's kernels are 3 wide
+    geo["spatial"] = [s + 2 for s in geo["spatial"]]
+    case = build(Row.CONV_BIAS_ACT, DataType.FLOAT, layout, seed=seed, lower=-0.2, upper=0.9, **geo)
+    run_and_read_back(engine, lib, case, f"seed {seed} (HIPDNN_GEOMETRY_SEED={seed}): "
+                                         f"CONV_BIAS_ACT {layout} {geo}")
+
+
+def test_random_geometry_differs_on_every_axis() -> None:
+    """No axis shares its padding, stride or dilation with another (the point of the draw)."""
+    for seed in SEEDS:
+        for n in (2, 3):
+            geo = random_geometry(seed, n)
+            for key in ("padding", "stride", "dilation"):
+                assert len(set(geo[key])) == n, (seed, n, geo)
