@@ -76,9 +76,11 @@ from hipdnn.errors import (
 from hipdnn.graph import Graph
 from hipdnn.graph_exec import BoundExecution, PlanTiming
 from hipdnn.handle import Handle, default_handle
+from hipdnn.interop import by_pointer
 from hipdnn.jit import graph_cache, jit
 from hipdnn.logs import FallbackWarning, configure_from_env
 from hipdnn.plan_cache import clear_plan_cache, plan_cache
+from hipdnn.shapes import packed_strides
 from hipdnn.tensor import Tensor
 from hipdnn.types import (
     BuildPlanPolicy,
@@ -191,6 +193,7 @@ __all__ = [  # noqa: RUF022  (native names, then the hipdnn_frontend re-exports)
     "backend_version",
     "backend_version_string",
     "build_plan_policy",
+    "by_pointer",
     "clear_plan_cache",
     "convolution_mode",
     "create_device_properties",
@@ -210,6 +213,7 @@ __all__ = [  # noqa: RUF022  (native names, then the hipdnn_frontend re-exports)
     "knob_type",
     "knob_value_type",
     "norm_forward_phase",
+    "packed_strides",
     "plan_cache",
     "pointwise_mode",
     "pygraph",

@@ -17,6 +17,7 @@ module name and their dtypes by name.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import operator
 from collections.abc import Callable, Mapping, Sequence
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from hipdnn import _dlpack
+from hipdnn._array_fit import permutation_hint, regrouped_strides
 from hipdnn._hostmem import element_span, host_array
 from hipdnn._interop_dtypes import (
     dlpack_to_dtype,
@@ -41,6 +43,7 @@ from hipdnn.types import DataType
 __all__ = [
     "ACCEPTED_KINDS",
     "Buffer",
+    "by_pointer",
     "check_against",
     "describe",
     "dtype_to_numpy",
@@ -74,6 +77,8 @@ class Buffer:
     host; ``scalar`` is set for a pass-by-value float. ``owner`` keeps the source alive
     (and, for DLPack, releases the producer's export when collected).
     ``device_known`` is False when ``device`` is a guess (raw int pointers).
+    ``by_pointer`` is True for :func:`by_pointer`'s buffers: the tensor is laid out from the
+    data pointer by its own strides, whatever shape the object states.
 
     >>> import numpy as np
     >>> buf = resolve(np.zeros((4, 2), np.float16).T)
@@ -99,6 +104,7 @@ class Buffer:
     #: the resolved copy this Buffer points at (bindings call it before every run).
     view_bit: str | None = None
     refresh: Callable[[], None] | None = field(default=None, repr=False)
+    by_pointer: bool = False
 
     @property
     def is_host(self) -> bool:
@@ -489,6 +495,29 @@ def resolve(value: object, *, default_device: str = "gpu") -> Buffer:
 describe = resolve
 
 
+def by_pointer(value: object) -> Buffer:
+    """``value``'s memory taken by its data pointer, as cuDNN takes a ``data_ptr()``.
+
+    A variant-pack value of another shape than its tensor is refused, since an array states
+    what it holds (an NHWC-shaped array for NCHW dims would be read as the wrong tensor).
+    Wrapping it says the memory is meant: the tensor is laid out from the data pointer by the
+    graph tensor's own strides, whatever shape the array states. The array must be one gap-free
+    block of the tensor's dtype at least as large as the tensor's extent (it may be larger);
+    the check is against what the array reveals, as for a raw pointer. Wrap at the call: the
+    pointer is read when wrapping.
+
+    >>> import numpy as np
+    >>> arena = np.zeros(1000, np.float32)
+    >>> by_pointer(arena).by_pointer, by_pointer(arena).ptr == arena.ctypes.data
+    (True, True)
+    """
+    buf = resolve(value)
+    if buf.scalar is not None:
+        raise VariantPackError(f"by_pointer() takes memory (an array, tensor or pointer); got "
+                               f"the {type(value).__name__} value {value!r:.40}")
+    return dataclasses.replace(buf, by_pointer=True)
+
+
 # ---------------------------------------------------------------------------- checking
 
 
@@ -517,7 +546,7 @@ def own_strides(buffer: Buffer, dim: Sequence[int]) -> tuple[int, ...] | None:
     >>> own_strides(resolve(np.zeros((3, 2), np.float32).T), (1, 2, 3))
     (0, 1, 2)
     """
-    if buffer.shape is None or buffer.strides is None:
+    if buffer.shape is None or buffer.strides is None or buffer.by_pointer:
         return None
     if _non_unit(buffer.shape) != _non_unit(dim):
         return None
@@ -535,19 +564,24 @@ def _one_block(buffer: Buffer) -> bool:
 def check_against(buffer: Buffer, tensor: Any, where: str) -> bool:
     """Raise :class:`VariantPackError` if ``buffer`` cannot back the graph's ``tensor``.
 
-    Only what the object reveals is checked. The dtype must match. Then, as cuDNN takes any
-    buffer by pointer, three cases are accepted:
+    Only what the object reveals is checked. The dtype must match. An object that states its
+    shape (numpy, torch, DLPack, ``__cuda_array_interface__``) must hold the tensor:
 
-    - the same shape (up to size-1 axes, so a ``(C,)`` array may back a ``(1, C, 1, 1)``
-      tensor) and the same strides: the usual case;
+    - the same shape up to size-1 axes (a ``(C,)`` array may back a ``(1, C, 1, 1)`` tensor)
+      and the same strides: the usual case;
     - the same shape in another layout (e.g. a packed NCHW tensor for a channels-last graph
       tensor): returns True, meaning the engine must read and write it through the buffer's own
       strides (CPU_REFERENCE_ENGINE does; MIOPEN_ENGINE refuses it, see ``graph_exec``);
-    - another shape, when the buffer is one gap-free block at least as large as the tensor's
-      span: the tensor is laid out from the data pointer by its own strides, as cuDNN does.
+    - a regrouping that keeps memory order (see :mod:`hipdnn._array_fit`): ``(2, 3, 64)`` for
+      a packed ``(2, 3, 8, 8)``, or one flat gap-free block of exactly the tensor's size for
+      any dense tensor; the tensor is laid out from the data pointer by its own strides.
 
-    Anything else raises, saying what would fit. Zero-size and non-finite data are fine.
-    ``where`` prefixes the message (e.g. ``"execute: variant pack"``).
+    Any other shape is a ``VariantPackError`` naming the tensor and both shapes (with the
+    strides to use when the shape is a permutation of the dims). As cuDNN does, raw pointers
+    and :func:`by_pointer` buffers hold the tensor from the data pointer by its own strides;
+    a by-pointer buffer that reveals its extent must be one gap-free block at least that large.
+    Zero-size and non-finite data are fine. ``where`` prefixes the message (e.g.
+    ``"execute: variant pack"``).
     """
     label = f"{where}: {_label(tensor)}"
     if buffer.scalar is None and buffer.dtype is None and buffer.shape is None:
@@ -578,20 +612,46 @@ def check_against(buffer: Buffer, tensor: Any, where: str) -> bool:
         )
     if buffer.shape is None:
         return False
+    lo, hi = element_span(dim, stride)
+    need = hi * DataType(tensor.data_type).itemsize
+    if buffer.by_pointer:
+        if lo < 0 or not _one_block(buffer) or (buffer.nbytes or 0) < need:
+            raise VariantPackError(
+                f"{label}: by_pointer: dim {dim} with stride {stride} needs {need} bytes from "
+                f"the data pointer; got shape {buffer.shape} with strides {buffer.strides} from "
+                f"a {buffer.kind}; valid: one gap-free block of at least {need} bytes of the "
+                f"same dtype", tensor=tensor.name)
+        return False
     if _non_unit(buffer.shape) != _non_unit(dim):
-        lo, hi = element_span(dim, stride)
-        need = hi * DataType(tensor.data_type).itemsize
-        if lo >= 0 and _one_block(buffer) and (buffer.nbytes or 0) >= need:
-            return False  # cuDNN's by-pointer reading: the tensor's layout from the pointer
+        if buffer.strides is not None and _holds_in_order(buffer, dim, stride, hi - lo):
+            return False  # the same elements in the same memory order: read from the pointer
+        hint = permutation_hint(buffer.shape, buffer.strides, dim, stride) or (
+            f"; an array must have the tensor's dims (size-1 axes may be left out or added, "
+            f"axes merged in memory order); to lay the tensor out from its data pointer "
+            f"instead, as cuDNN does, pass hipdnn.by_pointer(a) (one gap-free block of at "
+            f"least {need} bytes of the same dtype)")
         raise VariantPackError(
-            f"{label}: shape mismatch: graph expects dim {dim} (stride {stride}: {need} bytes "
-            f"from the data pointer), got shape {buffer.shape} with strides {buffer.strides} "
-            f"from a {buffer.kind}; pass a tensor of that shape, or one gap-free block of at "
-            f"least {need} bytes of the same dtype",
-            tensor=tensor.name,
-        )
+            f"{label}: shape mismatch: graph expects dim {dim} (stride {stride}), got shape "
+            f"{buffer.shape} with strides {buffer.strides} from a {buffer.kind}{hint}",
+            tensor=tensor.name)
     if buffer.strides is None or 0 in dim:
         return False
     own = own_strides(buffer, dim)
     return own is not None and any(d != 1 and a != b
                                    for d, a, b in zip(dim, own, stride, strict=True))
+
+
+def _holds_in_order(buffer: Buffer, dim: tuple[int, ...], stride: tuple[int, ...],
+                    extent: int) -> bool:
+    """The buffer's shape regroups ``dim`` and, viewed with ``dim``, has ``stride`` (so both
+    readings agree), or it is one flat block of exactly the dense tensor's elements."""
+    assert buffer.strides is not None and buffer.shape is not None
+    if sorted(_non_unit(buffer.shape)) == sorted(_non_unit(dim)):
+        return False  # the dims permuted (NHWC for NCHW), even where sizes also regroup
+    numel = int(np.prod(dim, dtype=np.int64))
+    if len(_non_unit(buffer.shape)) == 1 and _one_block(buffer) and buffer.numel == numel \
+            and extent == numel:
+        return True  # a flat array states no axes: the tensor's layout from its pointer
+    view = regrouped_strides(buffer.shape, buffer.strides, dim)
+    return view is not None and all(d == 1 or a == b for d, a, b in zip(dim, view, stride,
+                                                                         strict=True))

@@ -301,11 +301,23 @@ class GraphRun(GraphBuild):
         return interop.Buffer(ptr=address, device="cpu", owner=buf,
                               kind="hipdnn.frontend.DeviceBuffer")
 
+    def _device_pointer(self, value: Any, uid: int) -> int:
+        """The pointer of a device-memory DLPack producer (upstream takes only that), once the
+        shape and dtype it states fit the tensor (the rules of the native variant pack)."""
+        tensor = self._native.tensors.get(uid)
+        if tensor is None or tensor.dim is None:
+            return get_data_ptr(value)
+        buf = interop.resolve(value)
+        interop.check_against(buf, tensor, "execute: variant pack")
+        return buf.ptr
+
     def _value(self, value: Any, uid: int) -> Any:
         if isinstance(value, DeviceBuffer):
             value = value.ptr()
+        elif isinstance(value, interop.Buffer) and value.by_pointer:
+            value = value.ptr  # hipdnn.by_pointer(obj): the pointer, as for an int
         elif _device_dlpack(value):
-            value = get_data_ptr(value)  # upstream takes only the pointer of device memory
+            value = self._device_pointer(value, uid)
         elif not isinstance(value, (int, np.integer, float, np.ndarray)) and not any(
                 hasattr(value, a) for a in ("__dlpack__", "__cuda_array_interface__",
                                             "__array_interface__")) \

@@ -83,6 +83,14 @@ _BAD_X: dict[str, tuple[Any, tuple[str, ...]]] = {
                      ("'x'", "MaskedArray")),
     "structured": (lambda: np.zeros(SHAPE, [("a", "<f4")]), ("'x'",)),
     "zero_size": (lambda: np.zeros((0,), np.float32), ("'x'",)),
+    # arrays stating another shape were read from their pointer (gap-free and large enough):
+    # silently wrong numbers before issue 29
+    "nhwc_shaped": (lambda: np.zeros((2, 4, 4, 3), np.float32),
+                    ("'x'", "shape mismatch", "NHWC order", "a.transpose(0, 3, 1, 2)",
+                     "(48, 1, 12, 3)")),
+    "larger": (lambda: np.zeros((2, 3, 8, 8), np.float32), ("'x'", "(2, 3, 8, 8)", "by_pointer")),
+    "one_row_longer": (lambda: np.zeros((2, 3, 5, 4), np.float32), ("'x'", "(2, 3, 5, 4)")),
+    "flat_larger": (lambda: np.zeros(97, np.float32), ("'x'", "(97,)", "by_pointer")),
 }
 for _name, (_value, _culprit) in _BAD_X.items():
     _with_x(_value, _culprit)
@@ -148,6 +156,8 @@ _BAD_Y = {
     "self_overlapping": (_overlapping, ("'y'", "overlap")),
     "broadcast_view": (_broadcast_out, ("'y'",)),
     "too_small": (lambda out: out.np((2, 3, 4, 3)), ("'y'", "shape mismatch")),
+    "nhwc_shaped": (lambda out: out.np((2, 4, 4, 3)), ("'y'", "NHWC order", "(48, 1, 12, 3)")),
+    "larger": (lambda out: out.np((2, 3, 8, 8)), ("'y'", "(2, 3, 8, 8)", "by_pointer")),
     "float64": (lambda out: out.np(SHAPE, np.float64), ("'y'", "DOUBLE")),
     "int8": (lambda out: out.np(SHAPE, np.int8), ("'y'", "INT8")),
     "masked": (lambda out: out.keep(np.ma.masked_array(np.full(SHAPE, SENTINEL, np.float32))),

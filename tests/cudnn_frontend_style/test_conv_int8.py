@@ -50,12 +50,17 @@ def test_conv_int8_is_exact_beyond_fp32() -> None:
 
     g, (x_uid, w_uid, y_uid) = create_conv_int8_graph(handle, x_gpu, w_gpu, [1, 1], [1, 1],
                                                       [1, 1])
-    # cudnn-frontend's test passes an output buffer shaped like X (larger than Y): Y is laid out
-    # from its data pointer with Y's own (channels-last) strides, as cuDNN does
+    # cudnn-frontend's test passes an output buffer shaped like X (larger than Y); a tensor that
+    # states another shape is refused here unless wrapped in by_pointer (the one change this
+    # port needs): then Y is laid out from its data pointer with Y's own (channels-last)
+    # strides, as cuDNN does
     y_actual = torch.randint(0, 127, x_gpu.size(), dtype=torch.int32).to(
         memory_format=torch.channels_last)
-    g.execute({x_uid: x_gpu, w_uid: w_gpu, y_uid: y_actual},
-              torch.empty(g.get_workspace_size(), dtype=torch.uint8), handle=handle)
+    workspace = torch.empty(g.get_workspace_size(), dtype=torch.uint8)
+    with pytest.raises(cudnn.VariantPackError, match=r"shape mismatch.*by_pointer"):
+        g.execute({x_uid: x_gpu, w_uid: w_gpu, y_uid: y_actual}, workspace, handle=handle)
+    g.execute({x_uid: x_gpu, w_uid: w_gpu, y_uid: cudnn.by_pointer(y_actual)}, workspace,
+              handle=handle)
     Y = g.tensors[y_uid]
     got = torch.as_strided(y_actual, Y.get_dim(), Y.get_stride())
     assert torch.equal(got.to(torch.int64), expected)

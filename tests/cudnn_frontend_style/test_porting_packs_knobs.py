@@ -1,5 +1,6 @@
 """Variant packs and knob queries as cudnn-frontend scripts write them: output buffers larger
-than the tensor or shaped differently (cuDNN takes any buffer by pointer), torch tensors in
+than the tensor or shaped differently (cuDNN takes any buffer by pointer; here a tensor that
+states another shape is refused unless wrapped in ``by_pointer``), torch tensors in
 another memory format than the graph tensor, and the ``knob_type`` sweep of
 ``test_conv_relu_execution_plan_creation``; against PyTorch on the CPU.
 """
@@ -31,7 +32,9 @@ def test_output_buffer_larger_than_the_tensor_is_written_by_pointer() -> None:
     g, X, W, Y = _conv_graph(x, w)
     expected = torch.nn.functional.conv2d(x, w, padding=1)
     big = torch.full((2, 8, 6, 6), float("nan")).to(memory_format=torch.channels_last)
-    g.execute({X: x, W: w, Y: big})
+    with pytest.raises(cudnn.VariantPackError, match=r"'.*Y'.*shape mismatch.*by_pointer"):
+        g.execute({X: x, W: w, Y: big})  # it states another shape: another tensor
+    g.execute({X: x, W: w, Y: cudnn.by_pointer(big)})  # cuDNN's reading, asked for
     got = torch.as_strided(big, Y.get_dim(), Y.get_stride())  # Y's layout from the pointer
     torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
     tail = big.permute(0, 2, 3, 1).reshape(-1)[expected.numel():]
@@ -50,7 +53,7 @@ def test_too_small_or_gappy_buffers_say_how_many_bytes_are_needed() -> None:
         g.execute({X: x, W: w, Y: torch.empty(2, 4, 6, 5)})
     gappy = torch.empty(4, 8, 6, 6)[:, ::2]  # more elements than needed, but with gaps
     with pytest.raises(cudnn.VariantPackError, match=rf"gap-free block of at least {need} bytes"):
-        g.execute({X: x, W: w, Y: gappy})
+        g.execute({X: x, W: w, Y: cudnn.by_pointer(gappy)})
     strided = torch.full((2, 8, 6, 6), float("nan"))[:, ::2]  # Y's shape, every other channel
     g.execute({X: x, W: w, Y: strided})  # the same shape: written through its own strides
     torch.testing.assert_close(strided, torch.nn.functional.conv2d(x, w, padding=1),

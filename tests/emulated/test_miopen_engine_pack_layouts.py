@@ -1,7 +1,7 @@
 """MIOPEN_ENGINE passes variant-pack buffers by pointer in the graph tensor's layout: a buffer of
 the tensor's shape in another layout is refused with the strides to use (the reference engine
-would read it through its own strides), and a larger gap-free buffer holds the tensor from its
-data pointer, as cuDNN does. Over the emulated device (MIOpen 3.4 and 3.5)."""
+would read it through its own strides), and a larger gap-free buffer given by pointer (an int,
+or ``hipdnn.by_pointer``) holds the tensor from its data pointer, as cuDNN does. Over the emulated device (MIOpen 3.4 and 3.5)."""
 
 from __future__ import annotations
 
@@ -56,7 +56,10 @@ def test_larger_buffer_holds_the_tensor_from_its_pointer(emulated_miopen_engine:
     xa = _nhwc(rng.standard_normal((1, 4, 6, 6)).astype(np.float32))
     wa = _nhwc(rng.standard_normal((8, 4, 3, 3)).astype(np.float32))
     big = np.full(400, np.nan, np.float32)  # 288 elements needed
-    g.execute({x: xa, w: wa, y: big}, _ws(g))
+    with pytest.raises(VariantPackError, match=r"'conv::Y'.*shape mismatch.*by_pointer"):
+        g.execute({x: xa, w: wa, y: big}, _ws(g))  # an array states its shape
+    assert np.isnan(big).all()
+    g.execute({x: xa, w: wa, y: hipdnn.by_pointer(big)}, _ws(g))
     got = np.lib.stride_tricks.as_strided(big, (1, 8, 6, 6), tuple(4 * s for s in y.stride))
     expected = K.conv_fprop(xa, wa, [1, 1], [1, 1], [1, 1], [1, 1])
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)

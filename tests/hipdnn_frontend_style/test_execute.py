@@ -309,15 +309,17 @@ class _DeviceProducer:
     """Exports a DeviceBuffer's memory through ``__dlpack__`` as ROCm device memory
     (kDLROCM = 10), as upstream's tests wrap device pointers: only the pointer is used."""
 
-    def __init__(self, buffer: hipdnn.DeviceBuffer, numel: int) -> None:
+    def __init__(self, buffer: hipdnn.DeviceBuffer, numel: int,
+                 shape: tuple[int, ...] | None = None) -> None:
         import ctypes
 
         from hipdnn import _dlpack
 
-        self._shape = (ctypes.c_int64 * 1)(numel)
+        shape = shape or (numel,)
+        self._shape = (ctypes.c_int64 * len(shape))(*shape)
         self._managed = _dlpack.DLManagedTensor()
         t = self._managed.dl_tensor
-        t.data, t.ndim, t.shape = buffer.ptr(), 1, self._shape
+        t.data, t.ndim, t.shape = buffer.ptr(), len(shape), self._shape
         t.device.device_type, t.dtype.code, t.dtype.bits, t.dtype.lanes = 10, 2, 32, 1
         self._new = ctypes.pythonapi.PyCapsule_New
         self._new.restype = ctypes.py_object
@@ -329,6 +331,39 @@ class _DeviceProducer:
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (10, 0)
+
+
+def test_values_stating_another_shape_are_refused() -> None:
+    """A device DLPack producer or an array that states another shape than its tensor's dims
+    (here NHWC for NCHW dims) is an Error naming the tensor, not a silently wrong result (they
+    ran before); an int pointer or hipdnn.by_pointer(obj) lays the tensor out from the pointer."""
+    import hipdnn as native
+
+    g = float_graph("relu")
+    x = hipdnn.Tensor.create([1, 4, 2, 2], hipdnn.DataType.FLOAT)
+    x.set_name("x")
+    y = g.pointwise(x, hipdnn.PointwiseAttributes().set_mode(hipdnn.PointwiseMode.RELU_FWD))
+    y.set_output(True)
+    handle = build_all(g, "CPU_REFERENCE_ENGINE")
+    data = np.linspace(-1, 1, 16, dtype=np.float32)
+    xb, yb = hipdnn.DeviceBuffer(64), hipdnn.DeviceBuffer(128)
+    xb.copy_from_host(data.tobytes())
+    yb.copy_from_host(np.full(32, np.nan, np.float32).tobytes())
+    for bad in (_DeviceProducer(xb, 16, (1, 2, 2, 4)), data.reshape(1, 2, 2, 4),
+                torch.from_numpy(data.reshape(1, 2, 2, 4))):
+        err = g.execute(handle, {x: bad, y: yb.ptr()}, 0)
+        assert not err.is_good()
+        assert "tensor 'x'" in err.get_message() and "(1, 2, 2, 4)" in err.get_message()
+        assert "NHWC order" in err.get_message()
+    err = g.execute(handle, {x: xb.ptr(), y: _DeviceProducer(yb, 32, (1, 4, 2, 4))}, 0)
+    assert not err.is_good() and "shape mismatch" in err.get_message()
+    assert np.isnan(np.frombuffer(yb.copy_to_host(), np.float32)).all()
+    for wrap in (lambda p: p.ptr(), lambda p: native.by_pointer(_DeviceProducer(p, 32))):
+        err = g.execute(handle, {x: _DeviceProducer(xb, 16, (1, 4, 2, 2)), y: wrap(yb)}, 0)
+        assert err.is_good(), err.get_message()
+        got = np.frombuffer(yb.copy_to_host(), np.float32)
+        np.testing.assert_array_equal(got[:16], np.maximum(data, 0))
+        assert np.isnan(got[16:]).all()
 
 
 def test_timed_execute_with_device_dlpack_producers() -> None:

@@ -17,7 +17,7 @@ DOC = ROOT / "docs" / "INTERNALS.md"
 #: Layer of each hipdnn module, lowest first (docs/INTERNALS.md, "Layers"); miopen_ctypes is 0.
 LAYERS: dict[str, tuple[str, ...]] = {
     "core": ("errors", "types", "shapes", "tensor", "handle", "logs", "progress", "interop",
-             "_packsig", "_dlpack", "_hostmem", "_interop_dtypes"),
+             "_packsig", "_dlpack", "_hostmem", "_interop_dtypes", "_array_fit"),
     "graph IR": ("nodes_base", "nodes_norm", "nodes_stats", "nodes_layernorm", "nodes_matmul", "nodes", "serialize", "pictures"),
     "engine contract": ("engines", "engines.base", "engines.knobs", "engines.engine_registry",
                         "validation", "graph_view"),
