@@ -1,6 +1,6 @@
 """Knob ``global.workspace_size_limit`` of MIOPEN_ENGINE (convolutions only): its valid range is
-min..max of the workspace sizes of MIOpen's applicable solutions; a value below the minimum is a
-``KnobError`` naming that range.
+from the smallest workspace of MIOpen's applicable solutions to 2**63 - 1, the default, meaning
+no limit; a value below the minimum is a ``KnobError`` naming that range.
 
     python examples/knob_workspace_size_limit.py
 

@@ -48,6 +48,7 @@ from hipdnn.aliases import (
 )
 from hipdnn.engines.base import (
     BENCHMARKING_KNOB,
+    NO_WORKSPACE_LIMIT,
     WORKSPACE_SIZE_LIMIT_KNOB,
     Engine,
     ExecutionPlan,
@@ -151,6 +152,7 @@ configure_from_env()
 __all__ = [  # noqa: RUF022  (native names, then the hipdnn_frontend re-exports)
     "BENCHMARKING_KNOB",
     "WORKSPACE_SIZE_LIMIT_KNOB",
+    "NO_WORKSPACE_LIMIT",
     "ArgumentError",
     "BoundExecution",
     "BuildPlanPolicy",

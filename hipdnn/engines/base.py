@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from hipdnn.engines.knobs import (
     BENCHMARKING_KNOB,
+    NO_WORKSPACE_LIMIT,
     WORKSPACE_SIZE_LIMIT_KNOB,
     FloatConstraint,
     IntConstraint,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = [
     # knob names are re-exported for code written against this module before the split
     "BENCHMARKING_KNOB",
+    "NO_WORKSPACE_LIMIT",
     "WORKSPACE_SIZE_LIMIT_KNOB",
     "Engine",
     "ExecutionPlan",

@@ -19,6 +19,7 @@ from hipdnn.types import KnobValueType
 
 __all__ = [
     "BENCHMARKING_KNOB",
+    "NO_WORKSPACE_LIMIT",
     "WORKSPACE_SIZE_LIMIT_KNOB",
     "Constraint",
     "FloatConstraint",
@@ -35,6 +36,9 @@ __all__ = [
 BENCHMARKING_KNOB = "global.benchmarking"
 #: Largest workspace (bytes) a convolution solution may use (``WORKSPACE_SIZE_LIMIT_KNOB_NAME``).
 WORKSPACE_SIZE_LIMIT_KNOB = "global.workspace_size_limit"
+#: The value of ``global.workspace_size_limit`` that sets no limit (2**63 - 1, the largest INT64):
+#: MIOPEN_ENGINE's default, so its Find 2.0 considers every solver whatever its workspace.
+NO_WORKSPACE_LIMIT = (1 << 63) - 1
 
 KnobValue = int | float | str
 

@@ -27,6 +27,7 @@ from hipdnn.engines.base import (
     fnv1a_64,
 )
 from hipdnn.engines.base import Knob as NativeKnob
+from hipdnn.engines.knobs import NO_WORKSPACE_LIMIT as NO_LIMIT
 from hipdnn.engines.knobs import KnobSetting as NativeKnobSetting
 from hipdnn.errors import HipdnnError
 from hipdnn.frontend._enums import AutotuneStrategy, PrimingFailurePolicy, TuneMode
@@ -221,8 +222,7 @@ class GraphAutotune(GraphRun):
             limit = by_id.get(WORKSPACE_SIZE_LIMIT_KNOB)
             out.append(EngineConfigInfo(
                 engine_id, registry()[engine_id].name, knobs,
-                BENCHMARKING_KNOB in by_id,
-                int(limit.default) if limit is not None and isinstance(limit.default, int) else 0))
+                BENCHMARKING_KNOB in by_id, _estimate_of(limit)))
         return out
 
     def get_knobs_for_engine(self, engine_id: int) -> list[Knob]:
@@ -320,7 +320,10 @@ class GraphAutotune(GraphRun):
     def _deselected_ids(self) -> set[int]:
         return {fnv1a_64(e) if isinstance(e, str) else int(e) for e in self._deselected}
 
-    def _build_specs(self, mode: TuneMode) -> None:
+    def _build_specs(self, mode: TuneMode, budget: int | None = None) -> None:
+        """Build every spec's plan; ``budget`` (autotune's workspace_size) becomes the
+        workspace limit of a spec that sets none, so a search (MIOpen's Find) considers only
+        solutions the caller's workspace can hold."""
         native = self._native
         native.create_execution_plans()
         barred = self._deselected_ids()
@@ -331,6 +334,11 @@ class GraphAutotune(GraphRun):
             offered = {k.id for k in native.get_knobs_for_engine(engine_id)}
             if mode == TuneMode.EXHAUSTIVE and BENCHMARKING_KNOB in offered:
                 knobs.setdefault(BENCHMARKING_KNOB, 1)
+            limit = next((k for k in native.get_knobs_for_engine(engine_id)
+                          if k.id == WORKSPACE_SIZE_LIMIT_KNOB), None)
+            low = getattr(getattr(limit, "constraint", None), "min", None)
+            if budget is not None and limit is not None and isinstance(low, int) and budget >= low:
+                knobs.setdefault(WORKSPACE_SIZE_LIMIT_KNOB, int(budget))
             native.create_execution_plan_ext(engine_id, knobs)
         # the workspace cap is applied once the plans (and so their workspaces) exist, so that
         # the plans it bars are counted as deselected, as upstream counts them
@@ -393,7 +401,7 @@ class GraphAutotune(GraphRun):
                 pack = self._pack(variant_pack)
                 self._check_pack(pack)
                 if deselected < len(self._specs):
-                    self._build_specs(cfg.mode)
+                    self._build_specs(cfg.mode, workspace_size)
                 else:
                     self._order = []
             elif not self._order:
@@ -486,3 +494,14 @@ class GraphAutotune(GraphRun):
                                   "avg_time_ms": winner.avg_time_ms,
                                   "iterations_run": winner.iterations_run}})
         path.write_text(json.dumps({"engine_overrides": overrides}, indent=1))
+
+
+def _estimate_of(limit: Any) -> int:
+    """A workspace estimate from an engine's ``global.workspace_size_limit`` knob: its default,
+    or, when the default sets no limit (MIOPEN_ENGINE: Find may choose any solver), the least
+    workspace a plan needs (its constraint's minimum); 0 without the knob."""
+    if limit is None or not isinstance(limit.default, int):
+        return 0
+    if limit.default >= NO_LIMIT:
+        return int(getattr(limit.constraint, "min", 0) or 0)
+    return int(limit.default)

@@ -13,7 +13,7 @@ from test_miopen_engine_graphs import Case, build
 from test_miopen_engine_numerics import assert_refused, check_outputs, refusal
 
 from hipdnn import interop
-from hipdnn.engines.miopen import MiopenEngine, Row
+from hipdnn.engines.miopen import NO_LIMIT, MiopenEngine, Row
 from hipdnn.errors import KnobError
 from hipdnn.handle import Handle
 from hipdnn.types import DataType as D
@@ -132,8 +132,8 @@ def test_call_map(emulated_device: EmulatedDevice, emulated_miopen_engine: Miope
             prefix = {Row.CONV_DGRAD: "miopenConvolutionBackwardData",
                       Row.CONV_WGRAD: "miopenConvolutionBackwardWeights"}.get(
                           row, "miopenConvolutionForward")
-            assert is_subsequence([prefix + "GetSolutionCount", prefix + "GetSolution",
-                                   prefix + "CompileSolution"], built)
+            # the solution list check_support made is the one build_plan chooses from
+            assert prefix + "CompileSolution" in built and prefix + "GetSolutionCount" not in built
         fusion = ["miopenCreateFusionPlan", "miopenCompileFusionPlan"]
         if path in ("fused", "unfused") and row in (Row.CONV_BIAS_ACT, Row.BN_TRAINING_ACT,
                                                     Row.BN_INF_DRELU_BN_BWD):
@@ -196,40 +196,59 @@ def test_benchmarking_selects_find2(emulated_device: EmulatedDevice,
                                "miopenSetProblemTensorDescriptor"], built)
         assert built.count("miopenSetProblemTensorDescriptor") == 3
         assert "miopenConvolutionForwardCompileSolution" not in built
+        # Find 2.0 runs at build, on buffers MIOpen allocates (never the caller's), with no
+        # workspace limit (the knob's default), so no solver is hidden by a workspace cap
         find = ["miopenCreateFindOptions", "miopenSetFindOptionTuning",
-                "miopenSetFindOptionResultsOrder", "miopenSetFindOptionPreallocatedWorkspace",
-                "miopenSetFindOptionPreallocatedTensor", "miopenFindSolutions",
-                "miopenGetSolutionWorkspaceSize", "miopenRunSolution"]
-        assert is_subsequence(find, executed)
-        assert executed.count("miopenSetFindOptionPreallocatedTensor") == 3
+                "miopenSetFindOptionResultsOrder", "miopenFindSolutions",
+                "miopenGetSolutionWorkspaceSize"]
+        assert is_subsequence(find, built)
+        assert not {"miopenSetFindOptionPreallocatedTensor", "miopenSetFindOptionWorkspaceLimit",
+                    "miopenSetFindOptionPreallocatedWorkspace"} & set(built)
+        # no solution list was asked for: Find needs none
+        assert "miopenConvolutionForwardGetSolutionCount" not in built
+        assert executed == ["miopenRunSolution"]
         policy = ["miopenGetTuningPolicy", "miopenSetTuningPolicy", "miopenFindSolutions",
                   "miopenSetTuningPolicy"]
         if version == "3.5":
-            assert is_subsequence(policy, executed)
+            assert is_subsequence(policy, built)
             sets = [c.arg("newValue") for c in emulated_device.calls_of("miopenSetTuningPolicy")]
             assert sets == [3, 1]  # Search while finding, then the previous policy (None) again
         else:
-            assert "miopenSetTuningPolicy" not in executed
+            assert "miopenSetTuningPolicy" not in built
         rec = emulated_device.find_records[-1]
         assert (rec.find_mode, rec.tuning) == (1, 1)
+        assert rec.workspace_limit == (1 << 64) - 1  # MIOpen's default: no limit
         if version == "3.5":
             assert rec.tuning_policy == 3
-        # the benchmark runs write a scratch output, never the user's y
-        tensors = emulated_device.calls_of("miopenSetFindOptionPreallocatedTensor")
-        scratch_y = [c.arg("buffer") for c in tensors if c.arg("id") == 3]
+        # the plan runs the fastest solution Find returned, with the workspace it needs
+        results = plan.runner.op.find_results
+        assert [r.solver_id for r in results] == list(rec.returned)
+        assert [r.time_ms for r in results] == sorted(r.time_ms for r in results)
+        assert plan.solution_id == results[0].solver_id
+        assert plan.workspace_size == results[0].workspace_size
         run = emulated_device.calls_of("miopenRunSolution")[-1]
-        assert len(scratch_y) == 1 and scratch_y[0] not in emulated_device.live_allocations()
         assert run.arg("nInputs") == 3
-        # a second execute reuses the found solution
+        # a second execute runs the found solution again
         mark = len(emulated_device.calls)
         outs = case.empty_outputs()
         bufs = {t.uid: interop.resolve(a) for t, a in case.inputs.items()}
         bufs.update({case.outputs[r].uid: interop.resolve(a) for r, a in outs.items()})
-        ws = np.zeros(plan.workspace_size, np.uint8)
+        ws = np.zeros(max(plan.workspace_size, 1), np.uint8)
         plan.execute(bufs, interop.resolve(ws), None)  # None: the handle the plan was built on
         again = miopen_calls(emulated_device, mark)
         assert again == ["miopenRunSolution"]
         check_outputs(case, outs)
+
+
+def test_find2_with_a_limit_passes_it(emulated_device: EmulatedDevice,
+                                      emulated_miopen_engine: MiopenEngine) -> None:
+    case = build(Row.CONV_FPROP, D.FLOAT, "NCHW")
+    plan, _built, _ = split_calls(emulated_device, emulated_miopen_engine, case,
+                                 {"global.benchmarking": 1, "global.workspace_size_limit": 1 << 20})
+    with plan:
+        assert emulated_device.find_records[-1].workspace_limit == 1 << 20
+        assert plan.workspace_size <= 1 << 20
+        assert dict(plan.knobs)["global.workspace_size_limit"] == 1 << 20
 
 
 def test_benchmarking_zero_is_immediate(emulated_device: EmulatedDevice,
@@ -252,17 +271,18 @@ def test_workspace_knob_range_and_choice(emulated_device: EmulatedDevice,
     case = build(Row.CONV_FPROP, D.FLOAT, "NCHW")
     knobs = _knobs(emulated_miopen_engine, case)
     ws = knobs["global.workspace_size_limit"]
-    assert (ws.constraint.min, ws.constraint.max, ws.default) == (0, 16 << 20, 16 << 20)
+    assert (ws.constraint.min, ws.constraint.max, ws.default) == (0, NO_LIMIT, NO_LIMIT)
     bench = knobs["global.benchmarking"]
     assert (bench.constraint.min, bench.constraint.max, bench.default) == (0, 1, 0)
     chosen = {}
-    for limit in (16 << 20, (1 << 20) + 5, 0):
+    for limit in (NO_LIMIT, 16 << 20, (1 << 20) + 5, 0):
         plan, _, _ = split_calls(emulated_device, emulated_miopen_engine, case,
                                  {"global.workspace_size_limit": limit})
         with plan:
             call = emulated_device.calls_of("miopenConvolutionForwardImmediate")[-1]
             chosen[limit] = (call.arg("solution_id"), plan.workspace_size)
-    assert chosen == {16 << 20: (101, 16 << 20), (1 << 20) + 5: (102, 1 << 20), 0: (103, 0)}
+    assert chosen == {NO_LIMIT: (101, 16 << 20), 16 << 20: (101, 16 << 20),
+                      (1 << 20) + 5: (102, 1 << 20), 0: (103, 0)}
 
 
 def test_workspace_limit_below_min_is_a_knob_error(emulated_device: EmulatedDevice,
@@ -273,11 +293,11 @@ def test_workspace_limit_below_min_is_a_knob_error(emulated_device: EmulatedDevi
                                                 SolutionSpec(8, 1, 1 << 20, 0.9)]
     case = build(Row.CONV_DGRAD, D.FLOAT, "NCHW")
     ws = _knobs(emulated_miopen_engine, case)["global.workspace_size_limit"]
-    assert (ws.constraint.min, ws.constraint.max) == (1 << 20, 4 << 20)
+    assert (ws.constraint.min, ws.constraint.max) == (1 << 20, NO_LIMIT)
     with pytest.raises(KnobError) as info:
         emulated_miopen_engine.build_plan(case.graph, {"global.benchmarking": 0,
                                                        "global.workspace_size_limit": 1000}, Handle())
-    assert "[1048576, 4194304]" in str(info.value)
+    assert f"[1048576, {NO_LIMIT}]" in str(info.value)
     assert info.value.knob == "global.workspace_size_limit"
     # through the graph API the constraint rejects it when the plan is created
     g = case.graph
@@ -381,3 +401,27 @@ def test_handle_with_stream(emulated_device: EmulatedDevice,
                                "hipStreamSynchronize", "hipMemcpy"], names)
         check_outputs(case, outs)
     h.close()
+
+
+@pytest.mark.parametrize("knobs", [None, {"global.benchmarking": 0}, {"global.benchmarking": 1}],
+                         ids=["defaults", "immediate", "find"])
+def test_one_solution_enumeration_per_build(emulated_device: EmulatedDevice,
+                                            emulated_miopen_engine: MiopenEngine,
+                                            knobs: dict[str, int] | None) -> None:
+    """check_support, the knob listing and build_plan share one solution list: MIOpen
+    enumerates once per build (it did three times); a second build of another graph of the
+    same problem asks again, once."""
+    for _ in range(2):
+        case = build(Row.CONV_DGRAD, D.HALF, "NHWC")
+        g = case.graph
+        mark = len(emulated_device.calls)
+        g.build_operation_graph(Handle())
+        g.create_execution_plans()
+        if knobs is not None:
+            g.create_execution_plan_ext("MIOPEN_ENGINE", knobs)
+        g.build_plans()
+        calls = miopen_calls(emulated_device, mark)
+        assert calls.count("miopenConvolutionBackwardDataGetSolutionCount") == 1
+        assert calls.count("miopenFindSolutions") == (1 if knobs and knobs["global.benchmarking"] else 0)
+        assert g.plans[0].engine is emulated_miopen_engine
+        g.close()

@@ -147,28 +147,40 @@ def test_errors_while_building_are_typed_and_leak_nothing(
 
 def test_find2_errors_are_typed(emulated_device: EmulatedDevice,
                                 emulated_miopen_engine: MiopenEngine) -> None:
+    """Find 2.0 runs at build: a failing Find call is a typed build error (nothing leaked), a
+    failing search runs the heuristic solution instead, and the found solution's run fails
+    at execute as a typed error leaving the output untouched."""
     case = build(Row.CONV_FPROP, *CONFIGS["fp32_nchw"])
     h = Handle()
     calls = ["miopenCreateFindOptions", "miopenSetFindOptionTuning", "miopenFindSolutions",
-             "miopenGetSolutionWorkspaceSize", "miopenRunSolution"]
+             "miopenGetSolutionWorkspaceSize"]
     if emulated_device.version_name == "3.5":
         calls += ["miopenGetTuningPolicy", "miopenSetTuningPolicy"]
+    assert emulated_miopen_engine.check_support(case.graph, h) is None  # the MIOpen handle
+    baseline = set(emulated_device.live_objects())
     for name in calls:
-        with _plan(emulated_miopen_engine, case, h, **{"global.benchmarking": 1}) as plan:
-            before = dict(emulated_device.live_allocations())
-            bufs, ws, outs = _pack(case, plan)
-            emulated_device.fail(name, 5)
-            if name == "miopenFindSolutions":  # a failing search: the heuristic solution runs
+        emulated_device.fail(name, 5)
+        if name == "miopenFindSolutions":  # a failing search: the heuristic solution runs
+            with _plan(emulated_miopen_engine, case, h, **{"global.benchmarking": 1}) as plan:
+                bufs, ws, outs = _pack(case, plan)
                 plan.execute(bufs, ws, h)
                 assert "Find 2.0 failed (miopenFindSolutions: status 5)" in plan.describe()
-                assert np.any(outs["y"])
-                continue
-            with pytest.raises(MiopenExecutionError) as info:
-                plan.execute(bufs, ws, h)
-            assert info.value.function == name and "convolution fprop" in str(info.value)
-            assert emulated_device.live_allocations() == before
-            assert not np.any(outs["y"])
-        assert set(emulated_device.live_objects()) <= set(emulated_device.live_objects("handle"))
+                assert plan.path == "find2" and np.any(outs["y"])
+            continue
+        with pytest.raises(MiopenBuildError) as built:
+            _plan(emulated_miopen_engine, case, h, **{"global.benchmarking": 1})
+        assert built.value.function == name and "convolution fprop" in str(built.value)
+        assert set(emulated_device.live_objects()) == baseline, f"leak after {name}"
+    with _plan(emulated_miopen_engine, case, h, **{"global.benchmarking": 1}) as plan:
+        before = dict(emulated_device.live_allocations())
+        bufs, ws, outs = _pack(case, plan)
+        emulated_device.fail("miopenRunSolution", 5)
+        with pytest.raises(MiopenExecutionError) as info:
+            plan.execute(bufs, ws, h)
+        assert info.value.function == "miopenRunSolution"
+        assert emulated_device.live_allocations() == before
+        assert not np.any(outs["y"])
+    assert set(emulated_device.live_objects()) <= set(emulated_device.live_objects("handle"))
 
 
 # ================================================================================ lifetime

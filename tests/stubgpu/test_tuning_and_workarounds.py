@@ -26,7 +26,7 @@ from stubgpu_util import Stub, child_command
 from test_decisions import SOLUTION_KERNELS
 from test_miopen_engine_graphs import build
 
-from hipdnn.engines.miopen import Row
+from hipdnn.engines.miopen import NO_LIMIT, Row
 from hipdnn.errors import GraphNotSupportedError
 from hipdnn.types import DataType
 
@@ -69,7 +69,7 @@ def test_workspace_limit_picks_a_solution_that_fits(stub: Stub, row: Row) -> Non
     assert plan.engine.name == "MIOPEN_ENGINE" and plan.workspace_size <= lo
     default = build(row, DataType.FLOAT, "NCHW")
     default.graph.build()
-    assert default.graph.plans[0].workspace_size == hi
+    assert hi == NO_LIMIT and default.graph.plans[0].workspace_size > lo  # MIOpen's first choice
     assert plan.solution_id != default.graph.plans[0].solution_id
     if not stub.compiles_kernels:
         return  # 3.4.0: the kernels do not build here (test_decisions asserts the typed error)

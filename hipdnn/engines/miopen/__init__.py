@@ -32,7 +32,7 @@ only when every call succeeded). For speed, pass device memory.
 from __future__ import annotations
 
 from hipdnn.engines.engine_registry import register
-from hipdnn.engines.miopen.engine import MiopenEngine, Unavailable
+from hipdnn.engines.miopen.engine import NO_LIMIT, MiopenEngine, Unavailable
 from hipdnn.engines.miopen.errors import (
     MiopenBuildError,
     MiopenCallError,
@@ -44,6 +44,7 @@ from hipdnn.engines.miopen.plan import MiopenPlan
 
 __all__ = [
     "ENGINE",
+    "NO_LIMIT",
     "Declined",
     "MiopenBuildError",
     "MiopenCallError",

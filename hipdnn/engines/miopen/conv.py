@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hipdnn.engines.knobs import NO_WORKSPACE_LIMIT
 from hipdnn.engines.miopen.descriptors import ConvDesc, Owned, Resources, TensorDesc
-from hipdnn.engines.miopen.memory import DeviceBlock
 from hipdnn.engines.miopen.patterns import Row
 from hipdnn.engines.miopen.runtime import Call, replay
 from hipdnn.errors import ExecutionError, KnobError
@@ -31,12 +31,23 @@ from miopen_ctypes.errors import MIOpenStatusError
 from miopen_ctypes.hip import HipLibrary
 from miopen_ctypes.loader import MIOpenLibrary
 
-__all__ = ["DIRECTIONS", "ConvOp", "Direction", "conv_geometry"]
+__all__ = ["DIRECTIONS", "NO_LIMIT", "ConvOp", "Direction", "FindResult", "conv_geometry"]
 
 _X = miopenTensorArgumentId_t.miopenTensorConvolutionX
 _W = miopenTensorArgumentId_t.miopenTensorConvolutionW
 _Y = miopenTensorArgumentId_t.miopenTensorConvolutionY
 _MAX_FIND = 16
+#: global.workspace_size_limit's default: no limit (2**63 - 1, the largest INT64 knob value).
+NO_LIMIT = NO_WORKSPACE_LIMIT
+
+
+@dataclass(frozen=True)
+class FindResult:
+    """One solution Find 2.0 returned: MIOpen's solver id, its measured time and workspace."""
+
+    solver_id: int | None
+    time_ms: float
+    workspace_size: int
 
 
 @dataclass(frozen=True)
@@ -99,6 +110,8 @@ class ConvOp:
         self._problem: Owned | None = None
         self._solution: Owned | None = None
         self._solution_ws = 0
+        #: What Find 2.0 returned (fastest first); empty in immediate mode.
+        self.find_results: tuple[FindResult, ...] = ()
         #: Why the plan runs differently than asked (e.g. Find 2.0 failed); shown by describe().
         self.notes: list[str] = []
 
@@ -122,71 +135,77 @@ class ConvOp:
     # ------------------------------------------------------------------------------ plan build
     def prepare(self, handle: Any, benchmarking: int, limit: int | None,
                 solutions: list[tuple[int, int]] | None = None) -> int:
-        """Choose the path; returns the workspace size the plan needs."""
-        sols = self.solutions(handle) if solutions is None else solutions
-        if not sols:
-            raise KnobError("no MIOpen solution applies to this convolution", knob=None)
-        lo, hi = min(ws for _, ws in sols), max(ws for _, ws in sols)
-        limit = hi if limit is None else int(limit)
-        if limit < lo:
-            raise KnobError(f"knob 'global.workspace_size_limit' = {limit} is below every "
-                            f"applicable solution's workspace; valid range [{lo}, {hi}]",
-                            knob="global.workspace_size_limit")
-        self.benchmarking, self.limit = int(benchmarking), limit
+        """Choose the solution; returns the workspace size the plan needs.
+
+        ``limit`` None: no limit. Immediate mode (``benchmarking`` 0) compiles the first
+        solution of MIOpen's list that fits. Find 2.0 (1) runs here, at build, with tuning, on
+        buffers MIOpen allocates itself (never the caller's data), considering every solver
+        within the limit; the plan's workspace is what the fastest one needs.
+        ``solutions``: the (id, workspace) list check_support made (None: asked here when
+        needed)."""
+        self.benchmarking = int(benchmarking)
+        self.limit = NO_LIMIT if limit is None else int(limit)
+        if self.benchmarking == 0 or limit is not None:
+            sols = self.solutions(handle) if solutions is None else solutions
+            if not sols:
+                raise KnobError("no MIOpen solution applies to this convolution", knob=None)
+            lo = min(ws for _, ws in sols)
+            if self.limit < lo:
+                raise KnobError(f"knob 'global.workspace_size_limit' = {limit} is below every "
+                                f"applicable solution's workspace; valid range [{lo}, {NO_LIMIT}] "
+                                f"({NO_LIMIT}: no limit)", knob="global.workspace_size_limit")
         if self.benchmarking == 0:
-            sid, ws = next((s, w) for s, w in sols if w <= limit)
-            getattr(self.lib, self.direction.compile_solution)(handle, *self._quad(), sid)
-            self.solution_id, self.workspace_size = sid, ws
-        else:
-            lib = self.lib
-            # the problem copies the descriptor: the find mode must be set before creating it
-            lib.miopenSetConvolutionFindMode(self.conv.handle,
-                                             miopenConvolutionFindMode_t.miopenConvolutionFindModeNormal)
-            problem = mt.miopenProblem_t()
-            lib.miopenCreateConvProblem(ctypes.byref(problem), self.conv.handle, self.direction.problem)
-            self._problem = self.res.add(Owned(lib, problem, "miopenDestroyProblem"))
-            for desc, tid in zip(self.descs, self.direction.find_ids, strict=True):
-                lib.miopenSetProblemTensorDescriptor(problem, tid, desc.handle)
-            self.workspace_size = limit
+            sid, ws = next((s, w) for s, w in sols if w <= self.limit)
+            self.use_solution(handle, sid, ws)
+            return self.workspace_size
+        lib = self.lib
+        # the problem copies the descriptor: the find mode must be set before creating it
+        lib.miopenSetConvolutionFindMode(self.conv.handle,
+                                         miopenConvolutionFindMode_t.miopenConvolutionFindModeNormal)
+        problem = mt.miopenProblem_t()
+        lib.miopenCreateConvProblem(ctypes.byref(problem), self.conv.handle, self.direction.problem)
+        self._problem = self.res.add(Owned(lib, problem, "miopenDestroyProblem"))
+        for desc, tid in zip(self.descs, self.direction.find_ids, strict=True):
+            lib.miopenSetProblemTensorDescriptor(problem, tid, desc.handle)
+        try:
+            self._find(handle)
+        except MIOpenStatusError as exc:
+            if exc.function != "miopenFindSolutions":
+                raise
+            self._heuristic_instead(handle, exc, solutions)
         return self.workspace_size
+
+    def use_solution(self, handle: Any, sid: int, ws: int) -> None:
+        """Immediate mode with solution ``sid`` (compiled, or loaded from MIOpen's kernel cache)."""
+        getattr(self.lib, self.direction.compile_solution)(handle, *self._quad(), sid)
+        self.benchmarking, self.solution_id, self.workspace_size = 0, sid, ws
 
     # --------------------------------------------------------------------------------- execute
     def run(self, handle: Any, ptrs: tuple[int, int, int], ws: int, ws_size: int) -> None:
-        """Run the convolution: ``ptrs`` are the device pointers of (A, B, output) (Find 2.0
-        runs first when it has not chosen a solution yet)."""
-        if self.benchmarking and self._solution is None:
-            try:
-                self._find(handle, ptrs, ws, ws_size)
-            except MIOpenStatusError as exc:
-                if exc.function != "miopenFindSolutions":
-                    raise
-                self._heuristic_instead(handle, exc)
-        planned = self.calls(handle, ptrs, ws)
-        assert planned is not None
-        replay(self.lib, planned)
+        """Run the convolution: ``ptrs`` are the device pointers of (A, B, output)."""
+        replay(self.lib, self.calls(handle, ptrs, ws))
 
-    def calls(self, handle: Any, ptrs: tuple[int, int, int], ws: int) -> list[Call] | None:
-        """The call :meth:`run` makes (None before Find 2.0 has chosen a solution)."""
+    def calls(self, handle: Any, ptrs: tuple[int, int, int], ws: int) -> list[Call]:
+        """The call :meth:`run` makes."""
         a, b, c = ptrs
         if self.benchmarking == 0:
             da, db, conv, dc = self._quad()
             return [(self.direction.immediate,
                      (handle, da, a, db, b, conv, dc, c, ws or None,
                       self.workspace_size, self.solution_id))]
-        if self._solution is None:
-            return None
+        assert self._solution is not None
         args = (mt.miopenTensorArgument_t * 3)()
         for i, (ptr, tid) in enumerate(zip(ptrs, self.direction.find_ids, strict=True)):
             args[i].id, args[i].buffer = int(tid), ptr
         return [("miopenRunSolution", (handle, self._solution.raw, 3, args, ws or None,
                                        self._solution_ws))]
 
-    def _heuristic_instead(self, handle: Any, exc: MIOpenStatusError) -> None:
+    def _heuristic_instead(self, handle: Any, exc: MIOpenStatusError,
+                           solutions: list[tuple[int, int]] | None) -> None:
         """Find 2.0 failed (the real 3.4.0 answers status 7 when a solver's kernel does not
-        build): run the heuristic (immediate-mode) solution within the limit instead, so the
-        plan stays usable. If that fails too its error propagates and the next execute tries
-        Find 2.0 again."""
-        sols = [(s, w) for s, w in self.solutions(handle) if w <= self.limit]
+        build): the heuristic (immediate-mode) solution within the limit is compiled instead,
+        noted in the plan, so the plan is usable."""
+        sols = [(s, w) for s, w in (solutions or self.solutions(handle)) if w <= self.limit]
         if not sols:
             raise exc
         sid, size = sols[0]
@@ -195,13 +214,13 @@ class ConvOp:
         if note not in self.notes:
             self.notes.append(note)
             logger.warning("MIOPEN_ENGINE: %s", note)
-        getattr(self.lib, self.direction.compile_solution)(handle, *self._quad(), sid)
-        self.benchmarking, self.solution_id, self.workspace_size = 0, sid, size
+        self.use_solution(handle, sid, size)
 
-    def _find(self, handle: Any, ptrs: tuple[int, int, int], ws: int, ws_size: int) -> None:
-        """Find 2.0 with tuning; the output is a scratch copy so find never writes user data."""
+    def _find(self, handle: Any) -> None:
+        """Find 2.0 with tuning at build time: MIOpen allocates the tensors and workspace it
+        benchmarks on (so the search never touches the caller's buffers, and no workspace cap
+        hides a solver); results by time, the fastest within the limit is kept."""
         lib, caps = self.lib, self.lib.capabilities
-        scratch = DeviceBlock(self.hip, self.descs[2].nbytes)
         opts: Owned | None = None
         owned: list[Owned] = []
         policy_set = False
@@ -212,12 +231,8 @@ class ConvOp:
             opts = Owned(lib, options, "miopenDestroyFindOptions")
             lib.miopenSetFindOptionTuning(options, 1)
             lib.miopenSetFindOptionResultsOrder(options, miopenFindResultsOrder_t.miopenFindResultsOrderByTime)
-            if ws and ws_size:
-                lib.miopenSetFindOptionPreallocatedWorkspace(options, ws, self.limit)
-            else:
+            if self.limit < NO_LIMIT:
                 lib.miopenSetFindOptionWorkspaceLimit(options, self.limit)
-            for i, (ptr, tid) in enumerate(zip(ptrs, self.direction.find_ids, strict=True)):
-                lib.miopenSetFindOptionPreallocatedTensor(options, tid, scratch.ptr if i == 2 else ptr)
             if caps.has("miopenGetTuningPolicy") and caps.has("miopenSetTuningPolicy"):
                 lib.miopenGetTuningPolicy(handle, ctypes.byref(old))
                 lib.miopenSetTuningPolicy(handle, miopenTuningPolicy_t.miopenTuningPolicySearch)
@@ -231,16 +246,21 @@ class ConvOp:
             finally:
                 if policy_set:
                     lib.miopenSetTuningPolicy(handle, old.value)
+            results = []
             for sol in owned:  # sorted by time; keep the first that fits the limit
-                size = ctypes.c_size_t()
+                size, time_ms = ctypes.c_size_t(), ctypes.c_float()
                 lib.miopenGetSolutionWorkspaceSize(sol.handle, ctypes.byref(size))
-                if size.value <= self.limit:
+                lib.miopenGetSolutionTime(sol.handle, ctypes.byref(time_ms))
+                solver = None
+                if caps.has("miopenGetSolutionSolverId"):
+                    sid = ctypes.c_uint64()
+                    lib.miopenGetSolutionSolverId(sol.handle, ctypes.byref(sid))
+                    solver = int(sid.value)
+                results.append(FindResult(solver, float(time_ms.value), int(size.value)))
+                if self._solution is None and size.value <= self.limit:
                     self._solution, self._solution_ws = self.res.add(sol), int(size.value)
-                    if caps.has("miopenGetSolutionSolverId"):
-                        solver = ctypes.c_uint64()
-                        lib.miopenGetSolutionSolverId(sol.handle, ctypes.byref(solver))
-                        self.solution_id = int(solver.value)
-                    break
+                    self.solution_id, self.workspace_size = solver, int(size.value)
+            self.find_results = tuple(results)
             if self._solution is None:
                 raise ExecutionError(f"Find 2.0 returned no solution within the workspace "
                                      f"limit {self.limit} bytes")
@@ -250,4 +270,3 @@ class ConvOp:
                     sol.close()
             if opts is not None:
                 opts.close()
-            scratch.close()

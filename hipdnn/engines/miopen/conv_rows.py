@@ -12,7 +12,7 @@ from hipdnn.engines.miopen.errors import MiopenNotSupportedError
 from hipdnn.engines.miopen.fusion import ONE, ZERO, FusionPlan
 from hipdnn.engines.miopen.patterns import Match, Row
 from hipdnn.engines.miopen.roles import ConvBiasAct, ConvDgrad, ConvFprop, ConvWgrad
-from hipdnn.engines.miopen.runtime import ALIGN, Arena, Call, Ctx, Path, Runner, replay
+from hipdnn.engines.miopen.runtime import ALIGN, Arena, Call, Ctx, Path, Runner
 from hipdnn.shapes import packed_strides
 from hipdnn.types import DataType
 from miopen_ctypes.enums import miopenTensorOp_t
@@ -48,10 +48,6 @@ class ConvRunner(Runner[ConvFprop[int] | ConvDgrad[int] | ConvWgrad[int]]):
         self.workspace_size = self.op.prepare(handle, benchmarking, limit, solutions)
         self.path = Path.FIND2 if benchmarking else Path.IMMEDIATE
         self.notes = self.op.notes  # the same list: Find 2.0's fallback shows up in describe()
-
-    def run_with_host_work(self, ctx: Ctx[ConvFprop[int] | ConvDgrad[int] | ConvWgrad[int]]) -> None:
-        """Find 2.0 before its first run: the convolution finds its solution, then runs."""
-        self.op.run(ctx.handle, ctx.ptr.operands(), ctx.ws, ctx.ws_size)
 
     def calls(self, ctx: Ctx[ConvFprop[int] | ConvDgrad[int] | ConvWgrad[int]]) -> list[Call] | None:
         return self.op.calls(ctx.handle, ctx.ptr.operands(), ctx.ws)
@@ -134,13 +130,7 @@ class ConvBiasActRunner(Runner[ConvBiasAct[int]]):
                         (args, self.act_op, ONE, ZERO, a.alpha, a.beta, a.gamma)))
             out.append(self.fusion.execute_call(ctx.handle, self.x, p.x, self.y, p.y, ctx.ws))
             return out
-        conv = self.op.calls(ctx.handle, self._conv_ptrs(ctx), ctx.ws)
-        return None if conv is None else conv + self._epilogue(ctx)
-
-    def run_with_host_work(self, ctx: Ctx[ConvBiasAct[int]]) -> None:
-        """Unfused with Find 2.0 not yet run: the convolution finds its solution first."""
-        self.op.run(ctx.handle, self._conv_ptrs(ctx), ctx.ws, ctx.ws_size)
-        replay(self.lib, self._epilogue(ctx))
+        return self.op.calls(ctx.handle, self._conv_ptrs(ctx), ctx.ws) + self._epilogue(ctx)
 
     def _conv_ptrs(self, ctx: Ctx[ConvBiasAct[int]]) -> tuple[int, int, int]:
         """The forward convolution's (w, x, y): y is the intermediate in the workspace."""

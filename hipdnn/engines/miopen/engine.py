@@ -13,7 +13,8 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 import miopen_ctypes
@@ -28,6 +29,7 @@ from hipdnn.engines.base import (
     TransientReason,
 )
 from hipdnn.engines.miopen.batchnorm import BnBackwardRunner, BnInferenceRunner, BnTrainingRunner
+from hipdnn.engines.miopen.conv import NO_LIMIT, conv_geometry
 from hipdnn.engines.miopen.conv_rows import ConvBiasActRunner, ConvRunner, conv_op_for
 from hipdnn.engines.miopen.descriptors import Resources
 from hipdnn.engines.miopen.errors import translating
@@ -55,9 +57,11 @@ if TYPE_CHECKING:
     from hipdnn.graph_view import GraphView
     from hipdnn.handle import Handle
 
-__all__ = ["MiopenEngine", "Unavailable", "check_library_rules"]
+__all__ = ["NO_LIMIT", "MiopenEngine", "Unavailable", "check_library_rules"]
 
 _serials = itertools.count(1)
+#: Solution lists kept per MIOpen handle between check_support, get_knobs and build_plan.
+_MEMO_SIZE = 64
 _BN_RUNNERS: dict[Row, type[Any]] = {
     Row.BN_INFERENCE: BnInferenceRunner,
     Row.BN_INFERENCE_INV: BnInferenceRunner,
@@ -285,8 +289,21 @@ class MiopenEngine(Engine):
             return TransientReason(f"{type(exc).__name__}: {exc}")
         return None
 
-    def _solutions(self, m: Match, state: MiopenHandleState) -> list[tuple[int, int]]:
-        """Applicable conv solutions (id, workspace) for the row's convolution."""
+    def _solutions(self, m: Match, state: MiopenHandleState, *, take: bool = False) -> list[tuple[int, int]]:
+        """Applicable conv solutions (id, workspace) for the row's convolution.
+
+        One enumeration per build: check_support's list is kept on the MIOpen handle (a
+        small LRU keyed by the exact problem) and served to get_knobs; build_plan takes it
+        (``take``: removed), so the next build of the problem asks MIOpen again (its answer can
+        change once Find has written its find db)."""
+        memo: OrderedDict[Hashable, list[tuple[int, int]]] | None = getattr(state, "solution_memo", None)
+        if memo is None:
+            memo = state.solution_memo = OrderedDict()  # type: ignore[attr-defined]
+        key = _problem_key(m)
+        with self._lock:
+            sols = memo.pop(key, None) if take else memo.get(key)
+        if sols is not None:
+            return sols
         lib, hip = self.libraries()
         res = Resources()
         try:
@@ -297,6 +314,11 @@ class MiopenEngine(Engine):
         if not sols:
             raise Declined(f"node {m.conv.name!r}: MIOpen reports no applicable solution for this "
                            "convolution")
+        if not take:
+            with self._lock:
+                memo[key] = sols
+                while len(memo) > _MEMO_SIZE:
+                    memo.popitem(last=False)
         return sols
 
     def get_knobs(self, graph: GraphView, handle: Handle | None) -> list[Knob]:
@@ -313,10 +335,14 @@ class MiopenEngine(Engine):
                 sols = self._solutions(m, self.handle_state(handle))
             except (Declined, Unavailable) as exc:
                 raise EngineError(f"MIOPEN_ENGINE cannot list knobs: {exc}") from exc
-            sizes = [ws for _, ws in sols]
-            knobs.append(Knob(WORKSPACE_SIZE_LIMIT_KNOB, KnobValueType.INT64, max(sizes),
-                              IntConstraint(min(sizes), max(sizes)),
-                              "largest workspace (bytes) a convolution solution may use"))
+            lo = min(ws for _, ws in sols)
+            knobs.append(Knob(WORKSPACE_SIZE_LIMIT_KNOB, KnobValueType.INT64, NO_LIMIT,
+                              IntConstraint(lo, NO_LIMIT),
+                              f"largest workspace (bytes) a convolution solution may use; the "
+                              f"default {NO_LIMIT} (2**63 - 1) sets no limit: immediate mode takes "
+                              f"MIOpen's first solution, Find 2.0 considers every solver it "
+                              f"tunes whatever its workspace (the plan's workspace is what the "
+                              f"chosen solution needs); below {lo} no solution fits"))
         return knobs
 
     def build_plan(self, graph: GraphView, knobs: dict[str, KnobValue],
@@ -334,11 +360,15 @@ class MiopenEngine(Engine):
         lib, hip = self.libraries()
         bench = int(knobs.get(BENCHMARKING_KNOB, 0))
         limit = knobs.get(WORKSPACE_SIZE_LIMIT_KNOB)
+        limit = None if limit is None or int(limit) >= NO_LIMIT else int(limit)
         res = Resources()
         try:
             with translating(f"{m.row.value} (plan build)", building=True):
-                runner = self._runner(lib, hip, res, m, state, bench,
-                                      None if limit is None else int(limit))
+                # immediate mode chooses from the list check_support made (one enumeration per
+                # build); Find 2.0 needs it only to check a limit set below every solution
+                sols = (self._solutions(m, state, take=True)
+                        if m.has_conv and (bench == 0 or limit is not None) else None)
+                runner = self._runner(lib, hip, res, m, state, bench, limit, sols)
         except BaseException:
             res.close()
             raise
@@ -346,18 +376,26 @@ class MiopenEngine(Engine):
             logger.info("MIOPEN_ENGINE: %s on %s: %s", m.row.value, state.arch or "?", note)
         settings = {BENCHMARKING_KNOB: bench}
         if m.has_conv:
-            settings[WORKSPACE_SIZE_LIMIT_KNOB] = (
-                int(limit) if limit is not None else runner.workspace_size)
+            settings[WORKSPACE_SIZE_LIMIT_KNOB] = NO_LIMIT if limit is None else limit
         return MiopenPlan(self, settings, m, runner, res, state, hip)
 
     @staticmethod
     def _runner(lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, state: MiopenHandleState,
-                bench: int, limit: int | None) -> Runner:
+                bench: int, limit: int | None, sols: list[tuple[int, int]] | None = None) -> Runner:
         h = state.handle
         if m.row in _BN_RUNNERS:
             return _BN_RUNNERS[m.row](lib, hip, res, m, h)
         if m.row == Row.CONV_BIAS_ACT:
             w = workaround_for(m.row, state.arch)
-            return ConvBiasActRunner(lib, hip, res, m, h, bench, limit,
+            return ConvBiasActRunner(lib, hip, res, m, h, bench, limit, sols,
                                      workaround=None if w is None else w.note(state.arch))
-        return ConvRunner(lib, hip, res, m, h, bench, limit)
+        return ConvRunner(lib, hip, res, m, h, bench, limit, sols)
+
+
+def _problem_key(m: Match) -> Hashable:
+    """The exact convolution problem of a conv row, what MIOpen's solution list depends on
+    (besides the MIOpen handle the list is kept on)."""
+    t: Any = m.t
+    operands = t.operands() if hasattr(t, "operands") else (t.w, t.x, t.conv_y)
+    return (m.row, m.layout, tuple((int(o.data_type), tuple(o.dim)) for o in operands),
+            repr(conv_geometry(m.conv)))
