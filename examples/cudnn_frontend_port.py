@@ -1,9 +1,11 @@
-"""A cudnn-frontend Python sample (conv + bias + ReLU in FP16, FP32 compute), ported by changing
-the import; the arrays are host numpy arrays instead of CUDA tensors.
+"""A cudnn-frontend Python sample (conv + bias + ReLU in FP16, FP32 compute), ported.
 
     python examples/cudnn_frontend_port.py
 
-Lines that differ from the cudnn-frontend original carry a ``# port:`` comment. The result is
+Why more than the import changes (each such line carries a ``# port:`` comment): the arrays are
+host numpy arrays, not CUDA tensors, and the bias node's compute type is HALF because MIOpen's
+fused conv + bias + activation adds the bias in the I/O type (with FLOAT, MIOPEN_ENGINE
+declines and CPU_REFERENCE_ENGINE runs the graph; ``engine_reasons()`` says so). The result is
 checked against PyTorch on the CPU (numpy without PyTorch).
 """
 

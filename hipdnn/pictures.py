@@ -13,6 +13,8 @@ nodes in the colour of the engine that runs them, with the plan's description); 
 from __future__ import annotations
 
 import html
+import itertools
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 from hipdnn.shapes import layout_of
@@ -133,24 +135,50 @@ def graph_text(g: Graph) -> str:
 
 
 # ---------------------------------------------------------------------------- SVG
+#
+# A layered drawing: every box sits in a row (its rank); an edge that spans several rows gets a
+# slot in each row it crosses, as wide as a box gap, so it runs between boxes, never under one.
+# Edges leave and enter boxes at ports spread along the box side (a node is widened until its
+# port labels fit side by side), and each label sits on its edge's last, vertical stretch with
+# a white halo; so no two labels share a place. The drawing scales down to a notebook cell.
 
-_CHAR_W, _LINE_H, _PAD, _GAP_X, _GAP_Y = 7.6, 15, 8, 28, 44
+_CHAR_W, _LINE_H, _PAD, _GAP_X, _GAP_Y = 7.6, 15, 8, 28, 58
+_LABEL_W = 6.1  # width of a 10 px monospace character
+_STUB = 16.0  # the vertical last (or first) stretch of an edge at a port, where its label sits
+_SLOT_W = 14.0  # the width a passing edge takes in a row it crosses
 
 
 def _esc(s: object) -> str:
     return html.escape(str(s), quote=True)
 
 
-def _box_size(lines: list[str]) -> tuple[float, float]:
-    return (max(len(s) for s in lines) * _CHAR_W + 2 * _PAD, len(lines) * _LINE_H + 2 * _PAD - 2)
+def _label_w(label: str) -> float:
+    return len(label) * _LABEL_W + 8
 
 
-def graph_svg(g: Graph) -> str:
-    """An SVG drawing of the graph, top to bottom: inputs, nodes, intermediates, outputs."""
-    producers = _producers(g)
-    tensors = _ordered(g)
-    built = _built(g)
-    # rank: inputs 0, a node 1 + max rank of its inputs, a produced tensor its node's rank + 1
+def _box_size(lines: list[str], in_ports: list[str], out_ports: list[str]) -> tuple[float, float]:
+    w = max(max(len(s) for s in lines) * _CHAR_W + 2 * _PAD,
+            sum(_label_w(p) for p in in_ports), sum(_label_w(p) for p in out_ports))
+    return w, len(lines) * _LINE_H + 2 * _PAD - 2
+
+
+class _Edge:
+    """One drawn edge: from ``src`` (its ``out_port`` label, or None) to ``dst``
+    (``in_port`` label, or None); ``via`` the slot items of the rows it crosses."""
+
+    def __init__(self, src: object, dst: object, label: str, at_dst: bool) -> None:
+        self.src, self.dst, self.label, self.at_dst = src, dst, label, at_dst
+        self.via: list[object] = []
+
+
+class _Slot:
+    """The place an edge takes in a row it passes through."""
+
+
+def _ranks(g: Graph, tensors: list[Tensor], producers: dict[int, tuple[Node, str]]
+           ) -> dict[int, int]:
+    """Row of every tensor and node: a node one below its lowest input, a produced tensor one
+    below its node, a graph input one above its first consumer (so its edges stay short)."""
     rank: dict[int, int] = {id(t): 0 for t in tensors if id(t) not in producers}
     for _ in range(len(g.nodes) + 1):  # nodes are in insertion order, which may not be topological
         for n in g.nodes:
@@ -160,12 +188,56 @@ def graph_svg(g: Graph) -> str:
             for t in n.outputs.values():
                 if t is not None:
                     rank[id(t)] = r + 1
-    boxes: list[tuple[int, object, list[str], str]] = []  # rank, item, lines, kind
+    for t in tensors:
+        if id(t) in producers:
+            continue
+        consumers = [rank[id(n)] for n in g.nodes
+                     if any(u is t for u in n.inputs.values())]
+        if consumers:
+            rank[id(t)] = min(consumers) - 1
+    return rank
+
+
+def _order_rows(rows: dict[int, list[object]], edges: list[_Edge], rank: dict[int, int]) -> None:
+    """Reorder each row by the mean position of its neighbours in the row above, then below
+    (two sweeps), which removes most crossings in graphs of this size."""
+    neighbours: dict[int, list[object]] = {}
+    for e in edges:
+        chain = [e.src, *e.via, e.dst]
+        for a, b in itertools.pairwise(chain):
+            neighbours.setdefault(id(a), []).append(b)
+            neighbours.setdefault(id(b), []).append(a)
+    for sweep in (1, -1, 1):
+        keys = sorted(rows) if sweep == 1 else sorted(rows, reverse=True)
+        for r in keys:
+            other = rows.get(r - sweep)
+            if not other:
+                continue
+            where = {id(item): i for i, item in enumerate(other)}
+
+            def centre(item: object, i: int, where: dict[int, int] = where) -> tuple[float, int]:
+                near = [where[id(x)] for x in neighbours.get(id(item), ()) if id(x) in where]
+                return (sum(near) / len(near) if near else float(i), i)
+
+            rows[r] = [item for _, item in sorted(
+                ((centre(item, i), item) for i, item in enumerate(rows[r])),
+                key=lambda pair: pair[0])]
+
+
+def graph_svg(g: Graph) -> str:
+    """An SVG drawing of the graph, top to bottom: inputs, nodes, intermediates, outputs."""
+    producers = _producers(g)
+    tensors = _ordered(g)
+    built = _built(g)
+    rank = _ranks(g, tensors, producers)
+    lines_of: dict[int, list[str]] = {}
+    kind_of: dict[int, str] = {}
+    items: list[object] = []
     for t in tensors:
         kind = tensor_kind(g, t, producers)
-        summary = tensor_summary(g, t, producers)
-        name, _, rest = summary.partition(": ")
-        boxes.append((rank.get(id(t), 0), t, [name, rest, kind], kind))
+        name, _, rest = tensor_summary(g, t, producers).partition(": ")
+        lines_of[id(t)], kind_of[id(t)] = [name, rest, kind], kind
+        items.append(t)
     for n in g.nodes:
         lines = [n.name, type(n).__name__]
         mode = n.attributes().get("mode")
@@ -173,23 +245,94 @@ def graph_svg(g: Graph) -> str:
             lines.append(str(mode))
         if built is not None:
             lines.append(f"runs on {built[0].engine.name}")
-        boxes.append((rank[id(n)], n, lines, "node"))
-    rows: dict[int, list[tuple[object, list[str], str]]] = {}
-    for r, item, lines, kind in boxes:
-        rows.setdefault(r, []).append((item, lines, kind))
+        lines_of[id(n)], kind_of[id(n)] = lines, "node"
+        items.append(n)
+    edges = [_Edge(t, n, port, True) for n in g.nodes for port, t in n.inputs.items()
+             if t is not None]
+    edges += [_Edge(n, t, port, False) for n in g.nodes for port, t in n.outputs.items()
+              if t is not None]
+    rows: dict[int, list[object]] = {}
+    for item in items:
+        rows.setdefault(rank[id(item)], []).append(item)
+    for e in edges:
+        for r in range(rank[id(e.src)] + 1, rank[id(e.dst)]):
+            slot = _Slot()
+            rank[id(slot)] = r
+            e.via.append(slot)
+            rows.setdefault(r, []).append(slot)
+    _order_rows(rows, edges, rank)
+
+    ports_in: dict[int, list[_Edge]] = {}
+    ports_out: dict[int, list[_Edge]] = {}
+    for e in edges:
+        (ports_in if e.at_dst else ports_out).setdefault(id(e.dst if e.at_dst else e.src),
+                                                         []).append(e)
+    size: dict[int, tuple[float, float]] = {}
+    for row in rows.values():
+        for item in row:
+            size[id(item)] = (_SLOT_W, 0.0) if isinstance(item, _Slot) else _box_size(
+                lines_of[id(item)], [e.label for e in ports_in.get(id(item), ())],
+                [e.label for e in ports_out.get(id(item), ())])
+    above: dict[int, list[object]] = {}  # each item's neighbours in the row above
+    for e in edges:
+        chain = [e.src, *e.via, e.dst]
+        for a, b in itertools.pairwise(chain):
+            above.setdefault(id(b), []).append(a)
     pos: dict[int, tuple[float, float, float, float]] = {}  # id -> x, y, w, h
     y = 20.0
     width = 0.0
+    row_boxes: dict[int, tuple[float, float]] = {}
     for r in sorted(rows):
+        # each box under the mean of what feeds it (rows above are placed), then pushed right
+        # just enough to keep the gap to its left neighbour
         x = 20.0
         height = 0.0
-        for item, lines, _kind in rows[r]:
-            w, h = _box_size(lines)
-            pos[id(item)] = (x, y, w, h)
-            x += w + _GAP_X
+        for item in rows[r]:
+            w, h = size[id(item)]
+            feeds = [pos[id(a)] for a in above.get(id(item), ()) if id(a) in pos]
+            want = (sum(fx + fw / 2 for fx, _, fw, _ in feeds) / len(feeds) - w / 2
+                    if feeds else x)
+            left = max(want, x)
+            pos[id(item)] = (left, y, w, h)
+            x = left + w + _GAP_X
             height = max(height, h)
+        row_boxes[r] = (y, height)
         width = max(width, x)
         y += height + _GAP_Y
+    for r, (top, height) in row_boxes.items():  # a passing edge runs through its whole row
+        for item in rows[r]:
+            if isinstance(item, _Slot):
+                x0, _, w, _ = pos[id(item)]
+                pos[id(item)] = (x0, top, w, height)
+
+    def centre_x(item: object) -> float:
+        x0, _, w, _ = pos[id(item)]
+        return x0 + w / 2
+
+    def spread(item: object, port_edges: list[_Edge], incoming: bool) -> dict[int, float]:
+        """x of each edge's port on ``item``'s side: ordered by where the edge comes from (or
+        goes to), each port as wide as its label."""
+        x0, _, w, _ = pos[id(item)]
+
+        def far_x(e: _Edge) -> float:
+            if incoming:
+                return centre_x(e.via[-1] if e.via else e.src)
+            return centre_x(e.via[0] if e.via else e.dst)
+
+        chosen = sorted(port_edges, key=far_x)
+        at = x0 + (w - sum(_label_w(e.label) for e in chosen)) / 2
+        out: dict[int, float] = {}
+        for e in chosen:
+            out[id(e)] = at + _label_w(e.label) / 2
+            at += _label_w(e.label)
+        return out
+
+    port_x: dict[int, float] = {}
+    for item in items:
+        if kind_of[id(item)] == "node":
+            port_x.update(spread(item, ports_in.get(id(item), []), True))
+            port_x.update(spread(item, ports_out.get(id(item), []), False))
+
     caption: list[str] = []
     if built is not None:
         plan, reasons = built
@@ -198,33 +341,42 @@ def graph_svg(g: Graph) -> str:
                     if e != plan.engine.name and why]
     else:
         caption.append("not built yet: build() to see which engine runs which nodes")
-    wrapped = [c[i:i + 150] for c in caption for i in range(0, len(c), 150)]
+    wrapped = [part for c in caption for part in textwrap.wrap(c, 150, break_on_hyphens=False)]
     width = max(width, max(len(c) for c in wrapped) * 6.7 + 40)
     height = y + len(wrapped) * _LINE_H + 10
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
-           f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="monospace" font-size="12">',
+           f'viewBox="0 0 {width:.0f} {height:.0f}" style="max-width:100%;height:auto" '
+           'font-family="monospace" font-size="12">',
            "<title>" + _esc(f"hipdnn graph {g.name}") + "</title>",
            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
            'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#404040"/>'
            "</marker></defs>"]
 
-    def edge(a: object, b: object, label: str) -> None:
-        ax, ay, aw, ah = pos[id(a)]
-        bx, by, bw, _ = pos[id(b)]
-        x1, y1, x2, y2 = ax + aw / 2, ay + ah, bx + bw / 2, by
-        out.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
-                   f'stroke="#404040" marker-end="url(#arrow)"/>')
-        out.append(f'<text x="{(x1 + x2) / 2 + 3:.1f}" y="{(y1 + y2) / 2:.1f}" fill="#7f7f7f" '
-                   f'font-size="10">{_esc(label)}</text>')
-
-    for n in g.nodes:
-        for port, t in n.inputs.items():
-            if t is not None:
-                edge(t, n, port)
-        for port, t in n.outputs.items():
-            if t is not None:
-                edge(n, t, port)
-    for _r, item, lines, kind in boxes:
+    labels: list[str] = []
+    for e in edges:
+        sx, sy, sw, sh = pos[id(e.src)]
+        dx, dy, dw, _ = pos[id(e.dst)]
+        start = (sx + sw / 2 if e.at_dst else port_x[id(e)], sy + sh)
+        end = (port_x[id(e)] if e.at_dst else dx + dw / 2, dy)
+        points = [start]
+        if not e.at_dst:
+            points.append((start[0], start[1] + _STUB))
+        for passing in e.via:  # straight down through each row it crosses
+            cx = centre_x(passing)
+            _, top, _, h = pos[id(passing)]
+            points += [(cx, top), (cx, top + h)]
+        if e.at_dst:
+            points.append((end[0], end[1] - _STUB))
+        points.append(end)
+        path = " ".join(f"{px:.1f},{py:.1f}" for px, py in points)
+        out.append(f'<polyline class="edge" points="{path}" fill="none" stroke="#404040" '
+                   f'marker-end="url(#arrow)"/>')
+        lx, ly = (end[0], end[1] - 4) if e.at_dst else (start[0], start[1] + 12)
+        labels.append(f'<text class="port" x="{lx:.1f}" y="{ly:.1f}" text-anchor="middle" '
+                      f'fill="#595959" font-size="10" stroke="#ffffff" stroke-width="3" '
+                      f'paint-order="stroke">{_esc(e.label)}</text>')
+    for item in items:
+        kind = kind_of[id(item)]
         x, y0, w, h = pos[id(item)]
         if kind == "node":
             engine = built[0].engine.name if built is not None else None
@@ -238,11 +390,12 @@ def graph_svg(g: Graph) -> str:
             out.append(f'<g class="tensor {kind}"><rect x="{x:.1f}" y="{y0:.1f}" '
                        f'width="{w:.1f}" height="{h:.1f}" rx="9" fill="{fill}" '
                        f'stroke="{stroke}"{dashed}/>')
-        for i, line in enumerate(lines):
+        for i, line in enumerate(lines_of[id(item)]):
             weight = ' font-weight="bold"' if i == 0 else ""
             out.append(f'<text x="{x + _PAD:.1f}" y="{y0 + _PAD + 11 + i * _LINE_H:.1f}"'
                        f'{weight}>{_esc(line)}</text>')
         out.append("</g>")
+    out += labels  # last, so boxes and edges never cover them
     for i, line in enumerate(wrapped):
         out.append(f'<text x="20" y="{y + i * _LINE_H:.1f}" font-size="10.5">{_esc(line)}</text>')
     out.append("</svg>")

@@ -78,6 +78,31 @@ AMDKERNELS_ENV = {"MIOPEN_DEBUG_CONV_GEMM": "0", "MIOPEN_DEBUG_AMD_WINOGRAD_RXS_
 STUBGPU_RUNS = (("gfx90a", "default"), ("gfx942", "default"), ("gfx942", "switches"))
 STUBGPU_SWITCHES = {"MIOPEN_DEBUG_AMD_WINOGRAD_RXS_F2X3_G1": "0", "MIOPEN_DEBUG_GCN_ASM_KERNELS": "0"}
 NO_TESTS = 5
+#: ``--help``'s lane table: what each lane checks, what it fetches, and how long it took on the
+#: 2-core development machine (a warm cache; the first run adds the downloads).
+LANES_HELP = """\
+lanes (all run by default, in this order; times: 2 cores, caches warm):
+  main        unit, oracle (vs PyTorch CPU), emulated MIOpen device, adversarial catalog,
+              cudnn-frontend and hipdnn_frontend style ports, header conformance
+              (libclang vs the real miopen.h), examples, README/docs code blocks.
+              Needs: the [test] extra (PyTorch CPU, numba, libclang, ...).   ~4 min
+  live        the real libMIOpen 3.4.0 and 3.5.1 (Debian's libmiopen1 6.4.3 / 7.2.4,
+              unpacked into ~/.cache/hipdnn-ctypes/miopen: ~0.5 GB, ~20 s to fetch
+              once) loaded through our ctypes table: handle-free calls.  ~10 s
+  stubgpu     the real libMIOpen over a stub gfx90a/gfx942 HIP runtime (built with
+              gcc): MIOpen's own solution lists, Find 2.0, fusion and kernel
+              compiles; launches recorded, nothing computed. 3.4.0 runs inside an
+              unpacked clang toolchain root (fetched once).       ~12 min
+  amdkernels  AMD's kernels, compiled by the real MIOpen 3.5.1 and 3.4.0 for gfx1100,
+              executed on tools/rdna3's emulator, checked against PyTorch.  ~5 min
+  windows     the built wheel on Windows CPython 3.11 under Wine (needs apt packages
+              wine64 and gcc-mingw-w64-x86-64; Python's Windows installer cached once):
+              demo, examples, unit/oracle/emulated tests.            ~4 min
+  floors      tests/unit with the lowest declared version of every runtime
+              dependency (a cached venv; pip downloads those versions once).  ~1 min
+A lane this machine cannot run is SKIPPED with the reason in the summary; with any
+HIPDNN_REQUIRE_*=1 set (as .ci/run does) that is a failure.
+"""
 _SUMMARY = re.compile(r"^=+ .*\bin [\d.]+s\b.*=+$")
 
 # Run inside the sysroot: process the venv's .pth files (PYTHONPATH alone does not), then pytest.
@@ -275,14 +300,21 @@ def _sysroots(build: bool) -> tuple[dict[str, miopen_sysroot.Sysroot], str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the lanes; return 0 only if every lane that ran passed (and none was required but skipped)."""
-    ap = argparse.ArgumentParser(description="hipdnn-ctypes test runner (README's test command)")
+    ap = argparse.ArgumentParser(description="hipdnn-ctypes test runner (README's test command)",
+                                 epilog=LANES_HELP,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build-sysroots", action="store_true",
                     help="fetch/build the real MIOpen sysroots first (the default; kept for old command lines)")
     ap.add_argument("--no-build-sysroots", action="store_true",
                     help="use only cached sysroots (lanes without one are skipped with the reason)")
     ap.add_argument("--lane", choices=["all", "main", "live", "amdkernels", "stubgpu", "windows", "floors"],
+                    help="run one lane (default: all; see the table below)",
                     default="all")
-    ap.add_argument("--versions", nargs="*", default=list(miopen_sysroot.SYSROOTS))
+    ap.add_argument("--versions", nargs="*", default=list(miopen_sysroot.SYSROOTS),
+                    metavar="DEB_VERSION",
+                    help="the Debian libmiopen1 versions whose real libraries the live, stubgpu "
+                         "and amdkernels lanes use: 6.4.3 (MIOpen 3.4.0), 7.2.4 (MIOpen 3.5.1); "
+                         f"default: {' '.join(miopen_sysroot.SYSROOTS)}")
     ap.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = ap.parse_args(argv)
     ci = _ci()

@@ -35,3 +35,24 @@ def test_notebook_executes(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = "".join(out.get("text", "") for cell in nb.cells if cell.cell_type == "code"
                    for out in cell.get("outputs", []) if out.get("output_type") == "stream")
     assert "max abs error" in text and "  plan: " in text
+
+
+def test_committed_outputs_are_fresh() -> None:
+    """The outputs stored in each notebook (so the repository shows its pictures) are what a
+    fresh run prints; `python tools/refresh_notebook.py` rewrites them."""
+    pytest.importorskip("nbclient", reason="nbclient is in the test extra")
+    pytest.importorskip("ipykernel", reason="ipykernel is in the test extra")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("refresh_notebook",
+                                                  ROOT / "tools" / "refresh_notebook.py")
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    import nbformat
+
+    for path in NOTEBOOKS:
+        stored = tool.outputs(nbformat.read(path, as_version=4))
+        assert any(stored), f"{path.name} is committed without outputs"
+        assert tool.outputs(tool.execute(path)) == stored, (
+            f"{path.name}: stored outputs are stale; run python tools/refresh_notebook.py")

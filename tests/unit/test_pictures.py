@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import itertools
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -90,3 +91,75 @@ def test_plan_repr_says_what_runs() -> None:
     _build(g)
     text = repr(g.plans[0])
     assert "runs='numpy on the CPU, unfused, node by node: conv (ConvFpropNode), relu" in text
+
+
+# ---------------------------------------------------------------- the drawing's geometry
+
+def _rects(root: ET.Element) -> list[tuple[str, float, float, float, float]]:
+    """(name in the box's first line, x, y, w, h) of every node and tensor box."""
+    out = []
+    for group in root.iter():
+        if group.tag.split("}")[-1] != "g":
+            continue
+        rect = next(el for el in group if el.tag.endswith("rect"))
+        name = next(el.text for el in group if el.tag.endswith("text"))
+        out.append((name or "", *(float(rect.get(k, 0)) for k in ("x", "y", "width", "height"))))
+    return out
+
+
+def _crosses(p: tuple[float, float], q: tuple[float, float],
+             box: tuple[float, float, float, float]) -> bool:
+    """Whether segment p-q enters the interior of box (x, y, w, h), sampled finely."""
+    x, y, w, h = box
+    for i in range(201):
+        t = i / 200
+        px, py = p[0] + (q[0] - p[0]) * t, p[1] + (q[1] - p[1]) * t
+        if x + 0.5 < px < x + w - 0.5 and y + 0.5 < py < y + h - 0.5:
+            return True
+    return False
+
+
+def _label_boxes(root: ET.Element) -> list[tuple[str, float, float, float, float]]:
+    out = []
+    for el in root.iter():
+        if el.tag.endswith("text") and el.get("class") == "port":
+            w = len(el.text or "") * 6.1
+            x, y = float(el.get("x", 0)), float(el.get("y", 0))
+            out.append((el.text or "", x - w / 2, y - 8, w, 10))
+    return out
+
+
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+
+
+@pytest.mark.parametrize("row", SEED_ROWS)
+def test_no_edge_passes_under_a_box_and_no_labels_overlap(row: str) -> None:
+    for built in (False, True):
+        g = SEED_ROWS[row]()
+        if built:
+            _build(g)
+        root = ET.fromstring(g._repr_svg_())
+        boxes = _rects(root)
+        edges = [el for el in root.iter() if el.tag.endswith("polyline")]
+        assert len(edges) == sum(sum(t is not None for t in (*n.inputs.values(),
+                                                               *n.outputs.values()))
+                                 for n in g.nodes)
+        for edge in edges:
+            points = [tuple(map(float, pt.split(","))) for pt in edge.get("points", "").split()]
+            for p, q in itertools.pairwise(points):
+                for name, *box in boxes:
+                    assert not _crosses(p, q, tuple(box)), (row, name, p, q)  # type: ignore[arg-type]
+        labels = _label_boxes(root)
+        assert len(labels) == len(edges)  # every edge carries its port's name
+        for i, (a_name, *a) in enumerate(labels):
+            for b_name, *b in labels[i + 1:]:
+                assert not _overlap(tuple(a), tuple(b)), (row, a_name, b_name)  # type: ignore[arg-type]
+            for name, *box in boxes:
+                assert not _overlap(tuple(a), tuple(box)), (row, a_name, name)  # type: ignore[arg-type]
+
+
+def test_a_wide_graph_scales_to_the_cell() -> None:
+    g = SEED_ROWS["bn_training_running"]()
+    root = ET.fromstring(g._repr_svg_())
+    assert "max-width:100%" in (root.get("style") or "") and root.get("viewBox")
