@@ -185,11 +185,19 @@ class Handle:
         return self._closed
 
     def close(self) -> None:
-        """Forget what was cached for this handle (:func:`on_close` listeners), then close every
-        engine state (idempotent)."""
+        """Close the Handle (idempotent): executes on it from now on raise
+        :class:`~hipdnn.errors.PlanClosedError`; executes (and plan builds) already running on
+        it in other threads are waited for (engine states with ``drain()``); then what was
+        cached for it is forgotten (:func:`on_close` listeners) and every engine state closed
+        (its MIOpen handle destroyed). So closing a Handle that another thread is executing on
+        is safe: that execute finishes (with its results), the next one is refused."""
         if self._closed:
             return
         self._closed = True
+        for st in list(self._states.values()):
+            drain = getattr(st, "drain", None)
+            if callable(drain):
+                drain()
         for listener in list(_close_listeners):
             listener(self.serial)
         with self._lock:

@@ -7,10 +7,14 @@
 - Handle.set_stream, Handle.synchronize and Graph.autotune raise HandleError naming the
   operation and the C call; a failed set_stream leaves the Handle on its old stream (every
   engine state too) and a retry switches.
+- Handle.close() while other threads execute on it waits for the executes in flight, then
+  destroys; later executes raise PlanClosedError; no MIOpen call sees a destroyed handle.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 import warnings
 from typing import Any
 
@@ -217,3 +221,123 @@ def test_synchronize_and_autotune_failures_are_typed(emulated_device: EmulatedDe
     _run(case)
     case.graph.close()
     h.close()
+
+
+# ========================================================== closing a Handle while it runs
+class _Gate(list):  # type: ignore[type-arg]
+    """The device's call record, holding the first call whose name starts with ``prefix``
+    until ``release`` is set (so a test knows an execute is inside a MIOpen call)."""
+
+    def __init__(self, prefix: str) -> None:
+        super().__init__()
+        self.prefix = prefix
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def append(self, call: Any) -> None:
+        super().append(call)
+        if call.name.startswith(self.prefix) and not self.entered.is_set():
+            self.entered.set()
+            self.release.wait(10)
+
+
+def _destroyed_uses(device: EmulatedDevice) -> list[tuple[str, int, str]]:
+    return [e for e in device.errors if "was destroyed" in e[2] or "unknown handle" in e[2]]
+
+
+@pytest.mark.parametrize("how", ["execute", "bind"])
+def test_close_waits_for_an_execute_in_flight(emulated_device: EmulatedDevice,
+                                              emulated_miopen_engine: MiopenEngine,
+                                              how: str) -> None:
+    """A fused plan (bound to the MIOpen handle it was compiled on) executing in one thread
+    while another closes its Handle: close() waits until the execute returned (with its
+    results), then destroys the MIOpen handle; the next execute is a PlanClosedError."""
+    from hipdnn.errors import PlanClosedError
+
+    h = Handle()
+    case = build(Row.CONV_BIAS_ACT, D.FLOAT, "NCHW")
+    case.graph.build_operation_graph(h)
+    _build_quietly(case)
+    assert case.graph.plans[0].path == "fused"
+    pack, outs = _pack(case)
+    ws = np.zeros(max(case.graph.get_workspace_size(), 1), np.uint8)
+    bound = case.graph.bind(pack, ws)
+    gate = _Gate("miopenExecuteFusionPlan")
+    emulated_device.calls = gate
+    errors: list[BaseException] = []
+
+    def execute() -> None:
+        try:
+            bound() if how == "bind" else case.graph.execute(pack, ws)
+        except BaseException as exc:  # reported by the assertions below
+            errors.append(exc)
+
+    runner = threading.Thread(target=execute)
+    runner.start()
+    assert gate.entered.wait(10)
+    closer = threading.Thread(target=h.close)
+    closer.start()
+    closer.join(0.3)
+    assert closer.is_alive(), "close() returned while an execute was inside a MIOpen call"
+    assert emulated_device.live_objects("handle")
+    gate.release.set()
+    runner.join(10)
+    closer.join(10)
+    assert not runner.is_alive() and not closer.is_alive()
+    assert errors == []
+    check_outputs(case, outs)  # the execute in flight finished with its results
+    assert h.closed and not emulated_device.live_objects("handle")
+    assert _destroyed_uses(emulated_device) == []
+    with pytest.raises(PlanClosedError):
+        bound()
+    with pytest.raises(PlanClosedError):
+        case.graph.execute(pack, ws)
+    case.graph.close()
+    assert not emulated_device.live_objects()
+
+
+@pytest.mark.parametrize("row", [Row.CONV_BIAS_ACT, Row.BN_TRAINING, Row.CONV_FPROP],
+                         ids=lambda r: r.name.lower())
+def test_close_while_threads_execute(emulated_device: EmulatedDevice,
+                                     emulated_miopen_engine: MiopenEngine, row: Row) -> None:
+    """Four threads executing and binding in a loop while the main thread closes the Handle:
+    every run either completes or raises PlanClosedError; no MIOpen call ever sees a
+    destroyed handle; nothing is left on the device."""
+    from hipdnn.errors import PlanClosedError
+
+    h = Handle()
+    case = build(row, D.FLOAT, "NCHW")
+    case.graph.build_operation_graph(h)
+    _build_quietly(case)
+    ws = np.zeros(max(case.graph.get_workspace_size(), 1), np.uint8)
+    started = threading.Barrier(5)
+    outcomes: list[str] = []
+
+    def loop(k: int) -> None:
+        pack, _ = _pack(case)
+        bound = case.graph.bind(pack, ws)
+        started.wait()
+        for i in range(400):
+            try:
+                bound() if (i + k) % 2 else case.graph.execute(pack, ws)
+            except PlanClosedError:
+                outcomes.append("closed")
+                return
+            except BaseException as exc:
+                outcomes.append(f"{type(exc).__name__}: {exc}")
+                return
+        outcomes.append("done")
+
+    threads = [threading.Thread(target=loop, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    started.wait()
+    time.sleep(0.01)
+    h.close()
+    for t in threads:
+        t.join(60)
+    assert all(o in ("closed", "done") for o in outcomes), outcomes
+    assert len(outcomes) == 4
+    assert _destroyed_uses(emulated_device) == []
+    case.graph.close()
+    assert not emulated_device.live_objects()

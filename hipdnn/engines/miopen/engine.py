@@ -307,7 +307,8 @@ class MiopenEngine(Engine):
         lib, hip = self.libraries()
         res = Resources()
         try:
-            with translating(f"{m.row.value}: solution query", building=True):
+            with state.using(f"{m.row.value}: solution query"), \
+                    translating(f"{m.row.value}: solution query", building=True):
                 sols = conv_op_for(lib, hip, res, m).solutions(state.handle)
         finally:
             res.close()
@@ -363,7 +364,8 @@ class MiopenEngine(Engine):
         limit = None if limit is None or int(limit) >= NO_LIMIT else int(limit)
         res = Resources()
         try:
-            with translating(f"{m.row.value} (plan build)", building=True):
+            with state.using(f"{m.row.value} (plan build)"), \
+                    translating(f"{m.row.value} (plan build)", building=True):
                 # immediate mode chooses from the list check_support made (one enumeration per
                 # build); Find 2.0 needs it only to check a limit set below every solution
                 sols = (self._solutions(m, state, take=True)

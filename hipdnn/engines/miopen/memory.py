@@ -10,14 +10,16 @@ staged (device to private host blocks, then host to the caller's buffers), so a 
 from __future__ import annotations
 
 import ctypes
+import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from hipdnn.engines.miopen.descriptors import Owned
-from hipdnn.errors import VariantPackError, WorkspaceError
+from hipdnn.errors import GraphStateError, VariantPackError, WorkspaceError
 from hipdnn.types import DataType
 from miopen_ctypes import types as mt
 from miopen_ctypes.hip import HipLibrary
@@ -160,7 +162,16 @@ def check_workspace(value: Any, size: int) -> None:
 
 
 class MiopenHandleState:
-    """The MIOpen handle of one hipdnn.Handle: created on ``device`` with ``stream``."""
+    """The MIOpen handle of one hipdnn.Handle: created on ``device`` with ``stream``.
+
+    Runs on it are counted while they make MIOpen calls (:meth:`enter` / :meth:`leave`, or
+    :meth:`using`): :meth:`drain` (called by ``Handle.close()`` before anything is freed) marks
+    it closed, so runs starting later are refused, and waits until the runs in flight have
+    returned; only then does :meth:`close` destroy the MIOpen handle. ``_inflight`` holds one
+    entry per run: ``list.append``/``pop`` are atomic, and a run appends before it reads
+    ``closed`` while drain sets ``closed`` before it reads ``_inflight``, so either the run
+    sees ``closed`` or drain sees the run.
+    """
 
     def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, device: int, stream: int | None) -> None:
         self.lib, self.hip, self.device = lib, hip, int(device)
@@ -174,8 +185,10 @@ class MiopenHandleState:
         self._owned = Owned(lib, handle, "miopenDestroy")
         self._owned.kind = "handle"
         self.stream = stream or None
-        #: True once :meth:`close` ran (bound plans check this plain flag on every run).
+        #: True once :meth:`drain` or :meth:`close` ran (runs check it after :meth:`enter`).
         self.closed = False
+        self._inflight: list[None] = []
+        self._drained = threading.Condition()
 
     @property
     def handle(self) -> Any:
@@ -208,9 +221,43 @@ class MiopenHandleState:
         if self.hip is not None and "hipStreamSynchronize" in self.hip.symbols:
             self.hip.hipStreamSynchronize(ctypes.c_void_p(self.stream))
 
-    def close(self) -> None:
-        """miopenDestroy (idempotent)."""
+    def enter(self) -> bool:
+        """Count a run that is about to make MIOpen calls; False (nothing counted) when the
+        handle is closed or closing. Every True is paired with one :meth:`leave`."""
+        self._inflight.append(None)
+        if self.closed:
+            self.leave()
+            return False
+        return True
+
+    def leave(self) -> None:
+        """The run counted by :meth:`enter` returned."""
+        self._inflight.pop()
+        if self.closed:
+            with self._drained:
+                self._drained.notify_all()
+
+    @contextmanager
+    def using(self, what: str) -> Iterator[None]:
+        """Count the block as a run; GraphStateError naming ``what`` when closed."""
+        if not self.enter():
+            raise GraphStateError(f"{what}: the MIOpen handle is closed (its hipdnn.Handle was "
+                                  f"closed)")
+        try:
+            yield
+        finally:
+            self.leave()
+
+    def drain(self) -> None:
+        """Refuse new runs and wait until the runs in flight have returned (idempotent)."""
         self.closed = True
+        with self._drained:
+            while self._inflight:
+                self._drained.wait(0.05)
+
+    def close(self) -> None:
+        """Wait for the runs in flight (:meth:`drain`), then miopenDestroy (idempotent)."""
+        self.drain()
         self._owned.close()
 
 

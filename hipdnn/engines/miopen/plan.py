@@ -42,43 +42,61 @@ def _refuse(plan: MiopenPlan, handle: Handle | None = None) -> None:
 
 def _bound_runner(plan: MiopenPlan, state: MiopenHandleState, ctx: Ctx,
                   prepared: tuple[tuple[Any, tuple[Any, ...]], ...] | None) -> Callable[[], None]:
-    """The hot loop of a bound plan: two open checks, then the prebuilt ctypes calls.
+    """The hot loop of a bound plan: the open checks, then the prebuilt ctypes calls.
 
-    The closure holds ``state`` (so its MIOpen handle is destroyed only by ``close()``, which
-    sets ``state.closed``) and the plan (whose objects are destroyed only by ``close()``)."""
+    The closure holds ``state`` and the plan (whose objects are destroyed only by
+    ``close()``). Each run is counted on ``state`` while it calls MIOpen (its ``_inflight``
+    list, inline: :meth:`MiopenHandleState.enter`), so ``Handle.close()`` on another thread
+    waits for it before the MIOpen handle is destroyed, and a run after that is refused."""
     operation = plan.operation
+    inflight, leave = state._inflight, state.leave
     if prepared is None:
         run_row = plan.runner.run
 
         def run_runner() -> None:
-            if plan._closed or state.closed:
+            if plan._closed:
                 _refuse(plan)
+            inflight.append(None)
             try:
+                if state.closed:
+                    _refuse(plan)
                 run_row(Ctx(ctx.handle, ctx.ptr, ctx.ws, ctx.ws_size, state.stream))
             except MIOpenError as exc:
                 raise MiopenExecutionError(operation, getattr(exc, "function", "?"), exc) from exc
+            finally:
+                leave()
         return run_runner
     if len(prepared) == 1:
         ((cfunc, cargs),) = prepared
 
         def run_one() -> None:
-            if plan._closed or state.closed:
+            if plan._closed:
                 _refuse(plan)
+            inflight.append(None)
             try:
+                if state.closed:
+                    _refuse(plan)
                 cfunc(*cargs)
             except MIOpenError as exc:
                 raise MiopenExecutionError(operation, getattr(exc, "function", "?"), exc) from exc
+            finally:
+                leave()
         run_one.prepared = prepared  # type: ignore[attr-defined]  # (cfunc, cargs): benchmarks
         return run_one
 
     def run_calls() -> None:
-        if plan._closed or state.closed:
+        if plan._closed:
             _refuse(plan)
+        inflight.append(None)
         try:
+            if state.closed:
+                _refuse(plan)
             for cfunc, cargs in prepared:
                 cfunc(*cargs)
         except MIOpenError as exc:
             raise MiopenExecutionError(operation, getattr(exc, "function", "?"), exc) from exc
+        finally:
+            leave()
     run_calls.prepared = prepared  # type: ignore[attr-defined]
     return run_calls
 
@@ -205,14 +223,22 @@ class MiopenPlan(ExecutionPlan):
             self._missing(buffers)
         for i, role, t in self._scalars:
             vals[i] = scalar_value(t, buffers, f"{self.operation}: {role}")
-        if on_device and (workspace is None or type(workspace) is int or workspace.device != "cpu"):
-            ws = 0 if workspace is None else (workspace if type(workspace) is int else workspace.ptr)
-            try:
-                self.runner.run(Ctx(state.handle, self._row_cls(*vals), ws, size, state.stream))
-            except MIOpenError as exc:
-                raise MiopenExecutionError(self.operation, getattr(exc, "function", "?"), exc) from exc
-            return
-        self._execute_staged(buffers, workspace, state, vals)
+        if not state.enter():  # closed by another thread since _state_for
+            _refuse(self, handle)
+        try:  # counted while it calls MIOpen: Handle.close() waits for it
+            if on_device and (workspace is None or type(workspace) is int
+                              or workspace.device != "cpu"):
+                ws = 0 if workspace is None else (
+                    workspace if type(workspace) is int else workspace.ptr)
+                try:
+                    self.runner.run(Ctx(state.handle, self._row_cls(*vals), ws, size, state.stream))
+                except MIOpenError as exc:
+                    raise MiopenExecutionError(self.operation, getattr(exc, "function", "?"),
+                                               exc) from exc
+                return
+            self._execute_staged(buffers, workspace, state, vals)
+        finally:
+            state.leave()
 
     def bind(self, buffers: Mapping[int, Any], workspace: Any,
              handle: Handle | None) -> Callable[[], None]:
