@@ -35,6 +35,12 @@ ACTIVATION_NAMES = {
 }
 
 
+def _power(base: np.ndarray, g: np.float32) -> np.ndarray:
+    """MIOpenNeuron.cl's POWER: ``base <= EPSILON ? 0 : pow(base, gamma)`` (EPSILON 1e-6, fp32)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(base <= F32(1e-6), F32(0), np.power(base, g))
+
+
 def activation_forward(mode: int, x: np.ndarray, alpha: float, beta: float, gamma: float) -> np.ndarray:
     """MIOpen's activation forward on float32 ``x`` (alpha/beta/gamma as in miopenActivationMode_t)."""
     a, b, g = F32(alpha), F32(beta), F32(gamma)
@@ -45,7 +51,7 @@ def activation_forward(mode: int, x: np.ndarray, alpha: float, beta: float, gamm
         3: lambda: np.maximum(x, F32(0)),
         4: lambda: np.log1p(np.exp(x)),
         5: lambda: np.abs(x),
-        6: lambda: np.power(a + b * x, g),
+        6: lambda: _power(a + b * x, g),  # MIOpenNeuron.cl: 0 where the base <= EPSILON
         7: lambda: np.minimum(np.maximum(x, F32(0)), a),
         8: lambda: np.where(x > 0, x, a * x),
         9: lambda: np.where(x > 0, x, a * np.expm1(x)),

@@ -32,7 +32,10 @@ EXEC_CALLS: dict[tuple[Row, str, str], list[str]] = {}
 for _v in ("3.4", "3.5"):
     EXEC_CALLS.update({
         (Row.BN_INFERENCE, _v, "v2"): ["miopenBatchNormalizationForwardInference_V2"],
-        (Row.BN_INFERENCE_INV, _v, "v2"): ["miopenBatchNormalizationForwardInference_V2"],
+        (Row.BN_INFERENCE_INV, _v, "v2"): ["miopenActivationForward", "miopenScaleTensor",
+                                            "miopenBatchNormalizationForwardInference_V2"],
+        (Row.POINTWISE_ACT, _v, "activation"): ["miopenActivationForward"],
+        (Row.POINTWISE_BINARY, _v, "op_tensor"): ["miopenOpTensor"],
         (Row.BN_TRAINING, _v, "v2"): ["miopenBatchNormalizationForwardTraining_V2"],
         (Row.BN_BACKWARD, _v, "v2"): ["miopenBatchNormalizationBackward_V2"],
         (Row.CONV_FPROP, _v, "immediate"): ["miopenConvolutionForwardImmediate"],
@@ -43,6 +46,7 @@ for _v in ("3.4", "3.5"):
         (Row.BN_TRAINING_ACT, _v, "unfused"): ["miopenBatchNormalizationForwardTraining_V2",
                                                "miopenActivationForward"],
         (Row.BN_INF_DRELU_BN_BWD, _v, "unfused"): [
+            "miopenActivationForward", "miopenScaleTensor",
             "miopenBatchNormalizationForwardInference_V2", "miopenActivationBackward",
             "miopenBatchNormalizationBackward_V2"],
         (Row.BN_TRAINING_ACT, _v, "fused"): ["miopenSetOpArgsBatchNormForward",
@@ -58,6 +62,15 @@ EXEC_CALLS[(Row.CONV_BIAS_ACT, "3.4", "fused")] = [
 EXEC_CALLS[(Row.CONV_BIAS_ACT, "3.5", "fused")] = [
     "miopenSetOpArgsConvForward", "miopenSetOpArgsBiasForward", "miopenSetOpArgsActivForward",
     "miopenExecuteFusionPlan_v2"]
+EXEC_CALLS[(Row.BN_INFERENCE_ACT, "3.4", "unfused")] = [
+    "miopenBatchNormalizationForwardInference_V2", "miopenActivationForward"]
+EXEC_CALLS[(Row.BN_INFERENCE_INV_ACT, "3.4", "unfused")] = [
+    "miopenActivationForward", "miopenScaleTensor", "miopenBatchNormalizationForwardInference_V2",
+    "miopenActivationForward"]
+EXEC_CALLS[(Row.BN_INFERENCE_ACT, "3.5", "bn_activation")] = [
+    "miopenBatchNormForwardInferenceActivation"]
+EXEC_CALLS[(Row.BN_INFERENCE_INV_ACT, "3.5", "bn_activation")] = [
+    "miopenActivationForward", "miopenScaleTensor", "miopenBatchNormForwardInferenceActivation"]
 EXEC_CALLS[(Row.BN_TRAINING_ACT, "3.5", "bn_activation")] = [
     "miopenBatchNormForwardTrainingActivation"]
 EXEC_CALLS[(Row.BN_INF_DRELU_BN_BWD, "3.5", "bn_activation")] = [
@@ -65,7 +78,8 @@ EXEC_CALLS[(Row.BN_INF_DRELU_BN_BWD, "3.5", "bn_activation")] = [
 
 
 for _row in (Row.CONV_BIAS_ACT, Row.BN_TRAINING_ACT, Row.BN_INF_DRELU_BN_BWD, Row.BN_INFERENCE,
-             Row.BN_INFERENCE_INV):
+             Row.BN_INFERENCE_INV, Row.BN_INFERENCE_ACT, Row.BN_INFERENCE_INV_ACT,
+             Row.POINTWISE_ACT, Row.POINTWISE_BINARY):
     for _v in ("3.4", "3.5"):
         EXEC_CALLS[(_row, _v, REFUSED)] = []
 
@@ -77,6 +91,12 @@ def expected_path(row: Row, version: str, config: str) -> str:
         return "v2"
     if row in (Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD):
         return "immediate"
+    if row == Row.POINTWISE_ACT:
+        return "activation"
+    if row == Row.POINTWISE_BINARY:
+        return "op_tensor"
+    if row in (Row.BN_INFERENCE_ACT, Row.BN_INFERENCE_INV_ACT):
+        return "bn_activation" if version == "3.5" else "unfused"
     if row in (Row.BN_TRAINING_ACT, Row.BN_INF_DRELU_BN_BWD) and version == "3.5":
         return "bn_activation"
     return "fused" if config == "fp32_nchw" else "unfused"

@@ -31,6 +31,7 @@ TOL: dict[str, dict[DataType, tuple[float, float]]] = {
     "conv_fprop": {D.FLOAT: (1e-5, 1e-5), D.HALF: (1e-1, 1e-2), D.BFLOAT16: (1e-1, 2e-2)},
     "conv_dgrad": {D.FLOAT: (8.5e-6, 8.5e-6), D.HALF: (2e-2, 2e-2), D.BFLOAT16: (2e-2, 2e-2)},
     "conv_wgrad": {D.FLOAT: (2e-4, 2e-4), D.HALF: (2e-1, 2e-1), D.BFLOAT16: (2e-1, 2e-1)},
+    "pointwise": {D.FLOAT: (1e-5, 1e-5), D.HALF: (1e-3, 1e-3), D.BFLOAT16: (1e-2, 1e-2)},
 }
 ROW_TOL = {
     Row.BN_INFERENCE: "bn_inference", Row.BN_INFERENCE_INV: "bn_inference",
@@ -38,6 +39,8 @@ ROW_TOL = {
     Row.BN_TRAINING_ACT: "bn_training", Row.BN_BACKWARD: "bn_backward",
     Row.BN_INF_DRELU_BN_BWD: "bn_backward", Row.CONV_FPROP: "conv_fprop",
     Row.CONV_DGRAD: "conv_dgrad", Row.CONV_WGRAD: "conv_wgrad", Row.CONV_BIAS_ACT: "conv_fprop",
+    Row.BN_INFERENCE_ACT: "bn_inference", Row.BN_INFERENCE_INV_ACT: "bn_inference",
+    Row.POINTWISE_ACT: "pointwise", Row.POINTWISE_BINARY: "pointwise",
 }
 
 
@@ -61,6 +64,9 @@ class Case:
         return TOL[ROW_TOL[self.row]][self.dtype]
 
     def empty_outputs(self) -> dict[str, np.ndarray]:
+        if self.layout not in LAYOUTS:  # NCL / NLC
+            return {role: _host(np.zeros(t.dim, np.float32), DataType(t.data_type), self.layout)
+                    for role, t in self.outputs.items()}
         return {role: host_array(np.zeros(t.dim, np.float32), DataType(t.data_type), self.layout
                                  if len(t.dim) == len(LAYOUTS[self.layout]) and t.dim[0] != 1
                                  else None)
@@ -276,9 +282,11 @@ def _p(v: np.ndarray, rank: int) -> np.ndarray:
 
 
 def bn_inference_case(dtype: DataType, layout: str, seed: int = 0, *, inv: bool = False,
-                      eps: float = 1e-5) -> Case:
+                      eps: float = 1e-5, activation: bool = False, lower: float | None = None,
+                      upper: float | None = None) -> Case:
     """BN inference with variance (batchnorm_inference_variance_ext) and ``eps``, or with the
-    inverse variance 1/sqrt(var + eps) when ``inv``."""
+    inverse variance 1/sqrt(var + eps) when ``inv``; with ``activation`` followed by RELU_FWD
+    (clips ``lower``/``upper``), the batchnorm's Y virtual FP32."""
     rng = np.random.default_rng(seed)
     xd = _bn_shape(layout)
     rank = len(xd)
@@ -289,20 +297,114 @@ def bn_inference_case(dtype: DataType, layout: str, seed: int = 0, *, inv: bool 
     tp = {k: _param(g, k, xd[1], rank) for k in p}
     if inv:
         p["variance"] = (1.0 / np.sqrt(p["variance"].astype(np.float64) + eps)).astype(np.float32)
-        ty = _out(g.batchnorm_inference(tx, tp["mean"], tp["variance"], tp["scale"], tp["bias"],
-                                        name="bn"), layout)
+        ty = g.batchnorm_inference(tx, tp["mean"], tp["variance"], tp["scale"], tp["bias"],
+                                   name="bn")
     else:
-        ty = _out(g.batchnorm_inference(tx, tp["mean"], scale=tp["scale"], bias=tp["bias"],
-                                        variance=tp["variance"], epsilon=eps, name="bn"), layout)
-    c = Case(Row.BN_INFERENCE_INV if inv else Row.BN_INFERENCE, g, dtype, layout,
-             args={} if inv else {"epsilon": eps})
+        ty = g.batchnorm_inference(tx, tp["mean"], scale=tp["scale"], bias=tp["bias"],
+                                   variance=tp["variance"], epsilon=eps, name="bn")
+    if activation:
+        ty = g.relu(ty, lower_clip=lower, upper_clip=upper, name="act")
+    ty = _out(ty, layout)
+    row = ((Row.BN_INFERENCE_INV_ACT if inv else Row.BN_INFERENCE_ACT) if activation
+           else Row.BN_INFERENCE_INV if inv else Row.BN_INFERENCE)
+    c = Case(row, g, dtype, layout, args={} if inv else {"epsilon": eps})
     c.inputs = {tx: host_array(x, dtype, layout), **{tp[k]: _p(v, rank) for k, v in p.items()}}
     c.outputs = {"y": ty}
     pp = {k: _p(v, rank).astype(np.float64) for k, v in p.items()}
     inv_std = pp["variance"] if inv else 1.0 / np.sqrt(pp["variance"] + eps)
     y = (x - pp["mean"]) * inv_std * pp["scale"] + pp["bias"]
+    if activation:
+        y = act_ref(_torch().from_numpy(y), lower, upper).numpy()
     c.expected = {"y": y.astype(np.float32)}
     return c
+
+
+#: Standalone activations: name -> (graph builder keywords, torch reference).
+ACTIVATIONS: dict[str, tuple[dict[str, Any], Callable[[Any], Any]]] = {
+    "relu": ({}, lambda x: act_ref(x, None, None)),
+    "clipped_relu": ({"upper_clip": 0.7}, lambda x: act_ref(x, None, 0.7)),
+    "clamp": ({"lower_clip": -0.4, "upper_clip": 0.9}, lambda x: act_ref(x, -0.4, 0.9)),
+    "leaky_relu": ({"negative_slope": 0.1},
+                   lambda x: _torch().nn.functional.leaky_relu(x, 0.1)),
+    "sigmoid": ({}, lambda x: _torch().sigmoid(x)),
+    "tanh": ({}, lambda x: _torch().tanh(x)),
+}
+
+
+def _spatial_dims(layout: str) -> tuple[int, ...]:
+    rank = len(LAYOUTS[layout]) if layout in LAYOUTS else 3
+    return {3: (2, 3, 7), 4: (2, 3, 4, 5), 5: (2, 3, 2, 3, 4)}[rank]
+
+
+def _strides(dims: tuple[int, ...], layout: str) -> tuple[int, ...]:
+    if layout == "NCL":
+        return packed_strides(dims)
+    if layout == "NLC":
+        return (dims[1] * dims[2], 1, dims[1])
+    return packed_strides(dims, layout)
+
+
+def pointwise_act_case(dtype: DataType, layout: str, seed: int = 0, *,
+                       act: str = "leaky_relu") -> Case:
+    """One standalone activation node (``act`` of :data:`ACTIVATIONS`) over a dense tensor."""
+    torch = _torch()
+    rng = np.random.default_rng(seed)
+    dims = _spatial_dims(layout)
+    x = _rq(rng.standard_normal(dims, np.float32) * 1.5, dtype)
+    g = new_graph(dtype)
+    tx = g.tensor(dim=list(dims), stride=list(_strides(dims, layout)), data_type=dtype, name="x")
+    kw, ref = ACTIVATIONS[act]
+    if act == "sigmoid":
+        ty = g.sigmoid(tx, name="act")
+    elif act == "tanh":
+        ty = g.tanh(tx, name="act")
+    else:
+        ty = g.relu(tx, name="act", **kw)
+    ty.set_output(True)
+    ty.set_stride(list(_strides(dims, layout)))
+    c = Case(Row.POINTWISE_ACT, g, dtype, layout)
+    c.inputs = {tx: _host(x, dtype, layout)}
+    c.outputs = {"y": ty}
+    c.expected = {"y": ref(torch.from_numpy(x)).numpy()}
+    return c
+
+
+#: Standalone binary ops: name -> numpy reference.
+BINARY_OPS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "max": np.maximum, "min": np.minimum,
+}
+
+
+def pointwise_binary_case(dtype: DataType, layout: str, seed: int = 0, *, op: str = "sub",
+                          b_dims: tuple[int, ...] | None = None) -> Case:
+    """One standalone binary node ``op``: IN_0 full shape, IN_1 broadcast per channel (or
+    ``b_dims``), all packed in ``layout``."""
+    from hipdnn.types import PointwiseMode
+
+    rng = np.random.default_rng(seed)
+    dims = _spatial_dims(layout)
+    bd = b_dims if b_dims is not None else (1, dims[1]) + (1,) * (len(dims) - 2)
+    a = _rq(rng.standard_normal(dims, np.float32), dtype)
+    b = _rq(rng.standard_normal(bd, np.float32), dtype)
+    g = new_graph(dtype)
+    ta = g.tensor(dim=list(dims), stride=list(_strides(dims, layout)), data_type=dtype, name="a")
+    tb = g.tensor(dim=list(bd), stride=list(_strides(bd, layout)), data_type=dtype, name="b")
+    tc = g.pointwise(PointwiseMode[op.upper()], ta, tb, name=op)
+    tc.set_output(True)
+    tc.set_stride(list(_strides(dims, layout)))
+    c = Case(Row.POINTWISE_BINARY, g, dtype, layout)
+    c.inputs = {ta: _host(a, dtype, layout), tb: _host(b, dtype, layout)}
+    c.outputs = {"c": tc}
+    c.expected = {"c": BINARY_OPS[op](a, b).astype(np.float32)}
+    return c
+
+
+def _host(logical: np.ndarray, dtype: DataType, layout: str) -> np.ndarray:
+    if layout in LAYOUTS:
+        return host_array(logical, dtype, layout)
+    order = (0, 1, 2) if layout == "NCL" else (0, 2, 1)
+    phys = np.ascontiguousarray(logical.transpose(order)).astype(NP[dtype])
+    return phys.transpose(np.argsort(order))
 
 
 def bn_training_case(dtype: DataType, layout: str, *, running: bool = False,
@@ -419,6 +521,11 @@ def build(row: Row, dtype: DataType, layout: str, **kw: Any) -> Case:
         Row.BN_TRAINING_ACT: lambda d, lay, **k: bn_training_case(d, lay, activation=True, **k),
         Row.BN_BACKWARD: bn_backward_case,
         Row.BN_INF_DRELU_BN_BWD: lambda d, lay, **k: bn_backward_case(d, lay, drelu=True, **k),
+        Row.BN_INFERENCE_ACT: lambda d, lay, **k: bn_inference_case(d, lay, activation=True, **k),
+        Row.BN_INFERENCE_INV_ACT: lambda d, lay, **k: bn_inference_case(d, lay, inv=True,
+                                                                        activation=True, **k),
+        Row.POINTWISE_ACT: pointwise_act_case,
+        Row.POINTWISE_BINARY: pointwise_binary_case,
     }
     case = makers[row](dtype, layout, **kw)
     case.graph.validate()

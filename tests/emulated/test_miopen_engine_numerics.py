@@ -51,6 +51,12 @@ def refusal(row: Row, dtype: DataType, version: str, layout: str = "NCHW") -> st
     ``version``: "check_support" (declined up front: bf16 batchnorm + activation on 3.4),
     "layout" (declined up front: channels-last batchnorm inference on 3.4, which the real
     3.4.0 has no solver for), "build" (the fusion plan did not compile) or None."""
+    if dtype == DataType.BFLOAT16 and row in (Row.POINTWISE_ACT, Row.POINTWISE_BINARY):
+        return "pointwise_bf16"  # AMD's rule: FLOAT/HALF (MIOpenNeuron.cl has no bf16)
+    if row == Row.POINTWISE_BINARY and layout.endswith("C"):
+        return "channels_first"  # AMD's rule: packed channels-first
+    if dtype == DataType.BFLOAT16 and row in BN_INF_ACT_ROWS and version == "3.4":
+        return "bf16_inf_act"
     if dtype == DataType.BFLOAT16 and row == Row.CONV_BIAS_ACT:
         return "build"  # the emulated Debian builds fuse fp32 NCHW convolutions only
     if dtype == DataType.BFLOAT16 and row in BN_ACTIVATION_CALLS and version == "3.4":
@@ -62,8 +68,11 @@ def refusal(row: Row, dtype: DataType, version: str, layout: str = "NCHW") -> st
     return None
 
 
+#: AMD's batchnorm inference + activation rows.
+BN_INF_ACT_ROWS = (Row.BN_INFERENCE_ACT, Row.BN_INFERENCE_INV_ACT)
 #: Rows calling batchnorm inference (on 3.4 also the DReLU row's unfused path).
-BN_INFERENCE_ROWS = (Row.BN_INFERENCE, Row.BN_INFERENCE_INV, Row.BN_INF_DRELU_BN_BWD)
+BN_INFERENCE_ROWS = (Row.BN_INFERENCE, Row.BN_INFERENCE_INV, Row.BN_INF_DRELU_BN_BWD,
+                     *BN_INF_ACT_ROWS)
 #: Rows calling 3.4's batchnorm training/backward kernels, which mislaunch NDHWC (the real
 #: 3.4's kernels in tests/amdkernels read past the per-channel tensors).
 BN_V2_ROWS = (Row.BN_TRAINING, Row.BN_BACKWARD, Row.BN_TRAINING_ACT)
@@ -84,6 +93,14 @@ def assert_refused(device: EmulatedDevice, engine: MiopenEngine, case: Case) -> 
     if kind == "ndhwc":
         assert reason is not None and "in NDHWC needs MIOpen >= 3.5" in reason, reason
         with pytest.raises(EngineError, match="per channel x depth"):
+            engine.build_plan(case.graph, {"global.benchmarking": 0}, h)
+        h.close()
+        return reason
+    if kind in ("pointwise_bf16", "channels_first", "bf16_inf_act"):
+        want = {"pointwise_bf16": "BFLOAT16", "channels_first": "not packed channels-first",
+                "bf16_inf_act": "needs miopenBatchNormForwardInferenceActivation (MIOpen >= 3.5)"}
+        assert reason is not None and want[kind] in reason, reason
+        with pytest.raises(EngineError, match=want[kind].split(" (")[0]):
             engine.build_plan(case.graph, {"global.benchmarking": 0}, h)
         h.close()
         return reason

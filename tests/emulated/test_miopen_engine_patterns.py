@@ -25,6 +25,13 @@ pytest.importorskip("torch")
 def test_every_row_matches(row: Row, layout: str) -> None:
     for dtype in DTYPES.values():
         case = build(row, dtype, layout)
+        pointwise = row in (Row.POINTWISE_ACT, Row.POINTWISE_BINARY)
+        if pointwise and (dtype == D.BFLOAT16 or (row == Row.POINTWISE_BINARY
+                                                  and layout.endswith("C"))):
+            # AMD's rules: FLOAT/HALF only; binary ops packed channels-first only
+            with pytest.raises(Declined, match=r"BFLOAT16|not packed channels-first"):
+                match(case.graph)
+            continue
         m = match(case.graph)
         assert m.row == row
         assert m.layout == layout
@@ -38,6 +45,8 @@ ROW_CLASSES = {
     Row.BN_INFERENCE: roles.BnInference, Row.BN_INFERENCE_INV: roles.BnInferenceInv,
     Row.BN_TRAINING: roles.BnTraining, Row.BN_TRAINING_ACT: roles.BnTrainingAct,
     Row.BN_BACKWARD: roles.BnBackward, Row.BN_INF_DRELU_BN_BWD: roles.BnInfDreluBnBwd,
+    Row.BN_INFERENCE_ACT: roles.BnInferenceAct, Row.BN_INFERENCE_INV_ACT: roles.BnInferenceInvAct,
+    Row.POINTWISE_ACT: roles.PointwiseActivation, Row.POINTWISE_BINARY: roles.PointwiseBinary,
 }
 
 
@@ -156,6 +165,10 @@ def test_declines_half_bn_params() -> None:
 def test_declines_other_graphs() -> None:
     g = new_graph(D.FLOAT)
     a = g.tensor(dim=[2, 3, 4, 4], name="a")
-    g.relu(a, name="r").set_output(True)
+    g.relu(g.relu(a, name="r"), name="r2").set_output(True)  # two activations: no row
     msg = _declined(g)
     assert "not a seed-table pattern" in msg and "PointwiseNode(RELU_FWD)" in msg
+    g = new_graph(D.FLOAT)
+    g.exp(g.tensor(dim=[2, 3, 4, 4], name="a"), name="e").set_output(True)
+    msg = _declined(g)
+    assert "not a seed-table pattern" in msg and "PointwiseNode(EXP)" in msg

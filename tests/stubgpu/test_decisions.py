@@ -37,6 +37,16 @@ CASES = [(row, dtype, layout) for row in Row for dtype in DTYPES for layout in L
 CASES += [(row, "fp32", "NCDHW") for row in Row]
 CONV_ROWS = (Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD)
 BN_ACTIVATION_ROWS = (Row.BN_TRAINING_ACT, Row.BN_INF_DRELU_BN_BWD)
+#: AMD's batchnorm inference + activation rows (3.5: miopenBatchNormForwardInferenceActivation;
+#: 3.4: _V2 then miopenActivationForward).
+BN_INF_ACT_ROWS = (Row.BN_INFERENCE_ACT, Row.BN_INFERENCE_INV_ACT)
+#: Rows whose inverse variance becomes a variance on the device first (POWER activation, then
+#: miopenScaleTensor): their first two kernels.
+INV_ROWS = (Row.BN_INFERENCE_INV, Row.BN_INFERENCE_INV_ACT)
+INV_KERNELS = (r"^MIOpenActiveFwd", r"^SubTensorOpWithScalar\dd$")  # POWER; miopenScaleTensor
+#: Standalone pointwise rows' kernels.
+POINTWISE_KERNELS = {Row.POINTWISE_ACT: r"^MIOpenActiveFwd",
+                     Row.POINTWISE_BINARY: r"^(OpTensorFwdBias|Op[1-5]dTensor\w*|OpTensor\w*)$"}
 
 #: Kernels each convolution solution launches (the real library's names; a solution not listed
 #: here fails the test: the table grows when MIOpen picks something new).
@@ -53,6 +63,8 @@ SOLUTION_KERNELS = {
 #: Kernels of the batchnorm rows, by row (MIOpen picks NCHW/NHWC variants within a family).
 BN_KERNELS = {
     Row.BN_INFERENCE: r"^MIOpenBatchNormFwdInfer", Row.BN_INFERENCE_INV: r"^MIOpenBatchNormFwdInfer",
+    Row.BN_INFERENCE_ACT: r"^MIOpenBatchNorm(Activ)?(Fwd)?Infer",
+    Row.BN_INFERENCE_INV_ACT: r"^MIOpenBatchNorm(Activ)?(Fwd)?Infer",
     Row.BN_TRAINING: r"^MIOpenBatchNormFwdTrain", Row.BN_TRAINING_ACT: r"^MIOpenBatchNormFwdTrain",
     Row.BN_BACKWARD: r"^MIOpenBatchNormBwd", Row.BN_INF_DRELU_BN_BWD: r"^MIOpenBatchNormBwd",
 }
@@ -72,12 +84,21 @@ def _report(record: dict[str, Any]) -> None:
 
 def _declined_up_front(stub: Stub, row: Row, dtype: str, layout: str) -> str | None:
     """The reason MIOPEN_ENGINE must give for a graph the real library cannot run, or None."""
+    if dtype == "bf16" and row == Row.POINTWISE_ACT:
+        return "MIOpenNeuron.cl"
+    if dtype == "bf16" and row == Row.POINTWISE_BINARY:
+        return "allows FLOAT, HALF"
+    if layout.endswith("C") and row == Row.POINTWISE_BINARY:
+        return "not packed channels-first"
+    if stub.version == "6.4.3" and dtype == "bf16" and row in BN_INF_ACT_ROWS:
+        return "MIOpen >= 3.5"
     if dtype == "bf16" and row == Row.CONV_BIAS_ACT:  # only fused: no bf16 standalone activation
         return "#5409" if stub.arch == "gfx90a" else "miopenCompileFusionPlan"
     if stub.version == "6.4.3" and dtype == "bf16" and row in BN_ACTIVATION_ROWS:
         return "MIOpen >= 3.5"
     if (stub.version == "6.4.3" and layout.endswith("C")
-            and row in (Row.BN_INFERENCE, Row.BN_INFERENCE_INV, Row.BN_INF_DRELU_BN_BWD)):
+            and row in (Row.BN_INFERENCE, Row.BN_INFERENCE_INV, Row.BN_INF_DRELU_BN_BWD,
+                        *BN_INF_ACT_ROWS)):
         return "BnFwdInference"  # 3.4.0: "No solver found" for channels-last inference
     return None
 
@@ -92,11 +113,23 @@ def _run(case: Case, ws: int) -> None:
 def _check_kernels(row: Row, plan: Any, kernels: list[str]) -> None:
     assert kernels, "no kernel was launched"
     sid = plan.solution_id
+    if row in POINTWISE_KERNELS:
+        assert len(kernels) == 1 and re.match(POINTWISE_KERNELS[row], kernels[0]), kernels
+        return
+    if row in INV_ROWS:  # the device-side variance first
+        assert len(kernels) > 2, kernels
+        assert re.match(INV_KERNELS[0], kernels[0]) and re.match(INV_KERNELS[1], kernels[1]), kernels
+        kernels = kernels[2:]
+    if row in BN_INF_ACT_ROWS and plan.path == "unfused":  # 3.4: _V2, then the activation
+        assert len(kernels) == 2 and re.match(BN_KERNELS[Row.BN_INFERENCE], kernels[0]), kernels
+        assert re.match(r"^MIOpenActiveFwd", kernels[1]), kernels
+        return
     if row in BN_KERNELS:
         if plan.path == "unfused":  # batchnorm kernels, and the activation's between them
             bn = [k for k in kernels if re.match(r"^MIOpenBatchNorm", k)]
             act = [k for k in kernels if re.match(r"^MIOpenActive", k)]
-            assert bn and act and len(bn) + len(act) == len(kernels), (plan.path, kernels)
+            scale = [k for k in kernels if re.match(INV_KERNELS[1], k)]  # the derived variance
+            assert bn and act and len(bn) + len(act) + len(scale) == len(kernels), (plan.path, kernels)
             return
         pattern = BN_FUSED_KERNELS[row] if plan.path == "fused" else BN_KERNELS[row]
         assert all(re.match(pattern, k) for k in kernels), (plan.path, kernels)
@@ -154,11 +187,15 @@ def test_real_library_decides(stub: Stub, row: Row, dtype: str, layout: str) -> 
             assert plan.solution_id == sid
             assert plan.workspace_size == ws if row in CONV_ROWS else plan.workspace_size >= ws
         expected_path = ("immediate" if row in CONV_ROWS else
+                         "activation" if row == Row.POINTWISE_ACT else
+                         "op_tensor" if row == Row.POINTWISE_BINARY else
+                         ("bn_activation" if stub.version == "7.2.4" else "unfused")
+                         if row in BN_INF_ACT_ROWS else
                          "bn_activation" if row in BN_ACTIVATION_ROWS and stub.version == "7.2.4" else
                          None if row in BN_ACTIVATION_ROWS else "v2" if row in BN_KERNELS else None)
         if expected_path is not None:
             assert plan.path == expected_path, plan.name
-        if plan.path == "unfused" and row != Row.CONV_BIAS_ACT:
+        if plan.path == "unfused" and row not in (Row.CONV_BIAS_ACT, *BN_INF_ACT_ROWS):
             # 3.4: the fusion plan did not compile, or (not 4-D NCHW) was not tried
             want = "miopenCompileFusionPlan returned" if layout == "NCHW" else "4-D NCHW only"
             assert plan.notes and want in plan.notes[0], plan.notes

@@ -6,8 +6,6 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-import numpy as np
-
 from hipdnn.engines.miopen.descriptors import ActivationDesc, Resources, TensorDesc, bn_param_desc
 from hipdnn.engines.miopen.fusion import ONE, ZERO, FusionPlan
 from hipdnn.engines.miopen.memory import copy, tensor_nbytes
@@ -16,13 +14,16 @@ from hipdnn.engines.miopen.roles import (
     BnBackward,
     BnInfDreluBnBwd,
     BnInference,
+    BnInferenceAct,
     BnInferenceInv,
+    BnInferenceInvAct,
     BnTraining,
     BnTrainingAct,
 )
 from hipdnn.engines.miopen.rules import Tensor
 from hipdnn.engines.miopen.runtime import Arena, Call, Ctx, Path, Runner, replay
-from miopen_ctypes.enums import miopenBatchNormMode_t
+from hipdnn.types import DataType
+from miopen_ctypes.enums import miopenActivationMode_t, miopenBatchNormMode_t
 from miopen_ctypes.hip import HipLibrary
 from miopen_ctypes.loader import MIOpenLibrary
 
@@ -31,7 +32,7 @@ __all__ = [
     "BnBackwardRunner",
     "BnInferenceRunner",
     "BnTrainingRunner",
-    "derive_variance",
+    "VarianceFromInverse",
 ]
 
 _SPATIAL = miopenBatchNormMode_t.miopenBNSpatial
@@ -55,28 +56,46 @@ def _act(lib: MIOpenLibrary, res: Resources, m: Match) -> ActivationDesc:
     return res.add(ActivationDesc(lib, a.mode, a.alpha, a.beta, a.gamma))
 
 
-def derive_variance(hip: HipLibrary, ctx: Ctx[Any], inv_variance: int, dst: int, channels: int) -> float:
-    """variance = 1/inv^2 - eps on the host, written to ``dst``; returns eps (> 0).
-
-    MIOpen's inference calls take a variance; with eps <= half the smallest 1/inv^2, the
-    subtraction loses no precision and var + eps gives back 1/inv^2.
-    """
-    inv = np.empty(channels, np.float32)
-    if ctx.stream:
-        hip.hipStreamSynchronize(ctypes.c_void_p(ctx.stream))
-    copy(hip, inv.ctypes.data, inv_variance, inv.nbytes, 2)
-    var_eps = 1.0 / np.square(inv.astype(np.float64))
-    eps = float(min(DEFAULT_EPSILON, 0.5 * float(var_eps.min())))
-    var = np.ascontiguousarray((var_eps - eps).astype(np.float32))
-    copy(hip, dst, var.ctypes.data, var.nbytes, 1)
-    return eps
+#: Scale of the inverse variance inside POWER: MIOpen's POWER activation returns 0 where its base
+#: is <= 1e-6 (MIOpenNeuron.cl's EPSILON for fp32); with the base K * inv that is inv <= 1e-9
+#: (a variance of 1e18), and (K * inv)^-2 stays a normal float for inv up to 1e16.
+_POW_SCALE = 1024.0
+_pow_back = ctypes.c_float(_POW_SCALE * _POW_SCALE)
+#: Address of the host float K^2 (miopenScaleTensor's alpha): exact, a power of two.
+POW_BACK = ctypes.addressof(_pow_back)
 
 
-class BnInferenceRunner(Runner[BnInference[int, float] | BnInferenceInv[int]]):
-    """BN inference: miopenBatchNormalizationForwardInference_V2 (with the inverse-variance
-    form, the variance is derived on the host into the workspace first)."""
+class VarianceFromInverse:
+    """variance = 1 / inv_variance^2 on the device, into a workspace block: MIOpen's POWER
+    activation ((0 + K * inv)^-2) then miopenScaleTensor by K^2. The batchnorm call then takes
+    this variance with epsilon 0 (rsqrt(variance + 0) gives back inv_variance): no host copy.
 
-    path = Path.V2
+    MIOpen 3.4 and 3.5 have no inverse-variance batchnorm inference call (the
+    ``*InvVariance`` calls AMD's provider uses came later)."""
+
+    def __init__(self, lib: MIOpenLibrary, res: Resources, channels: int, rank: int) -> None:
+        dims = (1, channels) + (1,) * (rank - 2)
+        self.desc = res.add(TensorDesc(lib, DataType.FLOAT, dims, (channels,) + (1,) * (rank - 1)))
+        self.pow = res.add(ActivationDesc(lib, int(miopenActivationMode_t.miopenActivationPOWER),
+                                          0.0, _POW_SCALE, -2.0))
+        self.nbytes = channels * 4
+
+    def calls(self, handle: Any, inv_variance: int, dst: int) -> list[Call]:
+        d = self.desc.raw
+        return [("miopenActivationForward", (handle, self.pow.raw, ONE, d, inv_variance, ZERO, d, dst)),
+                ("miopenScaleTensor", (handle, d, dst, POW_BACK))]
+
+
+_InfRow = BnInference[int, float] | BnInferenceInv[int]
+
+
+class BnInferenceRunner(Runner[_InfRow]):
+    """BN inference, either form, optionally followed by an activation (AMD's fused rows).
+
+    The variance form calls miopenBatchNormalizationForwardInference_V2 (with an activation:
+    3.5's miopenBatchNormForwardInferenceActivation, else _V2 into the workspace then
+    miopenActivationForward). The inverse-variance form first derives the variance on the device
+    (:class:`VarianceFromInverse`) and passes epsilon 0."""
 
     def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
         self.lib, self.hip = lib, hip
@@ -86,27 +105,50 @@ class BnInferenceRunner(Runner[BnInference[int, float] | BnInferenceInv[int]]):
         self.p = res.add(bn_param_desc(lib, self.x))
         self.channels = int(t.x.dim[1])
         self.inv = isinstance(t, BnInferenceInv)
-        self.workspace_size = self.channels * 4 if self.inv else 0
+        self.arena = Arena()
+        self.derive: VarianceFromInverse | None = None
+        if self.inv:
+            self.derive = VarianceFromInverse(lib, res, self.channels, len(t.x.dim))
+            self.arena.reserve("variance", self.derive.nbytes)
+        self.act: ActivationDesc | None = None
+        if not isinstance(t, (BnInferenceAct, BnInferenceInvAct)):
+            self.path = Path.V2
+        elif lib.capabilities.has("miopenBatchNormForwardInferenceActivation"):
+            self.path, self.act = Path.BN_ACTIVATION, _act(lib, res, m)
+        else:
+            self.path, self.act = Path.UNFUSED, _act(lib, res, m)
+            self.notes = ("MIOpen 3.4 has no batchnorm inference + activation call "
+                          "(miopenBatchNormForwardInferenceActivation is 3.5): _V2 into the "
+                          "workspace, then miopenActivationForward",)
+            self.arena.reserve("bn_y", tensor_nbytes(t.x))
+        self.workspace_size = self.arena.size
 
-    def _call(self, ctx: Ctx[BnInference[int, float] | BnInferenceInv[int]], variance: int,
-              epsilon: float) -> Call:
+    def calls(self, ctx: Ctx[_InfRow]) -> list[Call] | None:
         p, q = ctx.ptr, self.p.raw
-        return ("miopenBatchNormalizationForwardInference_V2",
-                (ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p.x, self.y.raw, p.y,
-                 q, q, q, q, p.scale, p.bias, p.mean, variance, epsilon))
-
-    def calls(self, ctx: Ctx[BnInference[int, float] | BnInferenceInv[int]]) -> list[Call] | None:
-        p = ctx.ptr
-        if isinstance(p, BnInferenceInv):  # host work (the derived variance) between calls
-            return None
-        return [self._call(ctx, p.variance, p.epsilon)]
-
-    def run_with_host_work(self, ctx: Ctx[BnInference[int, float] | BnInferenceInv[int]]) -> None:
-        """Inverse variance: derive the variance into the workspace, then the same call."""
-        p = ctx.ptr
-        assert isinstance(p, BnInferenceInv)
-        eps = derive_variance(self.hip, ctx, p.inv_variance, ctx.ws, self.channels)
-        replay(self.lib, [self._call(ctx, ctx.ws, eps)])
+        out: list[Call] = []
+        if isinstance(p, BnInferenceInv):
+            assert self.derive is not None
+            variance, eps = self.arena.at(ctx, "variance"), 0.0
+            out += self.derive.calls(ctx.handle, p.inv_variance, variance)
+        else:
+            variance, eps = p.variance, p.epsilon
+        params = (q, q, q, q, p.scale, p.bias, p.mean, variance, eps)
+        common = (ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p.x)
+        if self.path == Path.BN_ACTIVATION:
+            assert self.act is not None
+            out.append(("miopenBatchNormForwardInferenceActivation",
+                        (*common, self.y.raw, p.y, *params, self.act.raw)))
+        elif self.path == Path.UNFUSED:
+            assert self.act is not None
+            bn_y = self.arena.at(ctx, "bn_y")
+            out.append(("miopenBatchNormalizationForwardInference_V2",
+                        (*common, self.x.raw, bn_y, *params)))
+            out.append(("miopenActivationForward",
+                        (ctx.handle, self.act.raw, ONE, self.x.raw, bn_y, ZERO, self.y.raw, p.y)))
+        else:
+            out.append(("miopenBatchNormalizationForwardInference_V2",
+                        (*common, self.y.raw, p.y, *params)))
+        return out
 
 
 class BnTrainingRunner(Runner[BnTraining[int, float]]):
@@ -223,8 +265,8 @@ class BnTrainingRunner(Runner[BnTraining[int, float]]):
 class BnBackwardRunner(Runner[BnBackward[int] | BnInfDreluBnBwd[int]]):
     """BN backward (_V2), and BN inference + DReLU + BN backward: 3.5
     miopenBatchNormBackwardActivation, else the fusion plan [BatchNormBackward,
-    ActivationBackward], else recompute (ForwardInference_V2 with variance derived from the saved
-    inverse variance) + miopenActivationBackward + Backward_V2."""
+    ActivationBackward], else recompute (ForwardInference_V2 with the variance derived on the device
+    from the saved inverse variance) + miopenActivationBackward + Backward_V2."""
 
     def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
         self.lib, self.hip, self.m = lib, hip, m
@@ -237,6 +279,7 @@ class BnBackwardRunner(Runner[BnBackward[int] | BnInfDreluBnBwd[int]]):
         self.arena = Arena()
         self.fusion: FusionPlan | None = None
         self.act: ActivationDesc | None = None
+        self.derive: VarianceFromInverse | None = None
         if isinstance(t, BnBackward):
             self.path = Path.V2
         elif lib.capabilities.has("miopenBatchNormBackwardActivation"):
@@ -255,7 +298,8 @@ class BnBackwardRunner(Runner[BnBackward[int] | BnInfDreluBnBwd[int]]):
                 self.path, self.act = Path.UNFUSED, _act(lib, res, m)
                 self.notes = (plan.declined_note() if plan is not None else FUSION_NCHW_ONLY,)
                 nbytes = tensor_nbytes(t.x)
-                self.arena.reserve("variance", self.channels * 4)
+                self.derive = VarianceFromInverse(lib, res, self.channels, len(t.x.dim))
+                self.arena.reserve("variance", self.derive.nbytes)
                 self.arena.reserve("bn_y", nbytes)
                 self.arena.reserve("drelu", nbytes)
         self.workspace_size = self.arena.size
@@ -289,25 +333,21 @@ class BnBackwardRunner(Runner[BnBackward[int] | BnInfDreluBnBwd[int]]):
                      (args, self.act_op, ONE, ZERO, p.x, None, a.alpha, a.beta, a.gamma)),
                     self.fusion.execute_call(ctx.handle, self.dy, p.dy, self.dx, p.dx,
                                              ctx.ws)]
-        return None  # unfused: the variance is derived on the host between calls
-
-    def run_with_host_work(self, ctx: Ctx[BnBackward[int] | BnInfDreluBnBwd[int]]) -> None:
-        """Unfused: recompute (variance derived on the host), activation backward, backward."""
-        p = ctx.ptr
-        assert isinstance(p, BnInfDreluBnBwd)
-        self._unfused(ctx, p)
+        return self._unfused(ctx, p)
 
     def _unfused(self, ctx: Ctx[BnBackward[int] | BnInfDreluBnBwd[int]],
-                 p: BnInfDreluBnBwd[int]) -> None:
-        lib, q, ar = self.lib, self.p.raw, self.arena
+                 p: BnInfDreluBnBwd[int]) -> list[Call]:
+        """Recompute (variance derived on the device), activation backward, backward."""
+        q, ar = self.p.raw, self.arena
         var, bn_y, drelu = ar.at(ctx, "variance"), ar.at(ctx, "bn_y"), ar.at(ctx, "drelu")
-        eps = derive_variance(self.hip, ctx, p.inv_variance, var, self.channels)
-        lib.miopenBatchNormalizationForwardInference_V2(
-            ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p.x, self.x.raw, bn_y,
-            q, q, q, q, p.scale, p.bias, p.mean, var, eps)
-        assert self.act is not None
-        # y = x = the recomputed pre-activation: ReLU/clipped ReLU/clamp derivatives gate on x
-        lib.miopenActivationBackward(ctx.handle, self.act.raw, ONE, self.x.raw, bn_y,
-                                     self.dy.raw, p.dy, self.x.raw, bn_y, ZERO,
-                                     self.x.raw, drelu)
-        replay(lib, [self._backward_v2(ctx, drelu)])
+        assert self.act is not None and self.derive is not None
+        return [
+            *self.derive.calls(ctx.handle, p.inv_variance, var),
+            ("miopenBatchNormalizationForwardInference_V2",
+             (ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p.x, self.x.raw, bn_y,
+              q, q, q, q, p.scale, p.bias, p.mean, var, 0.0)),
+            # y = x = the recomputed pre-activation: ReLU/clipped ReLU/clamp derivatives gate on x
+            ("miopenActivationBackward",
+             (ctx.handle, self.act.raw, ONE, self.x.raw, bn_y, self.dy.raw, p.dy, self.x.raw,
+              bn_y, ZERO, self.x.raw, drelu)),
+            self._backward_v2(ctx, drelu)]

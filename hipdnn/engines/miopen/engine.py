@@ -36,6 +36,7 @@ from hipdnn.engines.miopen.errors import translating
 from hipdnn.engines.miopen.memory import MiopenHandleState
 from hipdnn.engines.miopen.patterns import Declined, Match, Row, match
 from hipdnn.engines.miopen.plan import MiopenPlan
+from hipdnn.engines.miopen.pointwise import ActivationRunner, BinaryRunner
 from hipdnn.engines.miopen.runtime import Runner
 from hipdnn.engines.miopen.workarounds import workaround_for
 from hipdnn.errors import EngineError, HipdnnError
@@ -43,6 +44,7 @@ from hipdnn.handle import default_handle
 from hipdnn.logs import logger
 from hipdnn.types import DataType, KnobValueType
 from miopen_ctypes._discovery import forget_failures
+from miopen_ctypes.enums import miopenActivationMode_t as ActivationMode
 from miopen_ctypes.enums import miopenStatus_t
 from miopen_ctypes.errors import (
     HipError,
@@ -65,6 +67,10 @@ _MEMO_SIZE = 64
 _BN_RUNNERS: dict[Row, type[Any]] = {
     Row.BN_INFERENCE: BnInferenceRunner,
     Row.BN_INFERENCE_INV: BnInferenceRunner,
+    Row.BN_INFERENCE_ACT: BnInferenceRunner,
+    Row.BN_INFERENCE_INV_ACT: BnInferenceRunner,
+    Row.POINTWISE_ACT: ActivationRunner,
+    Row.POINTWISE_BINARY: BinaryRunner,
     Row.BN_TRAINING: BnTrainingRunner,
     Row.BN_TRAINING_ACT: BnTrainingRunner,
     Row.BN_BACKWARD: BnBackwardRunner,
@@ -108,7 +114,10 @@ _BN_ACTIVATION_CALLS = {
 
 #: Rows that call miopenBatchNormalizationForwardInference_V2 (on 3.4 for the DReLU row too,
 #: whose NCHW-only fusion plan does not apply to channels-last).
-_BN_INFERENCE_ROWS = (Row.BN_INFERENCE, Row.BN_INFERENCE_INV, Row.BN_INF_DRELU_BN_BWD)
+_BN_INFERENCE_ROWS = (Row.BN_INFERENCE, Row.BN_INFERENCE_INV, Row.BN_INF_DRELU_BN_BWD,
+                      Row.BN_INFERENCE_ACT, Row.BN_INFERENCE_INV_ACT)
+#: Rows whose activation runs standalone on MIOpen 3.4 (miopenActivationForward).
+_ACTIVATION_34_ROWS = (Row.BN_INFERENCE_ACT, Row.BN_INFERENCE_INV_ACT, Row.POINTWISE_ACT)
 #: Rows that run MIOpen 3.4's batchnorm training/backward kernels (the _V2 calls; the
 #: activation row's unfused path too).
 _BN_PLAIN_ROWS = (Row.BN_TRAINING, Row.BN_BACKWARD, Row.BN_TRAINING_ACT)
@@ -131,6 +140,17 @@ def check_library_rules(m: Match, lib: MIOpenLibrary) -> None:
     past the per-channel tensors: declined there. (Its batchnorm + activation fusion kernels
     compute 4-D NCHW only: other layouts run unfused, hipdnn/engines/miopen/batchnorm.py.)
     """
+    if (m.row in _ACTIVATION_34_ROWS and not lib.capabilities.has(_BN_35_MARKER)
+            and m.activation is not None and m.activation.mode == int(ActivationMode.miopenActivationCLAMP)):
+        raise Declined(f"node {m.nodes[-1].name!r}: a lower clip (CLAMP) needs MIOpen >= 3.5: "
+                       "MIOpen 3.4's activation kernels (MIOpenNeuron.cl) have no CLAMP mode; "
+                       "ReLU, clipped ReLU (upper clip only) and leaky ReLU run there")
+    if (m.row in (Row.BN_INFERENCE_ACT, Row.BN_INFERENCE_INV_ACT)
+            and m.data_type == DataType.BFLOAT16
+            and not lib.capabilities.has("miopenBatchNormForwardInferenceActivation")):
+        raise Declined(f"node {m.nodes[0].name!r}: bf16 {m.row.value} needs "
+                       "miopenBatchNormForwardInferenceActivation (MIOpen >= 3.5), which this "
+                       "library lacks; MIOpen's standalone activation kernels support fp32/fp16 only")
     call = _BN_ACTIVATION_CALLS.get(m.row)
     if (call is not None and m.data_type == DataType.BFLOAT16
             and not lib.capabilities.has(call)):

@@ -18,13 +18,17 @@ from hipdnn.engines.miopen.roles import (
     BnBackward,
     BnInfDreluBnBwd,
     BnInference,
+    BnInferenceAct,
     BnInferenceInv,
+    BnInferenceInvAct,
     BnTraining,
     BnTrainingAct,
     ConvBiasAct,
     ConvDgrad,
     ConvFprop,
     ConvWgrad,
+    PointwiseActivation,
+    PointwiseBinary,
     RowTensors,
 )
 from hipdnn.engines.miopen.rules import (
@@ -46,13 +50,16 @@ from hipdnn.engines.miopen.rules import (
     need,
     port_tensor,
     same_layout,
+    standalone_activation,
 )
+from hipdnn.shapes import layout_of, layout_strides
 from hipdnn.types import ConvolutionMode, DataType, PointwiseMode
 
 __all__ = ["Activation", "Declined", "Match", "Row", "match"]
 
 class Row(str, enum.Enum):
-    """The nine rows of the seed table (names used in reasons and call-map tests)."""
+    """The seed table's nine rows and AMD's provider's later ones (names used in reasons and
+    call-map tests)."""
 
     BN_INFERENCE = "batchnorm inference (variance)"
     BN_INFERENCE_INV = "batchnorm inference (inverse variance)"  # beyond the seed
@@ -64,6 +71,11 @@ class Row(str, enum.Enum):
     CONV_DGRAD = "convolution dgrad"
     CONV_WGRAD = "convolution wgrad"
     CONV_BIAS_ACT = "convolution fprop + (bias) + activation"
+    # AMD's provider's rows beyond the seed (its operation list, see docs/PROVIDER.md)
+    BN_INFERENCE_INV_ACT = "batchnorm inference (inverse variance) + activation"
+    BN_INFERENCE_ACT = "batchnorm inference (variance) + activation"
+    POINTWISE_ACT = "standalone pointwise activation"
+    POINTWISE_BINARY = "standalone pointwise binary"
 
 
 @dataclass
@@ -249,6 +261,161 @@ def _match_bn_inference(node: Any, graph: Any) -> Match:
     return Match(row, (node,), tensors, dt, layout=layout)
 
 
+def _match_bn_inference_act(graph: Any, nodes: Sequence[Any]) -> Match:
+    """BN inference (either form) -> RELU_FWD: AMD's fused rows (the intermediate Y virtual
+    FP32, the activation ReLU / clipped ReLU / CLAMP)."""
+    bn, act = nodes
+    inv = not isinstance(bn, nd.BatchnormInferenceVarianceNode)
+    row = Row.BN_INFERENCE_INV_ACT if inv else Row.BN_INFERENCE_ACT
+    rule = row.value
+    check_fp32_compute(bn, graph, rule)
+    x, bn_y = need(bn, "inputs", "X"), need(bn, "outputs", "Y")
+    check_virtual(bn, "X", x, False, rule)
+    check_virtual(bn, "Y", bn_y, True, rule)
+    check_dtype(bn, "Y", bn_y, (DataType.FLOAT,), f"{rule} (intermediate Y: FP32, e.g. the "
+                "graph's intermediate_data_type)")
+    if need(act, "inputs", "IN_0").uid != bn_y.uid:
+        raise Declined(f"node {act.name!r}: the activation must take the batchnorm's Y")
+    y = need(act, "outputs", "OUT_0")
+    check_virtual(act, "OUT_0", y, False, rule)
+    dt, layout = _bn_data(bn, [("X", x), ("OUT_0", y)], rule)
+    params = _take(bn, "inputs", ("MEAN", "INV_VARIANCE" if inv else "VARIANCE", "SCALE", "BIAS"),
+                   rule)
+    _bn_params(bn, params, x, rule)
+    mean, var, scale, bias = (t for _, t in params)
+    activation = activation_of(act, graph)
+    tensors: BnInferenceAct[Tensor, Tensor] | BnInferenceInvAct[Tensor] = (
+        BnInferenceInvAct(x, y, mean, var, scale, bias, bn_y) if inv
+        else BnInferenceAct(x, y, mean, var, scale, bias, _scalar(bn, "EPSILON"), bn_y))
+    return Match(row, tuple(nodes), tensors, dt, layout=layout, activation=activation)
+
+
+# -------------------------------------------------------------------------- pointwise rows
+#: The binary modes MIOpen's miopenOpTensor runs (SUB as ADD with in_1 scaled by -1).
+BINARY_MODES = (PointwiseMode.ADD, PointwiseMode.SUB, PointwiseMode.MUL, PointwiseMode.MAX,
+                PointwiseMode.MIN)
+#: Data types of MIOpen's activation and tensor-op kernels as AMD's provider uses them.
+POINTWISE_TYPES = (DataType.FLOAT, DataType.HALF)
+_INT32_MAX = 2**31 - 1
+
+
+def _dense_same(node: Any, items: Sequence[tuple[str, Tensor]], rule: str) -> str:
+    """The layout name of tensors that are dense (packed in some axis order) and share their
+    strides: NCL/NLC, a seed layout, or "packed" for other orders."""
+    (port0, t0), *rest = items
+    for port, t in rest:
+        if tuple(t.stride) != tuple(t0.stride) or tuple(t.dim) != tuple(t0.dim):
+            raise Declined(f"node {node.name!r}: port {port} (tensor {label(t)}) has dims "
+                           f"{list(t.dim)} strides {list(t.stride)} but {port0} has "
+                           f"{list(t0.dim)} {list(t0.stride)}; {rule} needs input and output "
+                           "of one shape and one layout")
+    order = sorted(range(len(t0.dim)), key=lambda i: -int(t0.stride[i]))
+    if tuple(t0.stride) != layout_strides(t0.dim, order):
+        raise Declined(f"node {node.name!r}: port {port0} (tensor {label(t0)}) has dims "
+                       f"{list(t0.dim)} strides {list(t0.stride)}: {rule} needs dense (packed) "
+                       "tensors")
+    return _layout_name(t0)
+
+
+def _layout_name(t: Tensor) -> str:
+    dims, strides = tuple(t.dim), tuple(t.stride)
+    if len(dims) == 3:
+        if strides == layout_strides(dims, (0, 1, 2)):
+            return "NCL"
+        if strides == layout_strides(dims, (0, 2, 1)):
+            return "NLC"
+    return layout_of(dims, strides) or "packed"
+
+
+def _match_pointwise_act(node: Any, graph: Any) -> Match:
+    rule = Row.POINTWISE_ACT.value
+    activation = standalone_activation(node, graph)
+    for port in ("IN_1", "IN_2"):
+        if port_tensor(node, "inputs", port, required=False) is not None:
+            raise Declined(f"node {node.name!r}: port {port} is set; {rule} takes IN_0 only")
+    x, y = need(node, "inputs", "IN_0"), need(node, "outputs", "OUT_0")
+    for io_port, t in (("IN_0", x), ("OUT_0", y)):
+        check_virtual(node, io_port, t, False, rule)
+        if dtype_of(t) == DataType.BFLOAT16:
+            raise Declined(f"node {node.name!r}: port {io_port} (tensor {label(t)}) is BFLOAT16; "
+                           f"{rule} allows FLOAT, HALF: MIOpen's activation kernels "
+                           "(MIOpenNeuron.cl) are built for fp32/fp16 only")
+        check_dtype(node, io_port, t, POINTWISE_TYPES, rule)
+        if getattr(t, "is_pass_by_value", False):
+            raise Declined(f"node {node.name!r}: port {io_port} is a pass-by-value scalar; "
+                           f"{rule} needs device tensors")
+    if dtype_of(x) != dtype_of(y):
+        raise Declined(f"node {node.name!r}: IN_0 is {dtype_of(x).name} but OUT_0 is "
+                       f"{dtype_of(y).name}; {rule} needs one data type")
+    if not 1 <= len(x.dim) <= 5:
+        raise Declined(f"node {node.name!r}: {len(x.dim)}-d tensors; {rule} supports ranks 1 to 5")
+    layout = _dense_same(node, [("IN_0", x), ("OUT_0", y)], rule)
+    return Match(Row.POINTWISE_ACT, (node,), PointwiseActivation(x, y), dtype_of(x),
+                 layout=layout, activation=activation)
+
+
+def _match_pointwise_binary(node: Any, graph: Any) -> Match:
+    """AMD's provider's rules (MiopenBinaryPointwiseChecks): FP32 compute; in_0, in_1, out_0
+    non-virtual device tensors of one type (FLOAT/HALF), ranks 3 to 5 and all equal, packed
+    channels-first; in_0 of the output's dims, in_1 equal or 1 per axis; no in_2; not in place."""
+    rule = Row.POINTWISE_BINARY.value
+    check_fp32_compute(node, graph, rule)
+    if port_tensor(node, "inputs", "IN_2", required=False) is not None:
+        raise Declined(f"node {node.name!r}: port IN_2 is set; {rule} takes IN_0 and IN_1")
+    a, b = need(node, "inputs", "IN_0"), need(node, "inputs", "IN_1")
+    c = need(node, "outputs", "OUT_0")
+    items = (("IN_0", a), ("IN_1", b), ("OUT_0", c))
+    for port, t in items:
+        check_virtual(node, port, t, False, rule)
+        if getattr(t, "is_pass_by_value", False) or t.value is not None:
+            raise Declined(f"node {node.name!r}: port {port} (tensor {label(t)}) is a "
+                           f"pass-by-value scalar; {rule} needs device tensors")
+        check_dtype(node, port, t, DATA_TYPES, rule)
+    dts = {port: dtype_of(t) for port, t in items}
+    if len(set(dts.values())) != 1:
+        raise Declined(f"node {node.name!r}: mixed data types "
+                       f"({', '.join(f'{p} {d.name}' for p, d in dts.items())}); {rule} needs "
+                       "IN_0, IN_1 and OUT_0 of one data type (miopenOpTensor)")
+    dt = dts["OUT_0"]
+    if dt not in POINTWISE_TYPES:
+        raise Declined(f"node {node.name!r}: data type {dt.name}; {rule} allows FLOAT, HALF")
+    if c.uid in (a.uid, b.uid):
+        raise Declined(f"node {node.name!r}: OUT_0 is also an input (in place); {rule} needs "
+                       "an output distinct from IN_0 and IN_1")
+    rank = len(c.dim)
+    if not 3 <= rank <= 5:
+        raise Declined(f"node {node.name!r}: port OUT_0 (tensor {label(c)}) is {rank}-d; {rule} "
+                       "supports ranks 3 to 5")
+    for port, t in items[:2]:
+        if len(t.dim) != rank:
+            raise Declined(f"node {node.name!r}: port {port} (tensor {label(t)}) is "
+                           f"{len(t.dim)}-d but OUT_0 is {rank}-d; {rule} needs equal ranks")
+    if math.prod(c.dim) > _INT32_MAX:
+        raise Declined(f"node {node.name!r}: {math.prod(c.dim)} output elements; {rule} allows "
+                       f"at most {_INT32_MAX} (MIOpen indexes with 32-bit integers)")
+    for port, t in items:
+        expect = 1
+        for i in reversed(range(rank)):
+            if t.dim[i] > 1 and t.stride[i] != expect:
+                raise Declined(f"node {node.name!r}: port {port} (tensor {label(t)}) has dims "
+                               f"{list(t.dim)} strides {list(t.stride)}: not packed "
+                               f"channels-first at axis {i}; {rule} needs packed NCL/NCHW/NCDHW "
+                               "strides (MIOpen's tensor-op kernels read channels-last "
+                               "broadcasts wrongly)")
+            expect *= int(t.dim[i])
+    if tuple(a.dim) != tuple(c.dim):
+        raise Declined(f"node {node.name!r}: port IN_0 (tensor {label(a)}) has dims "
+                       f"{list(a.dim)} but OUT_0 has {list(c.dim)}; {rule} broadcasts IN_1 only "
+                       "(miopenOpTensor cannot broadcast its first operand): give the full-shape "
+                       "operand as IN_0")
+    for i, (bd, cd) in enumerate(zip(b.dim, c.dim, strict=True)):
+        if bd not in (1, cd):
+            raise Declined(f"node {node.name!r}: port IN_1 (tensor {label(b)}) dim {bd} at axis "
+                           f"{i} neither 1 nor the output's {cd}")
+    layout = {3: "NCL", 4: "NCHW", 5: "NCDHW"}[rank]
+    return Match(Row.POINTWISE_BINARY, (node,), PointwiseBinary(a, b, c), dt, layout=layout)
+
+
 def _match_bn_training(graph: Any, nodes: Sequence[Any]) -> Match:
     bn = nodes[0]
     row = Row.BN_TRAINING if len(nodes) == 1 else Row.BN_TRAINING_ACT
@@ -414,8 +581,17 @@ def match(graph: Any) -> Match:
             return _match_bn_backward(graph, nodes)
         if isinstance(n, nd.BatchnormInferenceNode):
             return _match_bn_inference(n, graph)
+        if isinstance(n, nd.PointwiseNode):
+            mode = PointwiseMode(n.mode)
+            if mode in BINARY_MODES:
+                return _match_pointwise_binary(n, graph)
+            if mode in (PointwiseMode.RELU_FWD, PointwiseMode.SIGMOID_FWD, PointwiseMode.TANH_FWD):
+                return _match_pointwise_act(n, graph)
     elif len(nodes) == 2:
         a, b = nodes
+        if (isinstance(a, (nd.BatchnormInferenceNode, nd.BatchnormInferenceVarianceNode))
+                and is_pointwise(b, PointwiseMode.RELU_FWD)):
+            return _match_bn_inference_act(graph, nodes)
         if isinstance(a, nd.BatchnormNode) and is_pointwise(b, PointwiseMode.RELU_FWD):
             return _match_bn_training(graph, nodes)
         if isinstance(a, nd.ConvFpropNode) and is_pointwise(b, PointwiseMode.RELU_FWD):

@@ -25,13 +25,17 @@ __all__ = [
     "BnBackward",
     "BnInfDreluBnBwd",
     "BnInference",
+    "BnInferenceAct",
     "BnInferenceInv",
+    "BnInferenceInvAct",
     "BnTraining",
     "BnTrainingAct",
     "ConvBiasAct",
     "ConvDgrad",
     "ConvFprop",
     "ConvWgrad",
+    "PointwiseActivation",
+    "PointwiseBinary",
     "RowTensors",
     "is_scalar",
 ]
@@ -131,6 +135,21 @@ class BnInferenceInv(Generic[T]):
 
 
 @dataclass(slots=True)
+class BnInferenceAct(BnInference[T, S]):
+    """Row.BN_INFERENCE_ACT: BN inference (variance) then an activation; ``y`` is the
+    activation's output, ``bn_y`` the batchnorm's (virtual) output."""
+
+    bn_y: Tensor
+
+
+@dataclass(slots=True)
+class BnInferenceInvAct(BnInferenceInv[T]):
+    """Row.BN_INFERENCE_INV_ACT: BN inference (inverse variance) then an activation."""
+
+    bn_y: Tensor
+
+
+@dataclass(slots=True)
 class BnTraining(Generic[T, S]):
     """Row.BN_TRAINING: batch statistics; saved ``mean``/``inv_variance`` when the graph keeps
     them (non-virtual); the four running statistics and ``momentum`` all or none."""
@@ -190,7 +209,26 @@ class BnInfDreluBnBwd(Generic[T]):
     drelu: Tensor
 
 
+# ------------------------------------------------------------------------- pointwise rows
+@dataclass(slots=True)
+class PointwiseActivation(Generic[T]):
+    """Row.POINTWISE_ACT: y = act(x), one node."""
+
+    x: T
+    y: T
+
+
+@dataclass(slots=True)
+class PointwiseBinary(Generic[T]):
+    """Row.POINTWISE_BINARY: c = op(a, b), one node; ``b`` may broadcast (size-1 axes)."""
+
+    a: T
+    b: T
+    c: T
+
+
 #: A matched row's tensors (``Match.t``).
 RowTensors = (ConvFprop[Tensor] | ConvDgrad[Tensor] | ConvWgrad[Tensor] | ConvBiasAct[Tensor]
               | BnInference[Tensor, Tensor] | BnInferenceInv[Tensor] | BnTraining[Tensor, Tensor]
-              | BnBackward[Tensor] | BnInfDreluBnBwd[Tensor])
+              | BnBackward[Tensor] | BnInfDreluBnBwd[Tensor] | PointwiseActivation[Tensor]
+              | PointwiseBinary[Tensor])

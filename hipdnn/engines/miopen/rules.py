@@ -37,6 +37,7 @@ __all__ = [
     "need",
     "port_tensor",
     "same_layout",
+    "standalone_activation",
 ]
 
 class Tensor(Protocol):
@@ -204,3 +205,41 @@ def activation_of(node: Any, graph: Any) -> Activation:
 
 def is_pointwise(node: Any, mode: PointwiseMode) -> bool:
     return isinstance(node, PointwiseNode) and PointwiseMode(node.mode) == mode
+
+
+#: Standalone activation modes (MIOpen's activation API) and what they map to.
+STANDALONE_MODES = (PointwiseMode.RELU_FWD, PointwiseMode.SIGMOID_FWD, PointwiseMode.TANH_FWD)
+
+
+def standalone_activation(node: Any, graph: Any) -> Activation:
+    """Map a single-node activation (miopenActivationForward) the way AMD's provider does:
+    RELU_FWD with lower and upper clips -> CLAMP, upper clip only -> CLIPPEDRELU, a slope ->
+    LEAKYRELU, else RELU (a lower clip alone -> CLAMP(lower, FLT_MAX), beyond AMD's, which
+    refuses it); SIGMOID_FWD -> LOGISTIC; TANH_FWD -> TANH (alpha = beta = 1).
+
+    A slope that is NaN or infinite, or a slope together with a clip (cudnn's leaky ReLU
+    around a lower clip, or clipped above: MIOpen's LEAKYRELU is ``x > 0 ? x : slope * x``)
+    is declined naming the value."""
+    check_fp32_compute(node, graph, "a standalone MIOpen activation")
+    mode = PointwiseMode(node.mode)
+    if mode == PointwiseMode.SIGMOID_FWD:
+        return Activation(int(M.miopenActivationLOGISTIC))
+    if mode == PointwiseMode.TANH_FWD:
+        return Activation(int(M.miopenActivationTANH), alpha=1.0, beta=1.0)
+    if mode != PointwiseMode.RELU_FWD:
+        raise Declined(f"node {node.name!r}: pointwise mode {mode.name}; a standalone MIOpen "
+                       "activation supports RELU_FWD (ReLU, clipped ReLU, CLAMP, leaky ReLU), "
+                       "SIGMOID_FWD and TANH_FWD")
+    slope = getattr(node, "relu_lower_clip_slope", None)
+    if slope is not None and not math.isfinite(float(slope)):
+        raise Declined(f"node {node.name!r}: relu_lower_clip_slope = {slope}; a leaky ReLU "
+                       "slope must be a finite number")
+    if slope not in (None, 0.0):
+        lower = getattr(node, "relu_lower_clip", None)
+        upper = getattr(node, "relu_upper_clip", None)
+        if lower not in (None, 0.0) or (upper is not None and not (math.isinf(upper) and upper > 0)):
+            raise Declined(f"node {node.name!r}: relu_lower_clip_slope = {slope} with "
+                           f"relu_lower_clip = {lower}, relu_upper_clip = {upper}; MIOpen's "
+                           "LEAKYRELU is x > 0 ? x : slope * x (no clips): leave the clips unset")
+        return Activation(int(M.miopenActivationLEAKYRELU), alpha=float(slope))
+    return activation_of(node, graph)

@@ -33,6 +33,8 @@ class Path(str, enum.Enum):
     FUSED = "fused"  # a compiled fusion plan
     UNFUSED = "unfused"  # separate calls, intermediates in the workspace
     BN_ACTIVATION = "bn_activation"  # MIOpen 3.5's batchnorm + activation calls
+    ACTIVATION = "activation"  # a standalone miopenActivationForward
+    TENSOR_OP = "op_tensor"  # a standalone miopenOpTensor
 
     def __str__(self) -> str:
         return self.value
