@@ -1,6 +1,6 @@
 """examples/hipdnn_frontend_conv_fprop.py and hipdnn_frontend_autotune.py (hipdnn_frontend-style
 scripts whose only change is the import) run on both engines and match PyTorch; their own
-main() passes; the README's hipdnn_frontend block runs."""
+main() passes; the hipdnn_frontend block of docs/HIPDNN_FRONTEND.md runs."""
 
 from __future__ import annotations
 
@@ -54,11 +54,11 @@ def test_example_differs_from_a_hipdnn_frontend_script_only_in_the_import(path: 
 def test_readme_hipdnn_frontend_block_runs(capsys: pytest.CaptureFixture[str]) -> None:
     import re
 
-    readme = (EXAMPLE.parents[1] / "README.md").read_text()
+    readme = (EXAMPLE.parents[1] / "docs" / "HIPDNN_FRONTEND.md").read_text()
     (block,) = [b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
                 if "import hipdnn.frontend as hipdnn" in b]
     namespace: dict[str, object] = {}
-    exec(compile(block, "README.md", "exec"), namespace)
+    exec(compile(block, "docs/HIPDNN_FRONTEND.md", "exec"), namespace)
     out = np.frombuffer(namespace["buffers"][namespace["out"]].copy_to_host(), np.float32)  # type: ignore[index]
     np.testing.assert_array_equal(out, np.arange(8, dtype=np.float32) + 0.5)
     assert capsys.readouterr().out.startswith("True [")

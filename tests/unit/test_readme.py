@@ -36,9 +36,9 @@ def test_readme_quickstart_runs_and_matches_numpy() -> None:
 
 def test_every_python_block_runs_in_order() -> None:
     """Every ```python block of the README runs on this (CPU-only or not) machine, in order, in
-    one namespace (the Knobs block continues the quick start's graph)."""
+    one namespace (the API-at-a-glance block continues the quick start's)."""
     blocks = _python_blocks()
-    assert len(blocks) >= 4
+    assert len(blocks) >= 2
     namespace: dict[str, object] = {"__name__": "readme"}
     for i, block in enumerate(blocks):
         try:
@@ -56,3 +56,14 @@ def test_cli_help_has_no_raw_rst() -> None:
         out = subprocess.run([sys.executable, "-m", "hipdnn", *args], cwd=root, text=True,
                              capture_output=True, check=True).stdout
         assert "``" not in out and ":func:" not in out and ":class:" not in out, (args, out)
+
+
+def test_readme_is_a_front_door() -> None:
+    """Short (the long pages live in docs/), no line wider than a table row needs, and every
+    page it links to exists."""
+    text = README.read_text()
+    assert len(text.splitlines()) <= 250
+    assert text.index("Nothing here has run on AMD hardware") < 3000  # near the top
+    links = re.findall(r"\]\((docs/[\w./-]+)\)", text)
+    assert links and all((README.parent / link).is_file() for link in links), [
+        link for link in links if not (README.parent / link).is_file()]
