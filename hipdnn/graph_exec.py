@@ -121,6 +121,9 @@ class BoundExecution:
         self._revision = self._planner.revision
         self.plan, self.buffers, self.workspace, self.handle = plan, buffers, workspace, handle
         run = plan.bind(buffers, workspace, handle)
+        # the graph holds the plan while it is open and unedited: a re-planning and unrelated
+        # builds evicting the plan from the cache do not close it under this binding
+        self._planner.hold_bound(plan)
         refreshes = [b.refresh for b in buffers.values() if b.refresh is not None]
         if refreshes:  # torch views with the negative/conjugate bit: copy their values first
             def run_resolved() -> None:

@@ -105,6 +105,9 @@ class Planner:
         self.plans: list[ExecutionPlan] = []
         self.workspace_limit: int | None = None
         self.view: tuple[bytes, GraphView] | None = None
+        #: Plans bound (:meth:`hold_bound`) and the revision they were bound at: held in the
+        #: plan cache for the graph, so a binding outlives re-planning and cache eviction.
+        self.bound: list[tuple[ExecutionPlan, int]] = []
         self.closed = False
         self.revision = 0
         self.built_revision = 0
@@ -546,6 +549,29 @@ class Planner:
         plans, self.plans = self.plans, []
         for plan in plans:
             plan_cache.release(plan, self.graph)
+        if self.bound and self.revision != self.built_revision:
+            self._release_bound(self.revision)
+
+    def hold_bound(self, plan: ExecutionPlan) -> None:
+        """A binding of ``plan`` was made: the graph holds the plan (once per plan and
+        revision) until it is closed or edited and built again. A binding made before a
+        re-planning (``create_execution_plan_ext`` + ``build_plans``) keeps running its plan
+        however many unrelated builds evict it from the plan cache."""
+        revision = self.revision
+        if not any(p is plan and r == revision for p, r in self.bound):
+            plan_cache.hold(plan, self.graph)
+            self.bound.append((plan, revision))
+
+    def _release_bound(self, below: int | None = None) -> None:
+        """Drop the holds of bindings made before revision ``below`` (every one when None):
+        such bindings refuse to run (GraphChangedError, or the graph is closed)."""
+        keep = []
+        for plan, revision in self.bound:
+            if below is None or revision < below:
+                plan_cache.release(plan, self.graph)
+            else:
+                keep.append((plan, revision))
+        self.bound = keep
 
     def close(self) -> None:
         """See :meth:`hipdnn.graph.Graph.close`."""
@@ -553,4 +579,5 @@ class Planner:
             return
         self.closed = True
         self._release_plans()
+        self._release_bound()
 

@@ -115,6 +115,12 @@ class PlanCache:
     def _held(self, plan: ExecutionPlan) -> bool:
         return bool(self._holders.get(plan))
 
+    def hold(self, plan: ExecutionPlan, holder: object) -> None:
+        """One more hold of ``plan`` by ``holder`` (undone by :meth:`release`): while held,
+        an evicted plan is not closed."""
+        with self._lock:
+            self._hold(plan, holder)
+
     def acquire(self, key: Hashable, holder: object) -> ExecutionPlan | None:
         """The cached, open plan for ``key`` (now held by ``holder``), or None."""
         if not self.enabled:

@@ -9,6 +9,8 @@
   engine state too) and a retry switches.
 - Handle.close() while other threads execute on it waits for the executes in flight, then
   destroys; later executes raise PlanClosedError; no MIOpen call sees a destroyed handle.
+- A binding keeps its plan while graph and Handle are open and unedited, through re-planning
+  and the plan cache evicting it.
 """
 
 from __future__ import annotations
@@ -341,3 +343,56 @@ def test_close_while_threads_execute(emulated_device: EmulatedDevice,
     assert _destroyed_uses(emulated_device) == []
     case.graph.close()
     assert not emulated_device.live_objects()
+
+
+# ============================================== a binding outlives re-planning and eviction
+def test_a_binding_outlives_replanning_and_eviction(emulated_device: EmulatedDevice,
+                                                    emulated_miopen_engine: MiopenEngine,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bind, re-plan with create_execution_plan_ext + build_plans (another plan), then build
+    unrelated graphs until the old plan is evicted from the plan cache: the old binding still
+    runs its plan, right, while graph and Handle are open and unedited; graph.close() frees it."""
+    from hipdnn.errors import PlanClosedError
+    from hipdnn.plan_cache import plan_cache
+
+    monkeypatch.setattr(plan_cache, "maxsize", 3)
+    h = Handle()
+    case = build(Row.CONV_FPROP, D.FLOAT, "NCHW")
+    g = case.graph
+    g.build_operation_graph(h)
+    g.create_execution_plan_ext("MIOPEN_ENGINE", {"global.benchmarking": 0})
+    g.build_plans()
+    old = g.plans[0]
+    pack, outs = _pack(case)
+    ws = np.zeros(max(g.get_workspace_size(), 1 << 20), np.uint8)
+    bound = g.bind(pack, ws)
+    g.create_execution_plans()  # a new selection: ext configs start again
+    g.create_execution_plan_ext("MIOPEN_ENGINE", {"global.benchmarking": 1})
+    g.build_plans()
+    assert g.plans[0] is not old
+    others = []
+    for row, dtype, layout in [(Row.BN_INFERENCE, D.FLOAT, "NCHW"), (Row.BN_TRAINING, D.FLOAT, "NCHW"),
+                               (Row.BN_BACKWARD, D.FLOAT, "NCHW"), (Row.CONV_DGRAD, D.FLOAT, "NCHW"),
+                               (Row.BN_INFERENCE, D.HALF, "NHWC")]:
+        other = build(row, dtype, layout)
+        other.graph.build_operation_graph(h)
+        _build_quietly(other)
+        other.graph.close()
+        others.append(other)
+    assert not any(p is old for p in plan_cache._plans.values())  # evicted
+    assert not old.closed
+    outs["y"][...] = np.nan
+    bound()  # the binding runs its plan
+    check_outputs(case, outs)
+    g.execute(*_exec_args(case, ws))  # and the graph its new one
+    g.close()
+    assert old.closed  # freed with the graph
+    with pytest.raises(PlanClosedError, match="is closed"):
+        bound()
+    h.close()
+    assert not emulated_device.live_objects()
+
+
+def _exec_args(case: Case, ws: np.ndarray) -> tuple[dict[Any, np.ndarray], np.ndarray]:
+    pack, _ = _pack(case)
+    return pack, ws
