@@ -9,7 +9,7 @@ the median time of ``graph.build()`` for a freshly constructed graph on a cold p
 target: < 1/20), ``build()`` called again on the same, already built graph object ("same"),
 its ratio to cold, and the time to construct a new graph object ("new", not part of any build).
 A fresh graph object identical to one validated before (names, dims, dtypes, attributes, wiring)
-gets the memoized validation (hipdnn.validation.validate_structure), so "warm" costs its
+gets the memoized validation (hipdnn.ir.validation.validate_structure), so "warm" costs its
 structure signature plus the plan-cache lookups; the same object skips even the memo when
 unchanged. ``clear_plan_cache()`` also clears the validation memo, so "cold" validates in full.
 Every build of a row is timed interleaved cold/warm so both see the same machine load.
@@ -84,7 +84,7 @@ GRAPHS: dict[str, Callable[[], hipdnn.Graph]] = {
 @contextmanager
 def miopen_as(engine: MiopenEngine | None) -> Iterator[None]:
     """Register ``engine`` as MIOPEN_ENGINE (None: no MIOPEN_ENGINE at all) for the block."""
-    previous = registry().get(hipdnn.engines.base.fnv1a_64(MIOPEN))
+    previous = registry().get(hipdnn.backend.engine.fnv1a_64(MIOPEN))
     if engine is None:
         unregister(MIOPEN)
     else:

@@ -38,10 +38,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import hipdnn  # noqa: E402
+from hipdnn.core.handle import Handle  # noqa: E402
 from hipdnn.engines import register, registry, unregister  # noqa: E402
 from hipdnn.engines.miopen import MiopenEngine  # noqa: E402
-from hipdnn.handle import Handle  # noqa: E402
-from hipdnn.plan_cache import plan_cache  # noqa: E402
+from hipdnn.pipeline.plan_cache import plan_cache  # noqa: E402
 
 F32 = hipdnn.DataType.FLOAT
 #: Distinct shapes come from varying C (1..16) and W (1, 2, ...); N = 2, H = 2.

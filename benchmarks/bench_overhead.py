@@ -33,7 +33,7 @@ Columns, per row (all timed interleaved, best of ``--repeat`` rounds of ``--numb
                 reach only the C no-ops);
 * ``checked``   the resolve-and-check path (``graph._executor.run``: what a pack never seen before costs);
 * ``torch0``    torch CUDA tensors (other memory) matched by the per-value torch test, as every
-                torch tensor was before torch's tensor guard was used (``hipdnn/_packsig.py``):
+                torch tensor was before torch's tensor guard was used (``hipdnn/pipeline/packsig.py``):
                 before and after side by side, interleaved in one run;
 * ``fw/ints``   the slowest framework column over ``ints`` (target <= 2); ``t/ints`` and
                 ``t0/ints``: ``torch`` and ``torch0`` over ``ints``.
@@ -68,10 +68,10 @@ from test_miopen_engine_graphs import build  # noqa: E402  (test code: seed-row 
 
 import hipdnn  # noqa: E402
 import miopen_ctypes  # noqa: E402
-from hipdnn import _packsig  # noqa: E402  (to bind one pack with the per-value torch test)
+from hipdnn.core.types import DataType  # noqa: E402
 from hipdnn.engines import register, registry, unregister  # noqa: E402
 from hipdnn.engines.miopen import MiopenEngine, Row  # noqa: E402
-from hipdnn.types import DataType  # noqa: E402
+from hipdnn.pipeline import packsig as _packsig  # noqa: E402  (to bind one pack with the per-value torch test)
 
 EXECUTE_SYMBOLS = (
     "miopenConvolutionForwardImmediate", "miopenConvolutionBackwardDataImmediate",
@@ -343,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, load average "
           f"{os.getloadavg()}, torch CUDA tensors: {'yes' if torch is not None else 'no'}")
     if torch is not None:
-        print(f"torch {torch.__version__}; torch's tensor guard (hipdnn/_packsig.py): "
+        print(f"torch {torch.__version__}; torch's tensor guard (hipdnn/pipeline/packsig.py): "
               f"{'in use' if _packsig._load_tensor_guards() is not None else 'unavailable'}")
     missed: list[str] = []
     with tempfile.TemporaryDirectory(prefix="hipdnn-bench-") as tmp:

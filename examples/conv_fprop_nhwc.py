@@ -11,7 +11,7 @@ import numpy as np
 from _check import report
 
 import hipdnn
-from hipdnn.shapes import packed_strides
+from hipdnn.core.shapes import packed_strides
 
 
 def nhwc(a: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ import numpy as np
 from _check import check, conv_wgrad, report, workspace
 
 import hipdnn
-from hipdnn.shapes import packed_strides
+from hipdnn.core.shapes import packed_strides
 
 
 def main() -> int:

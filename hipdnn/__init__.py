@@ -19,7 +19,18 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from hipdnn.aliases import (
+from hipdnn.backend.engine import (
+    BENCHMARKING_KNOB,
+    NO_WORKSPACE_LIMIT,
+    WORKSPACE_SIZE_LIMIT_KNOB,
+    Engine,
+    ExecutionPlan,
+    IntConstraint,
+    Knob,
+    KnobSetting,
+    fnv1a_64,
+)
+from hipdnn.compat.aliases import (
     DeviceProperties,
     KernelCache,
     backend_version,
@@ -46,18 +57,8 @@ from hipdnn.aliases import (
     tensor,
     tensor_reordering,
 )
-from hipdnn.engines.base import (
-    BENCHMARKING_KNOB,
-    NO_WORKSPACE_LIMIT,
-    WORKSPACE_SIZE_LIMIT_KNOB,
-    Engine,
-    ExecutionPlan,
-    IntConstraint,
-    Knob,
-    KnobSetting,
-    fnv1a_64,
-)
-from hipdnn.errors import (
+from hipdnn.compat.jit import graph_cache, jit
+from hipdnn.core.errors import (
     ArgumentError,
     EngineError,
     ExecutionError,
@@ -74,16 +75,10 @@ from hipdnn.errors import (
     VariantPackError,
     WorkspaceError,
 )
-from hipdnn.graph import Graph
-from hipdnn.graph_exec import BoundExecution, PlanTiming
-from hipdnn.handle import Handle, default_handle
-from hipdnn.interop import by_pointer
-from hipdnn.jit import graph_cache, jit
-from hipdnn.logs import FallbackWarning, configure_from_env
-from hipdnn.plan_cache import clear_plan_cache, plan_cache
-from hipdnn.shapes import packed_strides
-from hipdnn.tensor import Tensor
-from hipdnn.types import (
+from hipdnn.core.handle import Handle, default_handle
+from hipdnn.core.logs import FallbackWarning, configure_from_env
+from hipdnn.core.shapes import packed_strides
+from hipdnn.core.types import (
     BuildPlanPolicy,
     ConvolutionMode,
     DataType,
@@ -95,6 +90,11 @@ from hipdnn.types import (
     ReductionMode,
     TensorReordering,
 )
+from hipdnn.graph.graph import Graph
+from hipdnn.interop.buffers import by_pointer
+from hipdnn.ir.tensor import Tensor
+from hipdnn.pipeline.executor import BoundExecution, PlanTiming
+from hipdnn.pipeline.plan_cache import clear_plan_cache, plan_cache
 
 if TYPE_CHECKING:
     from hipdnn import frontend

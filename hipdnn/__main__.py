@@ -27,10 +27,10 @@ import numpy as np
 
 import hipdnn
 from hipdnn import diagnostics
+from hipdnn.core.logs import ENVIRONMENT_REASONS
+from hipdnn.core.shapes import packed_strides
 from hipdnn.engines import load_errors, registry
-from hipdnn.graph_view import GraphView
-from hipdnn.logs import ENVIRONMENT_REASONS
-from hipdnn.shapes import packed_strides
+from hipdnn.ir.view import GraphView
 
 __all__ = ["main"]
 

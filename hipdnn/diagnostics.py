@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 import hipdnn
-from hipdnn.engines.engine_registry import load_errors, registry
-from hipdnn.graph import Graph
-from hipdnn.graph_view import GraphView
-from hipdnn.types import DataType
+from hipdnn.backend.registry import load_errors, registry
+from hipdnn.core.types import DataType
+from hipdnn.graph.graph import Graph
+from hipdnn.ir.view import GraphView
 from miopen_ctypes import loader
 from miopen_ctypes.errors import LibraryNotFoundError
 from miopen_ctypes.hip import load_hip

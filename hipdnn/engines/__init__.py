@@ -1,19 +1,10 @@
-"""Engine plugins: the contract (:mod:`hipdnn.engines.base`), knobs (:mod:`hipdnn.engines.knobs`)
-and the registry (:mod:`hipdnn.engines.engine_registry`), re-exported here."""
+"""Engine plugins: the contract (:mod:`hipdnn.backend.engine`), knobs (:mod:`hipdnn.backend.knobs`)
+and the registry (:mod:`hipdnn.backend.registry`), re-exported here."""
 
 from __future__ import annotations
 
-from hipdnn.engines.base import Engine, ExecutionPlan, fnv1a_64
-from hipdnn.engines.engine_registry import (
-    BUILTIN_ENGINE_MODULES,
-    get_engine,
-    load_builtin_engines,
-    load_errors,
-    register,
-    registry,
-    unregister,
-)
-from hipdnn.engines.knobs import (
+from hipdnn.backend.engine import Engine, ExecutionPlan, fnv1a_64
+from hipdnn.backend.knobs import (
     BENCHMARKING_KNOB,
     WORKSPACE_SIZE_LIMIT_KNOB,
     FloatConstraint,
@@ -21,6 +12,15 @@ from hipdnn.engines.knobs import (
     Knob,
     KnobSetting,
     StringConstraint,
+)
+from hipdnn.backend.registry import (
+    BUILTIN_ENGINE_MODULES,
+    get_engine,
+    load_builtin_engines,
+    load_errors,
+    register,
+    registry,
+    unregister,
 )
 
 __all__ = [

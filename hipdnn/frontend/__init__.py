@@ -17,7 +17,16 @@ True
 
 from __future__ import annotations
 
-from hipdnn.engines.base import FloatConstraint, IntConstraint, StringConstraint
+from hipdnn.backend.engine import FloatConstraint, IntConstraint, StringConstraint
+from hipdnn.core.types import (
+    BuildPlanPolicy,
+    ConvolutionMode,
+    DataType,
+    KnobValueType,
+    NormFwdPhase,
+    PointwiseMode,
+)
+from hipdnn.core.types import HeurMode as HeuristicMode
 from hipdnn.frontend._attributes import (
     BatchnormAttributes,
     BatchnormBackwardAttributes,
@@ -80,15 +89,6 @@ from hipdnn.frontend._hip import (
 )
 from hipdnn.frontend._memory import DeviceBuffer, get_dtype_size
 from hipdnn.frontend._tensor import Tensor
-from hipdnn.types import (
-    BuildPlanPolicy,
-    ConvolutionMode,
-    DataType,
-    KnobValueType,
-    NormFwdPhase,
-    PointwiseMode,
-)
-from hipdnn.types import HeurMode as HeuristicMode
 
 __all__ = [
     "AttentionImplementation",

@@ -17,8 +17,8 @@ import operator
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from hipdnn.tensor import Tensor as NativeTensor
-from hipdnn.types import ConvolutionMode, DataType, PointwiseMode, to_data_type, to_enum
+from hipdnn.core.types import ConvolutionMode, DataType, PointwiseMode, to_data_type, to_enum
+from hipdnn.ir.tensor import Tensor as NativeTensor
 
 __all__ = [
     "BatchnormAttributes",

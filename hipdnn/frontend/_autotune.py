@@ -19,23 +19,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hipdnn.engines import registry
-from hipdnn.engines.base import (
+from hipdnn.backend.engine import (
     BENCHMARKING_KNOB,
     WORKSPACE_SIZE_LIMIT_KNOB,
     ExecutionPlan,
     fnv1a_64,
 )
-from hipdnn.engines.base import Knob as NativeKnob
-from hipdnn.engines.knobs import NO_WORKSPACE_LIMIT as NO_LIMIT
-from hipdnn.engines.knobs import KnobSetting as NativeKnobSetting
-from hipdnn.errors import HipdnnError
+from hipdnn.backend.engine import Knob as NativeKnob
+from hipdnn.backend.knobs import NO_WORKSPACE_LIMIT as NO_LIMIT
+from hipdnn.backend.knobs import KnobSetting as NativeKnobSetting
+from hipdnn.core.errors import HipdnnError
+from hipdnn.core.handle import Handle as NativeHandle
+from hipdnn.core.types import BuildPlanPolicy, HeurMode
+from hipdnn.engines import registry
 from hipdnn.frontend._enums import AutotuneStrategy, PrimingFailurePolicy, TuneMode
 from hipdnn.frontend._errors import Error, ErrorCode, error_from
 from hipdnn.frontend._graph_run import GraphRun, setting_pairs
 from hipdnn.frontend._handle import native_handle, optional_handle
-from hipdnn.handle import Handle as NativeHandle
-from hipdnn.types import BuildPlanPolicy, HeurMode
 
 __all__ = [
     "AutotuneConfig",

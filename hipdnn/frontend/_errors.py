@@ -1,7 +1,7 @@
 """hipdnn_frontend's status convention: :class:`Error` values with ``is_good()``, and one place
 (:func:`error_from`) that turns the native API's exceptions into them.
 
-The native API raises typed :class:`~hipdnn.errors.HipdnnError` subclasses; AMD's frontend returns
+The native API raises typed :class:`~hipdnn.core.errors.HipdnnError` subclasses; AMD's frontend returns
 an ``Error`` from validate/build/execute calls. Only HipdnnError becomes an Error: a TypeError from
 a wrong argument type propagates, as nanobind's argument check does upstream.
 
@@ -16,7 +16,7 @@ import enum
 from collections.abc import Callable
 from typing import Any
 
-from hipdnn.errors import (
+from hipdnn.core.errors import (
     EngineError,
     ExecutionError,
     GraphNotSupportedError,

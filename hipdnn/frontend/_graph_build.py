@@ -19,8 +19,9 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from hipdnn.engines.base import ExecutionPlan
-from hipdnn.errors import HipdnnError
+from hipdnn.backend.engine import ExecutionPlan
+from hipdnn.core.errors import HipdnnError
+from hipdnn.core.types import DataType
 from hipdnn.frontend._attributes import (
     BatchnormAttributes,
     BatchnormBackwardAttributes,
@@ -35,9 +36,8 @@ from hipdnn.frontend._errors import Error, ErrorCode, attempt, error_from
 from hipdnn.frontend._handle import native_handle
 from hipdnn.frontend._memory import tensor_metadata
 from hipdnn.frontend._tensor import Tensor, as_frontend_tensor
-from hipdnn.graph import Graph as NativeGraph
-from hipdnn.tensor import Tensor as NativeTensor
-from hipdnn.types import DataType
+from hipdnn.graph.graph import Graph as NativeGraph
+from hipdnn.ir.tensor import Tensor as NativeTensor
 
 __all__ = ["NODE_TYPE_NAMES", "GraphBuild"]
 
@@ -309,7 +309,7 @@ class GraphBuild:
         if self._deferred:
             return self._deferred[0]
         # unset conv output strides follow the data input's layout (upstream's rule) in the
-        # native graph itself (hipdnn/nodes.py)
+        # native graph itself (hipdnn/ir/nodes/__init__.py)
         return attempt(self._native.validate)
 
     # -- serialization ------------------------------------------------------------------------

@@ -17,20 +17,21 @@ from typing import Any
 
 import numpy as np
 
-from hipdnn import _dlpack, interop
-from hipdnn._hostmem import element_span
-from hipdnn.engines.base import ExecutionPlan, fnv1a_64
-from hipdnn.engines.knobs import KnobSetting as NativeKnobSetting
-from hipdnn.errors import HipdnnError, VariantPackError
+from hipdnn.backend.engine import ExecutionPlan, fnv1a_64
+from hipdnn.backend.knobs import KnobSetting as NativeKnobSetting
+from hipdnn.core.errors import HipdnnError, VariantPackError
+from hipdnn.core.handle import Handle as NativeHandle
+from hipdnn.core.types import BuildPlanPolicy, DataType, HeurMode, to_enum
 from hipdnn.frontend._enums import BehaviorNote, TimingQuality
 from hipdnn.frontend._errors import Error, ErrorCode, attempt, error_from
 from hipdnn.frontend._graph_build import GraphBuild
 from hipdnn.frontend._handle import native_handle, optional_handle
 from hipdnn.frontend._memory import DeviceBuffer, find_buffer, get_data_ptr
-from hipdnn.graph import Graph as NativeGraph
-from hipdnn.handle import Handle as NativeHandle
-from hipdnn.tensor import Tensor as NativeTensor
-from hipdnn.types import BuildPlanPolicy, DataType, HeurMode, to_enum
+from hipdnn.graph.graph import Graph as NativeGraph
+from hipdnn.interop import buffers as interop
+from hipdnn.interop import dlpack as _dlpack
+from hipdnn.interop.hostmem import element_span
+from hipdnn.ir.tensor import Tensor as NativeTensor
 
 __all__ = ["ExecutionTiming", "GraphRun", "known_settings", "setting_pairs"]
 

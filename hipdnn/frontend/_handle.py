@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from hipdnn import __version__
+from hipdnn.backend.engine import Engine
+from hipdnn.core.handle import Handle as NativeHandle
 from hipdnn.engines import register, registry, unregister
-from hipdnn.engines.base import Engine
 from hipdnn.frontend._enums import PluginLoadingMode
-from hipdnn.handle import Handle as NativeHandle
 from miopen_ctypes.hip import load_hip
 
 __all__ = [

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from hipdnn import _dlpack
-from hipdnn._interop_dtypes import dlpack_to_dtype, numpy_to_dtype
-from hipdnn.errors import VariantPackError
-from hipdnn.types import DataType
+from hipdnn.core.errors import VariantPackError
+from hipdnn.core.types import DataType
+from hipdnn.interop import dlpack as _dlpack
+from hipdnn.interop.dtypes import dlpack_to_dtype, numpy_to_dtype
 
 __all__ = ["DeviceBuffer", "find_buffer", "get_data_ptr", "get_dtype_size", "tensor_metadata"]
 

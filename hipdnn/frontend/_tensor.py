@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from hipdnn.errors import HipdnnError
+from hipdnn.core.errors import HipdnnError
+from hipdnn.core.shapes import packed_strides
+from hipdnn.core.types import DataType
 from hipdnn.frontend._errors import Error, ErrorCode, error_from
-from hipdnn.nodes_base import check_tensor
-from hipdnn.shapes import packed_strides
-from hipdnn.tensor import Tensor as NativeTensor
-from hipdnn.types import DataType
+from hipdnn.ir.nodes.base import check_tensor
+from hipdnn.ir.tensor import Tensor as NativeTensor
 
 __all__ = ["Tensor", "as_frontend_tensor"]
 

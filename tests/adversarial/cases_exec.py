@@ -22,11 +22,11 @@ from _catalog import (
 )
 
 import hipdnn
-from hipdnn import interop
+from hipdnn.backend.engine import Engine, ExecutionPlan, IntConstraint, Knob
+from hipdnn.core.types import KnobValueType
 from hipdnn.engines import register, unregister
-from hipdnn.engines.base import Engine, ExecutionPlan, IntConstraint, Knob
-from hipdnn.nodes import PointwiseNode
-from hipdnn.types import KnobValueType
+from hipdnn.interop import buffers as interop
+from hipdnn.ir.nodes import PointwiseNode
 
 VP = hipdnn.VariantPackError
 WS = hipdnn.WorkspaceError

@@ -23,11 +23,11 @@ import pytest
 from argument_cases import AMDKERNELS_KNOWN, ARG_CASES, ARG_IDS, REAL_LIBRARY_FAILS, arg_case
 from test_miopen_engine_graphs import DTYPES, Case, build
 
-from hipdnn import interop
+from hipdnn.core.handle import Handle
+from hipdnn.core.types import DataType
 from hipdnn.engines import registry
 from hipdnn.engines.miopen import MiopenExecutionError, Row
-from hipdnn.handle import Handle
-from hipdnn.types import DataType
+from hipdnn.interop import buffers as interop
 
 pytest.importorskip("torch")
 

@@ -17,8 +17,8 @@ import pytest
 from cudnn_style_steps import build
 
 import hipdnn as cudnn
+from hipdnn.core.errors import ValidationError
 from hipdnn.engines import get_engine
-from hipdnn.errors import ValidationError
 
 torch = pytest.importorskip("torch")
 

@@ -10,7 +10,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from hipdnn.shapes import packed_strides
+from hipdnn.core.shapes import packed_strides
 
 from ._client import Client
 from .device import EmulatedDevice

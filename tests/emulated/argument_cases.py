@@ -15,8 +15,8 @@ from typing import Any
 
 from test_miopen_engine_graphs import Case, build
 
+from hipdnn.core.types import DataType
 from hipdnn.engines.miopen.patterns import Row
-from hipdnn.types import DataType
 
 __all__ = ["AMDKERNELS_KNOWN", "ARG_CASES", "ARG_IDS", "NONDEFAULT_EPSILON", "NONDEFAULT_MOMENTUM", "REAL_LIBRARY_FAILS",
            "arg_case"]

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from _client import Client
 
-from hipdnn.types import DataType
+from hipdnn.core.types import DataType
 from miopen_ctypes.enums import miopenActivationMode_t as M
 from miopen_ctypes.enums import miopenDataType_t
 

@@ -26,10 +26,10 @@ from emulated.device import EmulatedDevice
 from test_miopen_engine_graphs import Case, build
 from test_miopen_engine_numerics import check_outputs
 
+from hipdnn.core.errors import GraphNotSupportedError
+from hipdnn.core.handle import Handle
+from hipdnn.core.types import DataType as D
 from hipdnn.engines.miopen import MiopenEngine, Row
-from hipdnn.errors import GraphNotSupportedError
-from hipdnn.handle import Handle
-from hipdnn.types import DataType as D
 
 pytest.importorskip("torch")
 
@@ -150,7 +150,7 @@ def _conv_on(h: Handle) -> Case:
 
 def test_a_failed_set_stream_keeps_the_old_stream(emulated_device: EmulatedDevice,
                                                   emulated_miopen_engine: MiopenEngine) -> None:
-    from hipdnn.errors import HandleError
+    from hipdnn.core.errors import HandleError
 
     h = Handle()
     case = _conv_on(h)
@@ -182,7 +182,7 @@ class _Refuses:
 
 def test_set_stream_sets_back_what_it_switched(emulated_device: EmulatedDevice,
                                                emulated_miopen_engine: MiopenEngine) -> None:
-    from hipdnn.errors import HandleError
+    from hipdnn.core.errors import HandleError
 
     h = Handle()
     case = _conv_on(h)
@@ -199,7 +199,7 @@ def test_set_stream_sets_back_what_it_switched(emulated_device: EmulatedDevice,
 
 def test_synchronize_and_autotune_failures_are_typed(emulated_device: EmulatedDevice,
                                                      emulated_miopen_engine: MiopenEngine) -> None:
-    from hipdnn.errors import HandleError
+    from hipdnn.core.errors import HandleError
 
     h = Handle()
     case = _conv_on(h)
@@ -254,7 +254,7 @@ def test_close_waits_for_an_execute_in_flight(emulated_device: EmulatedDevice,
     """A fused plan (bound to the MIOpen handle it was compiled on) executing in one thread
     while another closes its Handle: close() waits until the execute returned (with its
     results), then destroys the MIOpen handle; the next execute is a PlanClosedError."""
-    from hipdnn.errors import PlanClosedError
+    from hipdnn.core.errors import PlanClosedError
 
     h = Handle()
     case = build(Row.CONV_BIAS_ACT, D.FLOAT, "NCHW")
@@ -305,7 +305,7 @@ def test_close_while_threads_execute(emulated_device: EmulatedDevice,
     """Four threads executing and binding in a loop while the main thread closes the Handle:
     every run either completes or raises PlanClosedError; no MIOpen call ever sees a
     destroyed handle; nothing is left on the device."""
-    from hipdnn.errors import PlanClosedError
+    from hipdnn.core.errors import PlanClosedError
 
     h = Handle()
     case = build(row, D.FLOAT, "NCHW")
@@ -352,8 +352,8 @@ def test_a_binding_outlives_replanning_and_eviction(emulated_device: EmulatedDev
     """Bind, re-plan with create_execution_plan_ext + build_plans (another plan), then build
     unrelated graphs until the old plan is evicted from the plan cache: the old binding still
     runs its plan, right, while graph and Handle are open and unedited; graph.close() frees it."""
-    from hipdnn.errors import PlanClosedError
-    from hipdnn.plan_cache import plan_cache
+    from hipdnn.core.errors import PlanClosedError
+    from hipdnn.pipeline.plan_cache import plan_cache
 
     monkeypatch.setattr(plan_cache, "maxsize", 3)
     h = Handle()

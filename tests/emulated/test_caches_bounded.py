@@ -4,7 +4,7 @@ Shown with the emulated device's live MIOpen objects: closing a Handle frees the
 the plans cached for it (before: every cached plan of a closed handle pinned its descriptors until
 ``clear_plan_cache()``); a graph still holding such a plan keeps it until the graph closes. The
 engine-answer cache is LRU-bounded like the plan cache, and so are the validation memo and
-the signature readers of ``hipdnn/_packsig.py``.
+the signature readers of ``hipdnn/pipeline/packsig.py``.
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ from test_miopen_engine_graphs import build
 from test_miopen_engine_numerics import assert_refused, check_outputs
 
 import hipdnn
-from hipdnn import _packsig, validation
+from hipdnn.core.handle import Handle
 from hipdnn.engines.miopen import MiopenEngine, Row
-from hipdnn.handle import Handle
-from hipdnn.plan_cache import plan_cache
+from hipdnn.ir import validation
+from hipdnn.pipeline import packsig as _packsig
+from hipdnn.pipeline.plan_cache import plan_cache
 
 F32 = hipdnn.DataType.FLOAT
 
@@ -78,7 +79,7 @@ def test_a_graph_holding_a_plan_of_a_closed_handle_frees_it_when_it_closes(
     plan = g.plans[0]
     h.close()  # the handle's MIOpen handle goes; the graph still holds its plan
     assert not plan.closed and _cached_for(h) == 0
-    with pytest.raises(hipdnn.errors.PlanClosedError):
+    with pytest.raises(hipdnn.core.errors.PlanClosedError):
         g.execute(pack, np.zeros(max(g.get_workspace_size(), 1), np.uint8))
     g.close()
     assert plan.closed

@@ -15,8 +15,8 @@ from types import ModuleType
 
 import pytest
 
-from hipdnn import validation
-from hipdnn.plan_cache import plan_cache
+from hipdnn.ir import validation
+from hipdnn.pipeline.plan_cache import plan_cache
 
 ROOT = Path(__file__).resolve().parents[2]
 MB = 2**20
@@ -69,7 +69,7 @@ def test_distinct_structures_on_one_handle_stay_within_the_cache_bounds(
         monkeypatch: pytest.MonkeyPatch, engine: str) -> None:
     """One open Handle, a new structure per cycle: the caches fill to their bounds and no
     further; closing the handle releases everything."""
-    from hipdnn.plan_cache import plan_cache
+    from hipdnn.pipeline.plan_cache import plan_cache
 
     monkeypatch.setattr(plan_cache, "maxsize", 8)
     monkeypatch.setattr(plan_cache, "max_answers", 16)

@@ -12,13 +12,13 @@ import pytest
 from emulated.device import EmulatedDevice
 from test_miopen_engine_graphs import Case, build
 
-from hipdnn import interop
-from hipdnn.engines.base import BENCHMARKING_KNOB
+from hipdnn.backend.engine import BENCHMARKING_KNOB
+from hipdnn.core.errors import PlanClosedError, VariantPackError, WorkspaceError
+from hipdnn.core.handle import Handle
+from hipdnn.core.types import DataType
 from hipdnn.engines.miopen import MiopenEngine, MiopenExecutionError, Row
-from hipdnn.errors import PlanClosedError, VariantPackError, WorkspaceError
-from hipdnn.graph import Graph
-from hipdnn.handle import Handle
-from hipdnn.types import DataType
+from hipdnn.graph.graph import Graph
+from hipdnn.interop import buffers as interop
 
 pytest.importorskip("torch")
 
@@ -252,7 +252,7 @@ def _loader(device: EmulatedDevice, which: str) -> Any:
 def test_plan_cache_keeps_engine_objects_apart(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two MIOPEN_ENGINE objects (MIOpen 3.4 and 3.5 devices) never share plans or answers,
     even if nothing purged the cache between them."""
-    import hipdnn.engines.engine_registry as engine_registry
+    import hipdnn.backend.registry as engine_registry
     from hipdnn.engines import register, registry, unregister
 
     devices = {v: EmulatedDevice(v) for v in ("3.4", "3.5")}

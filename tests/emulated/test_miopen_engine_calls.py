@@ -12,11 +12,11 @@ from emulated.device import EmulatedDevice
 from test_miopen_engine_graphs import Case, build
 from test_miopen_engine_numerics import assert_refused, check_outputs, refusal
 
-from hipdnn import interop
+from hipdnn.core.errors import KnobError
+from hipdnn.core.handle import Handle
+from hipdnn.core.types import DataType as D
 from hipdnn.engines.miopen import NO_LIMIT, MiopenEngine, Row
-from hipdnn.errors import KnobError
-from hipdnn.handle import Handle
-from hipdnn.types import DataType as D
+from hipdnn.interop import buffers as interop
 
 pytest.importorskip("torch")
 
@@ -373,8 +373,8 @@ def test_fusion_declined_falls_back(emulated_device: EmulatedDevice,
 
 def test_fusion_compile_other_error_is_typed(emulated_device: EmulatedDevice,
                                              emulated_miopen_engine: MiopenEngine) -> None:
+    from hipdnn.core.errors import EngineError
     from hipdnn.engines.miopen import MiopenBuildError
-    from hipdnn.errors import EngineError
 
     emulated_device.fail("miopenCompileFusionPlan", 5)
     case = build(Row.CONV_BIAS_ACT, D.FLOAT, "NCHW")

@@ -12,10 +12,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from hipdnn.core.shapes import LAYOUTS, packed_strides
+from hipdnn.core.types import DataType
 from hipdnn.engines.miopen.patterns import Row
-from hipdnn.graph import Graph
-from hipdnn.shapes import LAYOUTS, packed_strides
-from hipdnn.types import DataType
+from hipdnn.graph.graph import Graph
 
 D = DataType
 DTYPES = {"fp32": D.FLOAT, "fp16": D.HALF, "bf16": D.BFLOAT16}
@@ -379,7 +379,7 @@ def pointwise_binary_case(dtype: DataType, layout: str, seed: int = 0, *, op: st
                           b_dims: tuple[int, ...] | None = None) -> Case:
     """One standalone binary node ``op``: IN_0 full shape, IN_1 broadcast per channel (or
     ``b_dims``), all packed in ``layout``."""
-    from hipdnn.types import PointwiseMode
+    from hipdnn.core.types import PointwiseMode
 
     rng = np.random.default_rng(seed)
     dims = _spatial_dims(layout)

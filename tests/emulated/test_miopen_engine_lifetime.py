@@ -17,7 +17,14 @@ from test_miopen_engine_calls import CONFIGS, EXEC_CALLS, REFUSED, expected_path
 from test_miopen_engine_graphs import Case, build
 from test_miopen_engine_numerics import assert_refused
 
-from hipdnn import interop
+from hipdnn.core.errors import (
+    EngineError,
+    ExecutionError,
+    PlanClosedError,
+    VariantPackError,
+    WorkspaceError,
+)
+from hipdnn.core.handle import Handle
 from hipdnn.engines.miopen import (
     MiopenBuildError,
     MiopenEngine,
@@ -25,14 +32,7 @@ from hipdnn.engines.miopen import (
     MiopenPlan,
     Row,
 )
-from hipdnn.errors import (
-    EngineError,
-    ExecutionError,
-    PlanClosedError,
-    VariantPackError,
-    WorkspaceError,
-)
-from hipdnn.handle import Handle
+from hipdnn.interop import buffers as interop
 
 pytest.importorskip("torch")
 
@@ -266,8 +266,8 @@ def test_graph_on_closed_handle(emulated_device: EmulatedDevice,
                                 emulated_miopen_engine: MiopenEngine) -> None:
     """Through the graph API: execute/bind after the graph's Handle was closed -> PlanClosedError;
     the engine declines a closed handle with that reason and build_plan raises GraphStateError."""
+    from hipdnn.core.errors import GraphStateError
     from hipdnn.engines.miopen import Unavailable
-    from hipdnn.errors import GraphStateError
 
     assert issubclass(Unavailable, EngineError)
     h = Handle()

@@ -15,9 +15,9 @@ from emulated.device import EmulatedDevice
 from test_miopen_engine_graphs import build
 from test_miopen_engine_numerics import check_outputs, run_case
 
+from hipdnn.core.types import DataType as D
 from hipdnn.engines.miopen import MiopenEngine, Row
 from hipdnn.engines.miopen.patterns import Declined, match
-from hipdnn.types import DataType as D
 
 
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])

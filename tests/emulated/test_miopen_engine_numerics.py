@@ -13,12 +13,12 @@ import pytest
 from emulated.device import EmulatedDevice
 from test_miopen_engine_graphs import DTYPES, LAYOUT_NAMES, Case, build
 
-from hipdnn import interop
+from hipdnn.core.errors import EngineError
+from hipdnn.core.handle import Handle
+from hipdnn.core.types import DataType
 from hipdnn.engines.miopen import MiopenEngine, MiopenNotSupportedError, MiopenPlan, Row
-from hipdnn.errors import EngineError
-from hipdnn.graph import Graph
-from hipdnn.handle import Handle
-from hipdnn.types import DataType
+from hipdnn.graph.graph import Graph
+from hipdnn.interop import buffers as interop
 
 pytest.importorskip("torch")
 
@@ -293,7 +293,7 @@ def test_refused_bf16_falls_through_to_the_next_engine(emulated_device: Emulated
                                                        row: Row) -> None:
     """Through the graph API: a refused bf16 row runs on CPU_REFERENCE_ENGINE, and the refusal
     is MIOPEN_ENGINE's reason when it is the only engine left (3.5's BN *Activation calls run)."""
-    from hipdnn.errors import GraphNotSupportedError
+    from hipdnn.core.errors import GraphNotSupportedError
 
     case = build(row, DataType.BFLOAT16, "NHWC")
     refused = refusal(row, case.dtype, emulated_device.version_name, case.layout)

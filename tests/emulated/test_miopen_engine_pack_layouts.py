@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import hipdnn
+from hipdnn.core.errors import VariantPackError, WorkspaceError
+from hipdnn.core.shapes import packed_strides
 from hipdnn.engines.reference import kernels as K
-from hipdnn.errors import VariantPackError, WorkspaceError
-from hipdnn.shapes import packed_strides
 
 
 def _graph() -> tuple[hipdnn.Graph, hipdnn.Tensor, hipdnn.Tensor, hipdnn.Tensor]:

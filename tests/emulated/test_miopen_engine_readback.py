@@ -21,10 +21,10 @@ from miopen_readback import RecordingLib, mismatches
 from test_miopen_engine_graphs import LAYOUTS, Case, build, random_geometry
 from test_miopen_engine_numerics import assert_refused, refusal
 
-from hipdnn import interop
+from hipdnn.core.handle import Handle
+from hipdnn.core.types import DataType
 from hipdnn.engines.miopen import MiopenEngine, MiopenPlan, Row
-from hipdnn.handle import Handle
-from hipdnn.types import DataType
+from hipdnn.interop import buffers as interop
 
 pytest.importorskip("torch")
 

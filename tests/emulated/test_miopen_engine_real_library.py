@@ -30,7 +30,7 @@ from hipdnn.engines.miopen.conv_rows import conv_op_for
 from hipdnn.engines.miopen.descriptors import ActivationDesc, Owned, Resources, TensorDesc, bn_param_desc
 from hipdnn.engines.miopen.fusion import FusionPlan
 from hipdnn.engines.miopen.patterns import Row, match
-from hipdnn.handle import Handle
+from hipdnn.core.handle import Handle
 from test_miopen_engine_graphs import D, build
 
 lib = miopen_ctypes.load()

@@ -13,8 +13,8 @@ from test_miopen_engine_calls import CONFIGS, REFUSED, expected_path
 from test_miopen_engine_graphs import Case, build
 from test_miopen_engine_numerics import assert_refused, check_outputs
 
+from hipdnn.core.handle import Handle
 from hipdnn.engines.miopen import MiopenEngine, MiopenExecutionError, Row
-from hipdnn.handle import Handle
 from miopen_ctypes.hip_types import hipMemcpyKind
 
 pytest.importorskip("torch")

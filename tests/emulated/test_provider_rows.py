@@ -21,11 +21,11 @@ from test_miopen_engine_graphs import (
 )
 from test_miopen_engine_numerics import check_outputs, refusal, run_case
 
+from hipdnn.core.errors import VariantPackError
+from hipdnn.core.types import DataType
+from hipdnn.core.types import PointwiseMode as PM
 from hipdnn.engines.miopen import MiopenEngine, Row
-from hipdnn.errors import VariantPackError
-from hipdnn.graph import Graph
-from hipdnn.types import DataType
-from hipdnn.types import PointwiseMode as PM
+from hipdnn.graph.graph import Graph
 
 pytest.importorskip("torch")
 
@@ -200,7 +200,7 @@ def test_standalone_binary(emulated_device: EmulatedDevice, emulated_miopen_engi
 
 def _binary_graph(a_dims: list[int], b_dims: list[int], *, a_dt: D = D.FLOAT, b_dt: D = D.FLOAT,
                   mode: PM = PM.ADD, channels_last: bool = False) -> Graph:
-    from hipdnn.shapes import packed_strides
+    from hipdnn.core.shapes import packed_strides
 
     def st(d: list[int]) -> list[int]:
         return list(packed_strides(d, "NHWC" if channels_last else None))

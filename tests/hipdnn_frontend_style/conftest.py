@@ -23,8 +23,8 @@ from emulated.device import EmulatedDevice  # noqa: E402  (tests/emulated, a nam
 @pytest.fixture(params=["CPU_REFERENCE_ENGINE", "MIOPEN_ENGINE"])
 def engine(request: pytest.FixtureRequest) -> Iterator[str]:
     """The engine name graphs of this test must run on (the other is set aside)."""
+    from hipdnn.backend.engine import fnv1a_64
     from hipdnn.engines import register, registry, unregister
-    from hipdnn.engines.base import fnv1a_64
     from hipdnn.engines.miopen import MiopenEngine
 
     miopen_id = fnv1a_64("MIOPEN_ENGINE")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import hipdnn.frontend as fe
-from hipdnn.engines.base import BENCHMARKING_KNOB, fnv1a_64
+from hipdnn.backend.engine import BENCHMARKING_KNOB, fnv1a_64
 
 FLOAT = fe.DataType.FLOAT
 

@@ -313,7 +313,7 @@ class _DeviceProducer:
                  shape: tuple[int, ...] | None = None) -> None:
         import ctypes
 
-        from hipdnn import _dlpack
+        from hipdnn.interop import dlpack as _dlpack
 
         shape = shape or (numel,)
         self._shape = (ctypes.c_int64 * len(shape))(*shape)

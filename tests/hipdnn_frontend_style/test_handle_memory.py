@@ -12,7 +12,7 @@ import pytest
 
 import hipdnn
 import hipdnn.frontend as fe
-from hipdnn.engines.base import fnv1a_64
+from hipdnn.backend.engine import fnv1a_64
 from hipdnn.frontend._memory import get_data_ptr
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
-from hipdnn.shapes import conv_output_dims
+from hipdnn.core.shapes import conv_output_dims
 from miopen_ctypes import types as mt
 
 __all__ = ["ELEMENT_BYTES", "Objects", "conv_configs", "get_tensor", "int_array", "objects"]
@@ -89,7 +89,7 @@ def get_tensor(lib: Any, desc: Any) -> tuple[int, tuple[int, ...], tuple[int, ..
 
 
 def _conv_config(rng: random.Random, spatial: int) -> dict[str, Any]:
-    """A random valid forward conv: every output spatial size >= 1 (per hipdnn.shapes)."""
+    """A random valid forward conv: every output spatial size >= 1 (per hipdnn.core.shapes)."""
     while True:
         groups = rng.choice([1, 1, 2, 3, 4])
         c, k = groups * rng.randint(1, 3), groups * rng.randint(1, 3)

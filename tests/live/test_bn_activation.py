@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from live_util import get_tensor, objects
 
-from hipdnn.shapes import LAYOUTS, packed_strides
+from hipdnn.core.shapes import LAYOUTS, packed_strides
 from miopen_ctypes.enums import miopenActivationMode_t, miopenBatchNormMode_t, miopenDataType_t
 
 SEED_DTYPES = [int(miopenDataType_t.miopenHalf), int(miopenDataType_t.miopenBFloat16), int(miopenDataType_t.miopenFloat)]

@@ -1,4 +1,4 @@
-"""Convolution descriptors on the real library: output dims vs hipdnn.shapes, groups, modes."""
+"""Convolution descriptors on the real library: output dims vs hipdnn.core.shapes, groups, modes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from live_util import conv_configs, int_array, objects
 
-from hipdnn.shapes import conv_output_dims, packed_strides
+from hipdnn.core.shapes import conv_output_dims, packed_strides
 from miopen_ctypes.enums import miopenConvolutionMode_t, miopenDataType_t
 
 FLOAT = int(miopenDataType_t.miopenFloat)
@@ -45,7 +45,7 @@ def test_config_sweep_is_broad() -> None:
 
 @pytest.mark.parametrize("index", range(0, len(CONFIGS), 40))
 def test_output_dims_match_hipdnn_shapes(lib: Any, index: int) -> None:
-    """Each case checks 40 configs (240 in total, 2-D and 3-D) against hipdnn.shapes."""
+    """Each case checks 40 configs (240 in total, 2-D and 3-D) against hipdnn.core.shapes."""
     for cfg in CONFIGS[index:index + 40]:
         assert _miopen_output(lib, cfg) == cfg["out"], cfg
 

@@ -18,7 +18,7 @@ from emulated._client import Client, Failed
 from emulated.device import EmulatedDevice
 from live_util import conv_configs, get_tensor, int_array, objects
 
-from hipdnn.shapes import LAYOUTS, packed_strides
+from hipdnn.core.shapes import LAYOUTS, packed_strides
 from miopen_ctypes import types as mt
 from miopen_ctypes.errors import MIOpenStatusError
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from live_util import int_array, objects
 
-from hipdnn.shapes import LAYOUTS, packed_strides
+from hipdnn.core.shapes import LAYOUTS, packed_strides
 from miopen_ctypes import types as mt
 from miopen_ctypes.enums import (
     miopenActivationMode_t,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from live_util import ELEMENT_BYTES, get_tensor, int_array, objects
 
-from hipdnn.shapes import LAYOUTS, packed_strides
+from hipdnn.core.shapes import LAYOUTS, packed_strides
 from miopen_ctypes.enums import miopenDataType_t, miopenTensorLayout_t
 
 DIMS = {4: (2, 3, 5, 7), 5: (2, 3, 4, 5, 6)}

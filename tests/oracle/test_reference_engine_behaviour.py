@@ -13,7 +13,7 @@ from oracle_helpers import assert_close, rounded
 import hipdnn
 from hipdnn.engines import fnv1a_64, get_engine
 from hipdnn.engines.reference import kernels
-from hipdnn.interop import Buffer
+from hipdnn.interop.buffers import Buffer
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional

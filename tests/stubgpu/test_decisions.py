@@ -28,9 +28,9 @@ import pytest
 from stubgpu_util import DECISIONS, Stub
 from test_miopen_engine_graphs import DTYPES, Case, build
 
+from hipdnn.core.types import DataType
 from hipdnn.engines.miopen import NO_LIMIT, Row
 from hipdnn.engines.miopen.errors import MiopenBuildError, MiopenExecutionError
-from hipdnn.types import DataType
 
 LAYOUTS = ("NCHW", "NHWC")
 CASES = [(row, dtype, layout) for row in Row for dtype in DTYPES for layout in LAYOUTS]
@@ -225,9 +225,9 @@ def test_real_library_decides(stub: Stub, row: Row, dtype: str, layout: str) -> 
 def test_bf16_conv_bias_act_names_the_fusion_compile(stub: Stub) -> None:
     """The real library compiles no bf16 fusion plan: the typed error names the call (on
     gfx90a the workaround table declines first, naming the issue)."""
+    from hipdnn.core.errors import EngineError
     from hipdnn.engines import registry
     from hipdnn.engines.miopen import MiopenNotSupportedError
-    from hipdnn.errors import EngineError
 
     case = build(Row.CONV_BIAS_ACT, DataType.BFLOAT16, "NCHW")
     engine = next(e for e in registry().values() if e.name == "MIOPEN_ENGINE")

@@ -23,8 +23,8 @@ from stubgpu_util import DECISIONS, Stub
 from test_decisions import CASES
 from test_miopen_engine_graphs import DTYPES, build
 
+from hipdnn.core.errors import HipdnnError
 from hipdnn.engines.miopen import Row
-from hipdnn.errors import HipdnnError
 
 #: EmulatedDevice's version name for each Debian build.
 _EMULATED_VERSION = {"6.4.3": "3.4", "7.2.4": "3.5"}
@@ -70,8 +70,8 @@ def emulated_engine(stub: Stub) -> Any:
     from emulated.device import EmulatedDevice
     from stub_hip.build import ARCHS
 
+    from hipdnn.core.handle import Handle
     from hipdnn.engines.miopen import MiopenEngine
-    from hipdnn.handle import Handle
 
     dev = EmulatedDevice(_EMULATED_VERSION[stub.version], gcn_arch_name=ARCHS[stub.arch][0])
     engine = MiopenEngine(miopen_loader=lambda: dev.miopen, hip_loader=lambda: dev.hip)

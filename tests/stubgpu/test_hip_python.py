@@ -12,9 +12,9 @@ import numpy as np
 from stubgpu_util import Stub
 from test_miopen_engine_graphs import build
 
+from hipdnn.core.handle import Handle
+from hipdnn.core.types import DataType
 from hipdnn.engines.miopen import Row
-from hipdnn.handle import Handle
-from hipdnn.types import DataType
 
 
 def _ok(result: Any) -> Any:

@@ -17,10 +17,10 @@ from stubgpu_util import Stub
 from test_decisions import EPILOGUE, SOLUTION_KERNELS
 from test_miopen_engine_graphs import build
 
+from hipdnn.core.shapes import packed_strides
+from hipdnn.core.types import DataType as D
 from hipdnn.engines.miopen import Row
 from hipdnn.engines.miopen.descriptors import Resources, TensorDesc
-from hipdnn.shapes import packed_strides
-from hipdnn.types import DataType as D
 from miopen_ctypes.enums import miopenTensorOp_t
 from miopen_ctypes.errors import MIOpenStatusError
 

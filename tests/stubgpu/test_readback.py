@@ -17,9 +17,9 @@ from argument_cases import ARG_CASES, ARG_IDS, REAL_LIBRARY_FAILS, arg_case
 from miopen_readback import RecordingLib, mismatches
 from stubgpu_util import Stub
 
-from hipdnn import interop
+from hipdnn.core.handle import Handle
 from hipdnn.engines.miopen import MiopenEngine, MiopenExecutionError, MiopenPlan, Row
-from hipdnn.handle import Handle
+from hipdnn.interop import buffers as interop
 
 pytest.importorskip("torch")
 

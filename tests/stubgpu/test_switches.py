@@ -19,9 +19,9 @@ from stubgpu_util import SWITCHES, Stub
 from test_decisions import SOLUTION_KERNELS
 from test_miopen_engine_graphs import build
 
+from hipdnn.core.errors import GraphNotSupportedError
+from hipdnn.core.types import DataType
 from hipdnn.engines.miopen import NO_LIMIT, Row
-from hipdnn.errors import GraphNotSupportedError
-from hipdnn.types import DataType
 
 CONV_CASES = [(row, layout) for row in (Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD)
               for layout in ("NCHW", "NHWC")]

@@ -26,9 +26,9 @@ from stubgpu_util import Stub, child_command
 from test_decisions import SOLUTION_KERNELS
 from test_miopen_engine_graphs import build
 
+from hipdnn.core.errors import GraphNotSupportedError
+from hipdnn.core.types import DataType
 from hipdnn.engines.miopen import NO_LIMIT, Row
-from hipdnn.errors import GraphNotSupportedError
-from hipdnn.types import DataType
 
 #: What Find 2.0 with tuning does on Debian's builds without switches, per version x arch, for
 #: the seed's conv fprop (FP32 NCHW 2x4x7x6, 3x3): "abort" (the process dies in MIOpen) or
@@ -83,7 +83,7 @@ _FIND_CHILD = """
 import numpy as np
 from test_miopen_engine_graphs import build
 from hipdnn.engines.miopen import Row
-from hipdnn.types import DataType
+from hipdnn.core.types import DataType
 case = build(Row.CONV_FPROP, DataType.FLOAT, "NCHW")
 g = case.graph
 g.build_operation_graph(); g.create_execution_plans()

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from hipdnn.engines import base, register, registry, unregister
+from hipdnn.backend import engine as base
+from hipdnn.engines import register, registry, unregister
 
 
 @pytest.fixture

@@ -16,18 +16,18 @@ from typing import Any
 
 import numpy as np
 
-from hipdnn import interop
-from hipdnn.engines import engine_registry as engines_registry
-from hipdnn.engines import load_builtin_engines, register, unregister
-from hipdnn.engines.base import (
+from hipdnn.backend import registry as engines_registry
+from hipdnn.backend.engine import (
     BENCHMARKING_KNOB,
     Engine,
     ExecutionPlan,
     IntConstraint,
     Knob,
 )
-from hipdnn.nodes import BatchnormInferenceNode, BatchnormInferenceVarianceNode, PointwiseNode
-from hipdnn.types import KnobValueType, PointwiseMode
+from hipdnn.core.types import KnobValueType, PointwiseMode
+from hipdnn.engines import load_builtin_engines, register, unregister
+from hipdnn.interop import buffers as interop
+from hipdnn.ir.nodes import BatchnormInferenceNode, BatchnormInferenceVarianceNode, PointwiseNode
 
 __all__ = [
     "DecliningEngine", "FakeEngine", "FakePlan", "only_fake_engines", "registered_fake_engine",

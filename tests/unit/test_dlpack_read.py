@@ -1,7 +1,7 @@
-"""hipdnn._dlpack.read: what an object's ``__dlpack__`` export says, read on every call by the
-remembered-binding matchers (hipdnn/_packsig.py ``signature``) without consuming the capsule.
+"""hipdnn.interop.dlpack.read: what an object's ``__dlpack__`` export says, read on every call by the
+remembered-binding matchers (hipdnn/pipeline/packsig.py ``signature``) without consuming the capsule.
 
-It must give exactly the fields :func:`hipdnn._dlpack.export` gives (so a signature reads the
+It must give exactly the fields :func:`hipdnn.interop.dlpack.export` gives (so a signature reads the
 same as what ``resolve`` would check), leave the capsule unconsumed (the producer's destructor
 releases the export: nothing leaks, nothing is released twice) and refuse what export refuses.
 """
@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from test_interop_dlpack import HandMade, Wrapped
 
-from hipdnn import _dlpack, _packsig
+from hipdnn.interop import dlpack as _dlpack
+from hipdnn.pipeline import packsig as _packsig
 
 
 def _export_fields(obj: Any) -> tuple[Any, ...]:

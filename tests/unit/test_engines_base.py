@@ -1,4 +1,4 @@
-"""hipdnn.engines.base: engine ids, knob constraints, plan lifecycle, the registry."""
+"""hipdnn.backend.engine: engine ids, knob constraints, plan lifecycle, the registry."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from hipdnn import engines
-from hipdnn.engines import engine_registry
-from hipdnn.engines.base import (
+from hipdnn.backend import registry as engine_registry
+from hipdnn.backend.engine import (
     BENCHMARKING_KNOB,
     WORKSPACE_SIZE_LIMIT_KNOB,
     Engine,
@@ -20,8 +20,8 @@ from hipdnn.engines.base import (
     StringConstraint,
     fnv1a_64,
 )
-from hipdnn.errors import KnobError, PlanClosedError
-from hipdnn.types import KnobValueType
+from hipdnn.core.errors import KnobError, PlanClosedError
+from hipdnn.core.types import KnobValueType
 
 
 def _signed(u: int) -> int:
@@ -203,9 +203,9 @@ def test_register_replaces_same_name() -> None:
 _EARLY_REGISTRATION = """
 import sys
 from hipdnn import engines
-from hipdnn.engines.base import Engine
-from hipdnn.engines import engine_registry
-from hipdnn.engines.engine_registry import _REGISTRY
+from hipdnn.backend.engine import Engine
+from hipdnn.backend import registry as engine_registry
+from hipdnn.backend.registry import _REGISTRY
 
 class Mine(Engine):
     name = "CPU_REFERENCE_ENGINE"   # the built-in's name, hence its id
@@ -256,7 +256,7 @@ def test_builtin_engine_already_registered_is_kept_on_reload(
 _COLD_START_RACE = """
 import sys, threading
 from hipdnn import engines
-from hipdnn.engines import engine_registry
+from hipdnn.backend import registry as engine_registry
 assert not engine_registry._loaded
 barrier = threading.Barrier(8)
 seen = []

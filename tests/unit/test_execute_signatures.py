@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import hipdnn
-from hipdnn import _packsig
-from hipdnn.errors import VariantPackError
-from hipdnn.graph import Graph
+from hipdnn.core.errors import VariantPackError
+from hipdnn.graph.graph import Graph
+from hipdnn.pipeline import packsig as _packsig
 
 F = hipdnn.DataType.FLOAT
 

@@ -35,7 +35,7 @@ def test_import_and_graph_building_load_no_library() -> None:
 _BF16 = """
 import sys
 import hipdnn
-from hipdnn._interop_dtypes import dtype_to_numpy, numpy_to_dtype
+from hipdnn.interop.dtypes import dtype_to_numpy, numpy_to_dtype
 print("ml_dtypes" in sys.modules, numpy_to_dtype(dtype_to_numpy(hipdnn.data_type.BFLOAT16)).name,
       "ml_dtypes" in sys.modules)
 """

@@ -27,7 +27,7 @@ from hipdnn import (
     WorkspaceError,
 )
 from hipdnn.engines import fnv1a_64
-from hipdnn.graph_view import GraphView
+from hipdnn.ir.view import GraphView
 
 Engines = tuple[FakeEngine, DecliningEngine]
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from hipdnn import DataType, Graph, HipdnnError, InvalidGraphError, ValidationError
-from hipdnn.nodes import PointwiseNode
-from hipdnn.types import PointwiseMode
+from hipdnn.core.types import PointwiseMode
+from hipdnn.ir.nodes import PointwiseNode
 
 F, H = DataType.FLOAT, DataType.HALF
 

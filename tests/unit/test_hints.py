@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import hipdnn
-from hipdnn.errors import GraphNotSupportedError, VariantPackError
-from hipdnn.nodes import PointwiseNode
-from hipdnn.tensor import not_a_tensor_hint
-from hipdnn.types import PointwiseMode
+from hipdnn.core.errors import GraphNotSupportedError, VariantPackError
+from hipdnn.core.types import PointwiseMode
+from hipdnn.ir.nodes import PointwiseNode
+from hipdnn.ir.tensor import not_a_tensor_hint
 
 F = hipdnn.DataType.FLOAT
 
@@ -48,8 +48,8 @@ def test_float64_at_execute_gets_the_cast_hint() -> None:
 def test_non_contiguous_arrays_get_ascontiguousarray(make) -> None:  # type: ignore[no-untyped-def]
     from types import SimpleNamespace
 
-    from hipdnn.graph_exec import _check_restrided
-    from hipdnn.interop import resolve
+    from hipdnn.interop.buffers import resolve
+    from hipdnn.pipeline.executor import _check_restrided
 
     g, x, y = relu_graph()
     a = make()

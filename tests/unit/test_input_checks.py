@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import hipdnn
-from hipdnn.errors import HipdnnError, ValidationError
-from hipdnn.types import (
+from hipdnn.core.errors import HipdnnError, ValidationError
+from hipdnn.core.types import (
     BuildPlanPolicy,
     ConvolutionMode,
     DataType,
@@ -120,7 +120,7 @@ def test_conv_geometry_accepts_numpy_integers() -> None:
 
 
 def test_conv_node_made_directly_checks_ints_and_groups() -> None:
-    from hipdnn.nodes import ConvFpropNode
+    from hipdnn.ir.nodes import ConvFpropNode
 
     with pytest.raises(ValidationError, match=r"node 'n'.*stride.*2\.0"):
         ConvFpropNode("n", stride=[2.0, 2])
@@ -340,7 +340,7 @@ def _bn_pack(t: dict[str, Any], eps: Any) -> dict[Any, Any]:
 def test_epsilon_given_at_execute_is_checked(eps: Any) -> None:
     from fake_engine import only_fake_engines
 
-    from hipdnn.errors import VariantPackError
+    from hipdnn.core.errors import VariantPackError
 
     with only_fake_engines():
         g, t = _bn_variance_graph()
@@ -359,7 +359,7 @@ def test_epsilon_given_at_execute_is_checked(eps: Any) -> None:
 
 
 def test_momentum_given_at_execute_is_checked() -> None:
-    from hipdnn.errors import VariantPackError
+    from hipdnn.core.errors import VariantPackError
 
     g = _g()
     x = g.tensor(dim=[2, 3, 4, 4], name="x")
@@ -401,7 +401,7 @@ def _ws_graph() -> tuple[hipdnn.Graph, dict[Any, Any]]:
 def test_non_contiguous_workspace_is_rejected(make: Any) -> None:
     from fake_engine import only_fake_engines
 
-    from hipdnn.errors import WorkspaceError
+    from hipdnn.core.errors import WorkspaceError
 
     with only_fake_engines():
         g, pack = _ws_graph()
@@ -414,7 +414,7 @@ def test_non_contiguous_workspace_is_rejected(make: Any) -> None:
 def test_contiguous_workspaces_are_accepted() -> None:
     from fake_engine import only_fake_engines
 
-    from hipdnn.errors import WorkspaceError
+    from hipdnn.core.errors import WorkspaceError
 
     with only_fake_engines():
         g, pack = _ws_graph()

@@ -16,16 +16,12 @@ DOC = ROOT / "docs" / "INTERNALS.md"
 
 #: Layer of each hipdnn module, lowest first (docs/INTERNALS.md, "Layers"); miopen_ctypes is 0.
 LAYERS: dict[str, tuple[str, ...]] = {
-    "core": ("errors", "types", "shapes", "tensor", "handle", "logs", "progress", "interop",
-             "_packsig", "_dlpack", "_hostmem", "_interop_dtypes", "_array_fit"),
-    "graph IR": ("nodes_base", "nodes_norm", "nodes_stats", "nodes_layernorm", "nodes_matmul", "nodes", "serialize", "pictures"),
-    "engine contract": ("engines", "engines.base", "engines.knobs", "engines.engine_registry",
-                        "validation", "graph_view"),
+    "core": ("core", "interop", "ir.tensor", "pipeline.packsig"),
+    "graph IR": ("ir", "ir.nodes", "ir.serialize", "ir.pictures"),
+    "engine contract": ("engines", "backend", "ir.validation", "ir.view"),
     "engines": ("engines.reference", "engines.miopen"),
-    "builder & pipeline": ("graph", "graph_core", "graph_ops", "graph_ops_math", "graph_ops_norm", "graph_ops_matmul",
-                           "graph_highlevel",
-                           "graph_plans", "graph_exec", "plan_cache"),
-    "surfaces": ("", "__main__", "aliases", "jit", "frontend", "diagnostics"),
+    "builder & pipeline": ("graph", "pipeline"),
+    "surfaces": ("", "__main__", "compat", "frontend", "diagnostics"),
 }
 ENGINE_PACKAGES = ("hipdnn.engines.reference", "hipdnn.engines.miopen")
 

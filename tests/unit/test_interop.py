@@ -1,4 +1,4 @@
-"""hipdnn.interop: ints, floats, numpy and torch values -> Buffer; checks; host views."""
+"""hipdnn.interop.buffers: ints, floats, numpy and torch values -> Buffer; checks; host views."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from hipdnn import interop
-from hipdnn.errors import VariantPackError
-from hipdnn.shapes import packed_strides
-from hipdnn.tensor import Tensor
-from hipdnn.types import DataType
+from hipdnn.core.errors import VariantPackError
+from hipdnn.core.shapes import packed_strides
+from hipdnn.core.types import DataType
+from hipdnn.interop import buffers as interop
+from hipdnn.ir.tensor import Tensor
 
 NCHW = (2, 3, 4, 5)
 
@@ -272,7 +272,7 @@ def test_dtype_maps_round_trip() -> None:
 
 
 def test_import_does_not_import_torch() -> None:
-    code = "import sys, hipdnn.interop; sys.exit('torch' in sys.modules)"
+    code = "import sys, hipdnn.interop.buffers; sys.exit('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 

@@ -1,4 +1,4 @@
-"""hipdnn.interop: __dlpack__ (ctypes capsule parsing), __cuda_array_interface__, __array_interface__."""
+"""hipdnn.interop.buffers: __dlpack__ (ctypes capsule parsing), __cuda_array_interface__, __array_interface__."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from hipdnn import _dlpack, interop
-from hipdnn.errors import VariantPackError
-from hipdnn.shapes import packed_strides
-from hipdnn.tensor import Tensor
-from hipdnn.types import DataType
+from hipdnn.core.errors import VariantPackError
+from hipdnn.core.shapes import packed_strides
+from hipdnn.core.types import DataType
+from hipdnn.interop import buffers as interop
+from hipdnn.interop import dlpack as _dlpack
+from hipdnn.ir.tensor import Tensor
 
 NCHW = (2, 3, 4, 5)
 _capsule_new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(

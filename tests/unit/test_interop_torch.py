@@ -1,15 +1,15 @@
-"""hipdnn.interop with torch CPU tensors (read through data_ptr/stride, never copied)."""
+"""hipdnn.interop.buffers with torch CPU tensors (read through data_ptr/stride, never copied)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from hipdnn import interop
-from hipdnn.errors import VariantPackError
-from hipdnn.shapes import packed_strides
-from hipdnn.tensor import Tensor
-from hipdnn.types import DataType
+from hipdnn.core.errors import VariantPackError
+from hipdnn.core.shapes import packed_strides
+from hipdnn.core.types import DataType
+from hipdnn.interop import buffers as interop
+from hipdnn.ir.tensor import Tensor
 
 torch = pytest.importorskip("torch")  # CI (HIPDNN_REQUIRE_TORCH=1) turns this skip into a failure
 

@@ -1,4 +1,4 @@
-"""hipdnn.logs: HIPDNN_LOG_INFO/HIPDNN_LOG_FILE, the INFO build log naming why higher-ranked
+"""hipdnn.core.logs: HIPDNN_LOG_INFO/HIPDNN_LOG_FILE, the INFO build log naming why higher-ranked
 engines were not used, DEBUG stage timings, engine_reasons()/check_support() and the
 once-per-process FallbackWarning."""
 
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import hipdnn
-from hipdnn import logs
-from hipdnn.engines.base import Engine
+from hipdnn.backend.engine import Engine
+from hipdnn.core import logs
 
 F = hipdnn.DataType.FLOAT
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from hipdnn import ConvolutionMode, DataType, Graph, PointwiseMode
-from hipdnn.nodes import (
+from hipdnn.core.shapes import packed_strides
+from hipdnn.ir.nodes import (
     BatchnormBackwardNode,
     BatchnormInferenceNode,
     BatchnormInferenceVarianceNode,
@@ -15,7 +16,6 @@ from hipdnn.nodes import (
     ConvWgradNode,
     PointwiseNode,
 )
-from hipdnn.shapes import packed_strides
 
 F, H, B = DataType.FLOAT, DataType.HALF, DataType.BFLOAT16
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import hipdnn
-from hipdnn.shapes import overlap_free
+from hipdnn.core.shapes import overlap_free
 
 F32 = hipdnn.DataType.FLOAT
 SENTINEL = -7.25

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 import hipdnn
-from hipdnn import interop
-from hipdnn.errors import VariantPackError
+from hipdnn.core.errors import VariantPackError
+from hipdnn.interop import buffers as interop
 
 torch = pytest.importorskip("torch")
 F = hipdnn.DataType.FLOAT

@@ -1,4 +1,4 @@
-"""Torch tensors in ``graph.execute``'s remembered bindings (hipdnn/_packsig.py).
+"""Torch tensors in ``graph.execute``'s remembered bindings (hipdnn/pipeline/packsig.py).
 
 Exact ``torch.Tensor`` values are matched by torch's own tensor guard (shape, strides, dtype,
 device, view bits in one C call, after a self-test) plus ``data_ptr()``; other torch types, and
@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hipdnn import _packsig
+from hipdnn.pipeline import packsig as _packsig
 
 torch = pytest.importorskip("torch")
 

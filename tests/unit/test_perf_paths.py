@@ -12,10 +12,12 @@ import pytest
 
 import hipdnn
 import miopen_ctypes
-from hipdnn.engines import base, engine_registry, register, registry, unregister
-from hipdnn.errors import PlanClosedError, VariantPackError
-from hipdnn.graph import Graph
-from hipdnn.graph_exec import BoundExecution
+from hipdnn.backend import engine as base
+from hipdnn.backend import registry as engine_registry
+from hipdnn.core.errors import PlanClosedError, VariantPackError
+from hipdnn.engines import register, registry, unregister
+from hipdnn.graph.graph import Graph
+from hipdnn.pipeline.executor import BoundExecution
 from miopen_ctypes import _discovery, loader
 from miopen_ctypes.errors import MIOpenNotFoundError
 
@@ -89,7 +91,7 @@ def test_plan_bind_default_closes_over_execute(reference_only: None) -> None:
     g.build()
     xa, ba, ya = _arrays()
     plan = g.plans[0]
-    buffers = {int(t.uid or 0): hipdnn.interop.resolve(a) for t, a in ((x, xa), (b, ba), (y, ya))}
+    buffers = {int(t.uid or 0): hipdnn.interop.buffers.resolve(a) for t, a in ((x, xa), (b, ba), (y, ya))}
     run = plan.bind(buffers, None, g.handle)
     run()
     np.testing.assert_allclose(ya, _want(xa, ba), rtol=1e-6, atol=1e-6)
@@ -125,7 +127,7 @@ def test_execute_remembers_int_pointer_packs(reference_only: None) -> None:
 
 
 def test_execute_binding_cache_is_bounded(reference_only: None) -> None:
-    from hipdnn.graph_exec import FAST_PACKS
+    from hipdnn.pipeline.executor import FAST_PACKS
 
     g, x, b, y = _relu_bias()
     g.build()

@@ -1,4 +1,4 @@
-"""Graph pictures (hipdnn.pictures): SVG/HTML of every seed row, stable text reprs, enum prints."""
+"""Graph pictures (hipdnn.ir.pictures): SVG/HTML of every seed row, stable text reprs, enum prints."""
 
 from __future__ import annotations
 

@@ -15,9 +15,9 @@ import pytest
 from fake_engine import DecliningEngine, FakeEngine, only_fake_engines
 
 import hipdnn as cudnn
+from hipdnn.core.errors import KnobError, ValidationError
+from hipdnn.core.types import KnobValueType
 from hipdnn.engines import IntConstraint, Knob, register, unregister
-from hipdnn.errors import KnobError, ValidationError
-from hipdnn.types import KnobValueType
 
 torch = pytest.importorskip("torch")
 

@@ -1,4 +1,4 @@
-"""Progress on long work (hipdnn.progress): a terminal line when forced or on a TTY, nothing when
+"""Progress on long work (hipdnn.core.progress): a terminal line when forced or on a TTY, nothing when
 not interactive or switched off; autotune() returns PlanTiming (name, seconds) results."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import hipdnn
-from hipdnn import progress
+from hipdnn.core import progress
 
 F = hipdnn.DataType.FLOAT
 

@@ -1,4 +1,4 @@
-"""Memoized validation (hipdnn.validation.validate_structure): a new graph of a structure that
+"""Memoized validation (hipdnn.ir.validation.validate_structure): a new graph of a structure that
 was validated before is served from the memo, but any difference -- an attribute, a dim, a
 stride, a dtype, a uid, virtuality, wiring, a name, a value's type -- is validated in full, so a
 graph that full validation rejects is still rejected; edits after a build re-validate."""
@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 import hipdnn
-from hipdnn import validation
-from hipdnn.errors import ValidationError
-from hipdnn.graph import Graph
-from hipdnn.tensor import Tensor
+from hipdnn.core.errors import ValidationError
+from hipdnn.graph.graph import Graph
+from hipdnn.ir import validation
+from hipdnn.ir.tensor import Tensor
 
 F = hipdnn.DataType.FLOAT
 

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 import hipdnn
+from hipdnn.core.errors import ExecutionError
 from hipdnn.engines.reference import _bn, _bn_jit
 from hipdnn.engines.reference import _parallel as P
 from hipdnn.engines.reference import kernels as K
-from hipdnn.errors import ExecutionError
 
 F32 = hipdnn.DataType.FLOAT
 POOL_THREAD = "hipdnn-reference"

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from hipdnn import DataType, Graph, ValidationError
-from hipdnn.serialize import FORMAT, graph_to_dict
+from hipdnn.ir.serialize import FORMAT, graph_to_dict
 
 F, H, B = DataType.FLOAT, DataType.HALF, DataType.BFLOAT16
 NCHW, NHWC = [2, 3, 6, 6], [108, 1, 18, 3]

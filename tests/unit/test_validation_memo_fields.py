@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hipdnn
-from hipdnn.tensor import Tensor
-from hipdnn.validation import NOT_IN_SIGNATURE, TensorEntry, structure_signature
+from hipdnn.ir.tensor import Tensor
+from hipdnn.ir.validation import NOT_IN_SIGNATURE, TensorEntry, structure_signature
 
 _SLOT_OF_FIELD = {"dim_inferred": "_dim_inferred", "stride_inferred": "_stride_inferred",
                   "dtype_inferred": "_dtype_inferred", "owned": "_graph"}

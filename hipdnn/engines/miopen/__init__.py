@@ -20,7 +20,7 @@ it, ``build_plan`` raises :class:`MiopenNotSupportedError` (an ``EngineError``) 
 moves on to the next engine (CPU_REFERENCE_ENGINE), recording the reason. Every other BF16 row
 (conv alone, BN alone, the 3.5 ``*Activation`` calls) runs on MIOpen.
 
-A plan whose :class:`hipdnn.Handle` was closed raises :class:`hipdnn.errors.PlanClosedError`
+A plan whose :class:`hipdnn.Handle` was closed raises :class:`hipdnn.core.errors.PlanClosedError`
 (before any MIOpen call); :class:`Unavailable` (no library, no GPU) is an ``EngineError``.
 
 Variant-pack values that are device pointers (ints, GPU buffers) go straight to MIOpen. Host
@@ -31,7 +31,7 @@ only when every call succeeded). For speed, pass device memory.
 
 from __future__ import annotations
 
-from hipdnn.engines.engine_registry import register
+from hipdnn.backend.registry import register
 from hipdnn.engines.miopen.engine import NO_LIMIT, MiopenEngine, Unavailable
 from hipdnn.engines.miopen.errors import (
     MiopenBuildError,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
+from hipdnn.core.types import DataType
 from hipdnn.engines.miopen.descriptors import ActivationDesc, Resources, TensorDesc, bn_param_desc
 from hipdnn.engines.miopen.fusion import ONE, ZERO, FusionPlan
 from hipdnn.engines.miopen.memory import copy, tensor_nbytes
@@ -22,7 +23,6 @@ from hipdnn.engines.miopen.roles import (
 )
 from hipdnn.engines.miopen.rules import Tensor
 from hipdnn.engines.miopen.runtime import Arena, Call, Ctx, Path, Runner, replay
-from hipdnn.types import DataType
 from miopen_ctypes.enums import miopenActivationMode_t, miopenBatchNormMode_t
 from miopen_ctypes.hip import HipLibrary
 from miopen_ctypes.loader import MIOpenLibrary

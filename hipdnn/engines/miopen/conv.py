@@ -12,13 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hipdnn.engines.knobs import NO_WORKSPACE_LIMIT
+from hipdnn.backend.knobs import NO_WORKSPACE_LIMIT
+from hipdnn.core.errors import ExecutionError, KnobError
+from hipdnn.core.logs import logger
+from hipdnn.core.shapes import packed_strides
 from hipdnn.engines.miopen.descriptors import ConvDesc, Owned, Resources, TensorDesc
 from hipdnn.engines.miopen.patterns import Row
 from hipdnn.engines.miopen.runtime import Call, replay
-from hipdnn.errors import ExecutionError, KnobError
-from hipdnn.logs import logger
-from hipdnn.shapes import packed_strides
 from miopen_ctypes import types as mt
 from miopen_ctypes.enums import (
     miopenConvolutionFindMode_t,

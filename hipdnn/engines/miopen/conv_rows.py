@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hipdnn.core.shapes import packed_strides
+from hipdnn.core.types import DataType
 from hipdnn.engines.miopen.conv import DIRECTIONS, ConvOp
 from hipdnn.engines.miopen.descriptors import ActivationDesc, Resources, TensorDesc
 from hipdnn.engines.miopen.errors import MiopenNotSupportedError
@@ -13,8 +15,6 @@ from hipdnn.engines.miopen.fusion import ONE, ZERO, FusionPlan
 from hipdnn.engines.miopen.patterns import Match, Row
 from hipdnn.engines.miopen.roles import ConvBiasAct, ConvDgrad, ConvFprop, ConvWgrad
 from hipdnn.engines.miopen.runtime import ALIGN, Arena, Call, Ctx, Path, Runner
-from hipdnn.shapes import packed_strides
-from hipdnn.types import DataType
 from miopen_ctypes.enums import miopenTensorOp_t
 from miopen_ctypes.hip import HipLibrary
 from miopen_ctypes.loader import MIOpenLibrary

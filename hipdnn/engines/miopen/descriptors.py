@@ -13,8 +13,8 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from hipdnn.errors import PlanClosedError
-from hipdnn.types import DataType
+from hipdnn.core.errors import PlanClosedError
+from hipdnn.core.types import DataType
 from miopen_ctypes import types as mt
 from miopen_ctypes.enums import (
     miopenBatchNormMode_t,

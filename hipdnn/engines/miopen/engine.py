@@ -18,7 +18,7 @@ from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 import miopen_ctypes
-from hipdnn.engines.base import (
+from hipdnn.backend.engine import (
     BENCHMARKING_KNOB,
     WORKSPACE_SIZE_LIMIT_KNOB,
     Engine,
@@ -28,6 +28,10 @@ from hipdnn.engines.base import (
     KnobValue,
     TransientReason,
 )
+from hipdnn.core.errors import EngineError, HipdnnError
+from hipdnn.core.handle import default_handle
+from hipdnn.core.logs import logger
+from hipdnn.core.types import DataType, KnobValueType
 from hipdnn.engines.miopen.batchnorm import BnBackwardRunner, BnInferenceRunner, BnTrainingRunner
 from hipdnn.engines.miopen.conv import NO_LIMIT, conv_geometry
 from hipdnn.engines.miopen.conv_rows import ConvBiasActRunner, ConvRunner, conv_op_for
@@ -39,10 +43,6 @@ from hipdnn.engines.miopen.plan import MiopenPlan
 from hipdnn.engines.miopen.pointwise import ActivationRunner, BinaryRunner
 from hipdnn.engines.miopen.runtime import Runner
 from hipdnn.engines.miopen.workarounds import workaround_for
-from hipdnn.errors import EngineError, HipdnnError
-from hipdnn.handle import default_handle
-from hipdnn.logs import logger
-from hipdnn.types import DataType, KnobValueType
 from miopen_ctypes._discovery import forget_failures
 from miopen_ctypes.enums import miopenActivationMode_t as ActivationMode
 from miopen_ctypes.enums import miopenStatus_t
@@ -56,8 +56,8 @@ from miopen_ctypes.hip import HipLibrary, load_hip
 from miopen_ctypes.loader import MIOpenLibrary
 
 if TYPE_CHECKING:
-    from hipdnn.graph_view import GraphView
-    from hipdnn.handle import Handle
+    from hipdnn.core.handle import Handle
+    from hipdnn.ir.view import GraphView
 
 __all__ = ["NO_LIMIT", "MiopenEngine", "Unavailable", "check_library_rules"]
 

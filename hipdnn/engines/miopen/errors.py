@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from hipdnn.errors import EngineError, ExecutionError
+from hipdnn.core.errors import EngineError, ExecutionError
 from miopen_ctypes.errors import MIOpenError
 
 __all__ = [

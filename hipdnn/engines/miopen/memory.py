@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from hipdnn.core.errors import GraphStateError, VariantPackError, WorkspaceError
+from hipdnn.core.types import DataType
 from hipdnn.engines.miopen.descriptors import Owned
-from hipdnn.errors import GraphStateError, VariantPackError, WorkspaceError
-from hipdnn.types import DataType
 from miopen_ctypes import types as mt
 from miopen_ctypes.hip import HipLibrary
 from miopen_ctypes.hip_types import hipMemcpyKind

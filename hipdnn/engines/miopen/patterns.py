@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hipdnn import nodes as nd
+from hipdnn.core.shapes import layout_of, layout_strides
+from hipdnn.core.types import ConvolutionMode, DataType, PointwiseMode
 from hipdnn.engines.miopen.roles import (
     BnBackward,
     BnInfDreluBnBwd,
@@ -52,8 +53,7 @@ from hipdnn.engines.miopen.rules import (
     same_layout,
     standalone_activation,
 )
-from hipdnn.shapes import layout_of, layout_strides
-from hipdnn.types import ConvolutionMode, DataType, PointwiseMode
+from hipdnn.ir import nodes as nd
 
 __all__ = ["Activation", "Declined", "Match", "Row", "match"]
 

@@ -7,20 +7,20 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from hipdnn.engines.base import ExecutionPlan, KnobValue
+from hipdnn.backend.engine import ExecutionPlan, KnobValue
+from hipdnn.core.errors import GraphStateError, PlanClosedError, VariantPackError
 from hipdnn.engines.miopen.descriptors import Resources
 from hipdnn.engines.miopen.errors import MiopenExecutionError, translating
 from hipdnn.engines.miopen.memory import MiopenHandleState, Staging, check_workspace, scalar_value
 from hipdnn.engines.miopen.patterns import Match
 from hipdnn.engines.miopen.roles import is_scalar
 from hipdnn.engines.miopen.runtime import Ctx, Path, Runner
-from hipdnn.errors import GraphStateError, PlanClosedError, VariantPackError
 from miopen_ctypes.errors import MIOpenError
 from miopen_ctypes.hip import HipLibrary
 
 if TYPE_CHECKING:
+    from hipdnn.core.handle import Handle
     from hipdnn.engines.miopen.engine import MiopenEngine
-    from hipdnn.handle import Handle
 
 __all__ = ["MiopenPlan"]
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
+from hipdnn.core.errors import VariantPackError
+from hipdnn.core.types import DataType, PointwiseMode
 from hipdnn.engines.miopen.descriptors import ActivationDesc, Resources, TensorDesc
 from hipdnn.engines.miopen.fusion import ONE, ZERO
 from hipdnn.engines.miopen.patterns import Match
 from hipdnn.engines.miopen.roles import PointwiseActivation, PointwiseBinary
 from hipdnn.engines.miopen.runtime import Call, Ctx, Path, Runner
-from hipdnn.errors import VariantPackError
-from hipdnn.types import DataType, PointwiseMode
 from miopen_ctypes.enums import miopenTensorOp_t
 from miopen_ctypes.hip import HipLibrary
 from miopen_ctypes.loader import MIOpenLibrary

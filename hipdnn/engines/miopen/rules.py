@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from hipdnn.nodes import PointwiseNode
-from hipdnn.shapes import LAYOUTS, layout_of
-from hipdnn.types import DataType, PointwiseMode
+from hipdnn.core.shapes import LAYOUTS, layout_of
+from hipdnn.core.types import DataType, PointwiseMode
+from hipdnn.ir.nodes import PointwiseNode
 from miopen_ctypes.enums import miopenActivationMode_t as M
 
 __all__ = [
@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 class Tensor(Protocol):
-    """What a row reads of a validated graph tensor (hipdnn/tensor.py's Tensor once the graph
+    """What a row reads of a validated graph tensor (hipdnn/ir/tensor.py's Tensor once the graph
     is validated: uid, dim, stride and data_type are all set, where the builder's Tensor types
     them Optional). Read-only: an engine never changes the graph it is given."""
 

@@ -17,9 +17,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from hipdnn.core.shapes import conv_output_dims
 from hipdnn.engines.reference import _scratch
 from hipdnn.engines.reference._parallel import parallel_copy
-from hipdnn.shapes import conv_output_dims
 
 __all__ = ["conv_dgrad", "conv_fprop", "conv_wgrad"]
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from hipdnn.core.types import PointwiseMode
 from hipdnn.engines.reference import kernels as K
-from hipdnn.types import PointwiseMode
 
 __all__ = ["POINTWISE_OPS", "pointwise"]
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hipdnn.types import ReductionMode
+from hipdnn.core.types import ReductionMode
 
 __all__ = ["genstats", "reduce"]
 

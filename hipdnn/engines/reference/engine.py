@@ -17,16 +17,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hipdnn.engines.base import Engine, ExecutionPlan, Knob, KnobValue
+from hipdnn.backend.engine import Engine, ExecutionPlan, Knob, KnobValue
+from hipdnn.core.errors import ExecutionError, GraphNotSupportedError, HipdnnError, VariantPackError
+from hipdnn.core.types import ConvolutionMode, DataType, PointwiseMode
 from hipdnn.engines.reference import _bn, _parallel
 from hipdnn.engines.reference import kernels as K
 from hipdnn.engines.reference._bn import Deferred
 from hipdnn.engines.reference._norms import norm_backward, norm_forward
 from hipdnn.engines.reference._parallel import PARALLEL_MIN_SIZE, map_chunks
 from hipdnn.engines.reference._pointwise import POINTWISE_OPS, pointwise
-from hipdnn.errors import ExecutionError, GraphNotSupportedError, HipdnnError, VariantPackError
-from hipdnn.interop import dtype_to_numpy, host_view
-from hipdnn.nodes import (
+from hipdnn.interop.buffers import dtype_to_numpy, host_view
+from hipdnn.ir.nodes import (
     BatchnormBackwardNode,
     BatchnormInferenceNode,
     BatchnormInferenceVarianceNode,
@@ -46,13 +47,12 @@ from hipdnn.nodes import (
     RmsnormBackwardNode,
     RmsnormNode,
 )
-from hipdnn.nodes_layernorm import NormNodeBase
-from hipdnn.types import ConvolutionMode, DataType, PointwiseMode
+from hipdnn.ir.nodes.layernorm import NormNodeBase
 
 if TYPE_CHECKING:
-    from hipdnn.graph_view import GraphView
-    from hipdnn.handle import Handle
-    from hipdnn.tensor import Tensor
+    from hipdnn.core.handle import Handle
+    from hipdnn.ir.tensor import Tensor
+    from hipdnn.ir.view import GraphView
 
 __all__ = ["FLOAT_DTYPES", "INTEGER_DTYPES", "SUPPORTED_DTYPES", "ReferenceEngine", "ReferencePlan"]
 
@@ -447,7 +447,7 @@ def stage_output(value: np.ndarray | Deferred, view: np.ndarray,
 
 def _engine_owned(a: np.ndarray) -> bool:
     """True when ``a`` is (a view of) an array numpy allocated: caller memory reaches the engine
-    only through :func:`hipdnn.interop.host_view`, whose arrays rest on a ``HostSpan``."""
+    only through :func:`hipdnn.interop.buffers.host_view`, whose arrays rest on a ``HostSpan``."""
     root = a
     while isinstance(root.base, np.ndarray):
         root = root.base

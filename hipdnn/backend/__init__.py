@@ -1,0 +1,1 @@
+"""The engine contract: Engine, ExecutionPlan, knobs and the engine registry."""

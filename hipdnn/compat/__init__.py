@@ -1,0 +1,1 @@
+"""Other spellings of the API: cudnn-frontend aliases and the jit decorator."""

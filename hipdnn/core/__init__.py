@@ -1,0 +1,1 @@
+"""The lowest layer: errors, enums and conversions, shapes, logging, progress, handles."""

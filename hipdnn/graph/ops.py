@@ -1,0 +1,380 @@
+"""Op builders of :class:`hipdnn.Graph`, with cudnn-frontend's names and keyword arguments.
+
+Every op takes ``name=`` (default ``"<op>_<n>"``) and ``compute_data_type=``, and returns new
+virtual tensors named ``"<node>::<PORT>"``; mark graph outputs with ``set_output(True)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from hipdnn.core.errors import ValidationError
+from hipdnn.core.types import (
+    ConvolutionMode,
+    DataType,
+    PointwiseMode,
+    ReductionMode,
+    check_float,
+    to_enum,
+    to_int,
+    to_int_tuple,
+)
+from hipdnn.graph.core import GraphCore
+from hipdnn.ir.nodes import (
+    BatchnormBackwardNode,
+    BatchnormInferenceNode,
+    BatchnormInferenceVarianceNode,
+    BatchnormNode,
+    ConvDgradNode,
+    ConvFpropNode,
+    ConvWgradNode,
+    GenstatsNode,
+    PointwiseNode,
+    ReductionNode,
+)
+from hipdnn.ir.nodes.norm import SCALAR_RANGES
+from hipdnn.ir.tensor import Tensor, not_a_tensor_hint
+
+__all__ = ["GraphOps"]
+
+Ints = int | Sequence[int] | None
+
+
+def _spatial_arg(value: Ints, ref: Tensor, what: str, node: str) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Iterable):  # one value for every spatial dimension
+        n = len(ref.dim) - 2 if ref.dim is not None and len(ref.dim) > 2 else 2
+        return (to_int(value, what, node=node),) * n
+    return to_int_tuple(value, what, node=node)
+
+
+
+def _required_slope(value: Any, op: str, name: str) -> None:
+    if value is None:
+        raise ValidationError(f"{op}: negative_slope is required; valid: a finite float (e.g. "
+                              f"0.01); use relu() for a plain ReLU", node=name or None)
+
+
+class GraphOps(GraphCore):
+    """The op builders (conv, batchnorm, pointwise) of :class:`hipdnn.Graph`, on the graph's
+    tensors and nodes (:class:`~hipdnn.graph.core.GraphCore`)."""
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _scalar(self, value: Any, node: str, port: str) -> Tensor | None:
+        """A float becomes a pass-by-value FLOAT scalar tensor with the value baked in."""
+        low, high, low_open = SCALAR_RANGES.get(port, (None, None, False))
+        what = port.lower()
+        if value is None:
+            return None
+        if isinstance(value, Tensor):
+            if value.value is not None:  # a baked value is checked now, like a float
+                check_float(value.value, what, node=node, low=low, high=high,
+                            low_open=low_open, tensor=value.name)
+            return value
+        if isinstance(value, (str, bytes, bool)) or not hasattr(value, "__float__"):
+            raise ValidationError(f"expected a float or a pass-by-value scalar Tensor, "
+                                  f"got {value!r}", node=node, port=port)
+        number = check_float(value, what, node=node, low=low, high=high, low_open=low_open)
+        return self.tensor(dim=(1, 1, 1, 1), stride=(1, 1, 1, 1), data_type=DataType.FLOAT,
+                           is_pass_by_value=True, name=f"{node}::{port}", value=number)
+
+    def _conv(self, cls: type[Any], op: str, ins: dict[str, Tensor], out_port: str, ref: Tensor,
+              padding: Ints, stride: Ints, dilation: Ints, pre_padding: Ints, post_padding: Ints,
+              convolution_mode: Any, compute_data_type: Any, name: str) -> Tensor:
+        name = self._node_name(name, op)
+        if padding is not None and (pre_padding is not None or post_padding is not None):
+            raise ValidationError("give either padding or pre_padding/post_padding, not both",
+                                  node=name)
+        for port, t in ins.items():  # first: one int for padding/stride reads ref's rank
+            if not isinstance(t, Tensor):
+                raise ValidationError(not_a_tensor_hint(t), node=name, port=port)
+        pre = _spatial_arg(padding if padding is not None else pre_padding, ref, "padding", name)
+        post = _spatial_arg(padding if padding is not None else post_padding, ref, "padding",
+                            name)
+        out = self._output(name, out_port)
+        node = cls(name, compute_data_type, pre_padding=pre, post_padding=post,
+                   stride=_spatial_arg(stride, ref, "stride", name),
+                   dilation=_spatial_arg(dilation, ref, "dilation", name),
+                   convolution_mode=convolution_mode, **ins, **{out_port: out})
+        self._add_node(node)
+        return out
+
+    # -- convolution -----------------------------------------------------------------------------
+    def conv_fprop(self, image: Tensor, weight: Tensor, padding: Ints = None, stride: Ints = None,
+                   dilation: Ints = None, *, pre_padding: Ints = None, post_padding: Ints = None,
+                   convolution_mode: Any = ConvolutionMode.CROSS_CORRELATION,
+                   compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """Forward convolution; returns Y (N, K, out spatial...). Groups = C / weight's C."""
+        return self._conv(ConvFpropNode, "conv_fprop", {"X": image, "W": weight}, "Y", image,
+                          padding, stride, dilation, pre_padding, post_padding, convolution_mode,
+                          compute_data_type, name)
+
+    def conv_dgrad(self, loss: Tensor, filter: Tensor, padding: Ints = None, stride: Ints = None,
+                   dilation: Ints = None, *, pre_padding: Ints = None, post_padding: Ints = None,
+                   convolution_mode: Any = ConvolutionMode.CROSS_CORRELATION,
+                   compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """Data gradient; returns DX. With a stride > 1 set DX's dims (``DX.set_dim``)."""
+        return self._conv(ConvDgradNode, "conv_dgrad", {"DY": loss, "W": filter}, "DX", loss,
+                          padding, stride, dilation, pre_padding, post_padding, convolution_mode,
+                          compute_data_type, name)
+
+    def conv_wgrad(self, image: Tensor, loss: Tensor, padding: Ints = None, stride: Ints = None,
+                   dilation: Ints = None, *, pre_padding: Ints = None, post_padding: Ints = None,
+                   convolution_mode: Any = ConvolutionMode.CROSS_CORRELATION,
+                   compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """Weight gradient; returns DW. Set DW's dims unless all strides are 1 and groups = 1."""
+        return self._conv(ConvWgradNode, "conv_wgrad", {"X": image, "DY": loss}, "DW", image,
+                          padding, stride, dilation, pre_padding, post_padding, convolution_mode,
+                          compute_data_type, name)
+
+    # -- batchnorm -------------------------------------------------------------------------------
+    def batchnorm(self, input: Tensor, scale: Tensor, bias: Tensor,
+                  epsilon: Tensor | float | None = None, *,
+                  momentum: Tensor | float | None = None, in_running_mean: Tensor | None = None,
+                  in_running_var: Tensor | None = None, peer_stats: Sequence[Tensor] | None = None,
+                  compute_data_type: Any = DataType.NOT_SET,
+                  name: str = "") -> list[Tensor | None]:
+        """Batchnorm training. Returns [Y, mean, inv_variance, next_running_mean,
+        next_running_var]; the running outputs are None unless both running inputs and
+        ``momentum`` are given. ``epsilon``/``momentum``: float or pass-by-value scalar tensor.
+
+        Arguments after ``epsilon`` are keyword-only: cudnn-frontend's positional order puts the
+        running statistics before epsilon, so positional calls would silently mix them up.
+        """
+        name = self._node_name(name, "batchnorm")
+        if epsilon is None:
+            raise ValidationError("epsilon is required (a float > 0 or a pass-by-value scalar "
+                                  "tensor)", node=name)
+        if peer_stats:
+            raise ValidationError("peer_stats (multi-device statistics) is not supported",
+                                  node=name)
+        running = in_running_mean is not None or in_running_var is not None
+        if running and (in_running_mean is None or in_running_var is None or momentum is None):
+            raise ValidationError("running statistics need in_running_mean, in_running_var and "
+                                  "momentum together", node=name)
+        outs: dict[str, Tensor | None] = {
+            p: self._output(name, p) for p in ("Y", "MEAN", "INV_VARIANCE")}
+        if running:
+            outs["NEXT_RUNNING_MEAN"] = self._output(name, "NEXT_RUNNING_MEAN")
+            outs["NEXT_RUNNING_VARIANCE"] = self._output(name, "NEXT_RUNNING_VARIANCE")
+        node = BatchnormNode(
+            name, compute_data_type, X=input, SCALE=scale, BIAS=bias,
+            EPSILON=self._scalar(epsilon, name, "EPSILON"),
+            MOMENTUM=self._scalar(momentum, name, "MOMENTUM") if running else None,
+            PREV_RUNNING_MEAN=in_running_mean, PREV_RUNNING_VARIANCE=in_running_var, **outs)
+        self._add_node(node)
+        return [outs.get(p) for p in BatchnormNode.OUTPUTS]
+
+    def batchnorm_inference(self, input: Tensor, mean: Tensor, inv_variance: Tensor | None = None,
+                            scale: Tensor | None = None, bias: Tensor | None = None, *,
+                            variance: Tensor | None = None,
+                            epsilon: Tensor | float | None = None,
+                            compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """Batchnorm inference with ``inv_variance`` (= 1/sqrt(var+eps)); or, given
+        ``variance=`` and ``epsilon=``, the variance form (batchnorm_inference_variance_ext)."""
+        if variance is not None or epsilon is not None:
+            if inv_variance is not None:
+                raise ValidationError("give inv_variance, or variance and epsilon, not both",
+                                      node=name or None)
+            if variance is None or epsilon is None:
+                raise ValidationError("the variance form needs both variance= and epsilon=",
+                                      node=name or None)
+            return self.batchnorm_inference_variance_ext(
+                input, mean, variance, scale, bias, epsilon,  # type: ignore[arg-type]
+                compute_data_type=compute_data_type, name=name)
+        name = self._node_name(name, "batchnorm_inference")
+        y = self._output(name, "Y")
+        self._add_node(BatchnormInferenceNode(name, compute_data_type, X=input, MEAN=mean,
+                                              INV_VARIANCE=inv_variance, SCALE=scale, BIAS=bias,
+                                              Y=y))
+        return y
+
+    def batchnorm_inference_variance_ext(self, input: Tensor, mean: Tensor, variance: Tensor,
+                                         scale: Tensor, bias: Tensor,
+                                         epsilon: Tensor | float, *,
+                                         compute_data_type: Any = DataType.NOT_SET,
+                                         name: str = "") -> Tensor:
+        """Batchnorm inference from the running variance and epsilon (the seed's BN inference)."""
+        name = self._node_name(name, "batchnorm_inference")
+        y = self._output(name, "Y")
+        self._add_node(BatchnormInferenceVarianceNode(
+            name, compute_data_type, X=input, MEAN=mean, VARIANCE=variance, SCALE=scale,
+            BIAS=bias, EPSILON=self._scalar(epsilon, name, "EPSILON"), Y=y))
+        return y
+
+    def batchnorm_backward(self, grad: Tensor, input: Tensor, scale: Tensor,
+                           mean: Tensor | None = None, inv_variance: Tensor | None = None,
+                           peer_stats: Sequence[Tensor] | None = None, *,
+                           compute_data_type: Any = DataType.NOT_SET,
+                           name: str = "") -> list[Tensor]:
+        """Batchnorm backward; returns [DX, DScale, DBias]."""
+        name = self._node_name(name, "batchnorm_backward")
+        if peer_stats:
+            raise ValidationError("peer_stats (multi-device statistics) is not supported",
+                                  node=name)
+        outs = {p: self._output(name, p) for p in BatchnormBackwardNode.OUTPUTS}
+        self._add_node(BatchnormBackwardNode(name, compute_data_type, DY=grad, X=input,
+                                             SCALE=scale, MEAN=mean, INV_VARIANCE=inv_variance,
+                                             **outs))
+        return [outs["DX"], outs["DSCALE"], outs["DBIAS"]]
+
+    # -- statistics ------------------------------------------------------------------------------
+    def genstats(self, input: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+                 name: str = "") -> list[Tensor]:
+        """Per-channel SUM and SQ_SUM of ``input`` (N, C, ...), each (1, C, 1, ...);
+        cudnn-frontend's ``genstats``. CPU_REFERENCE_ENGINE only (no MIOpen seed row)."""
+        name = self._node_name(name, "genstats")
+        outs = {p: self._output(name, p) for p in GenstatsNode.OUTPUTS}
+        self._add_node(GenstatsNode(name, compute_data_type, X=input, **outs))
+        return [outs["SUM"], outs["SQ_SUM"]]
+
+    def reduction(self, input: Tensor, mode: ReductionMode | int | str, *,
+                  compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """Reduce ``input`` with ``mode`` (:class:`~hipdnn.core.types.ReductionMode`) over the axes
+        where the output's dim is 1: the output starts with ``input``'s dims, so shrink them
+        with ``Y.set_dim([...])``. CPU_REFERENCE_ENGINE only (no MIOpen seed row)."""
+        rmode = to_enum(ReductionMode, mode, "reduction mode", node=name or None)
+        name = self._node_name(name, "reduction")
+        y = self._output(name, "Y")
+        self._add_node(ReductionNode(name, compute_data_type, mode=rmode, X=input, Y=y))
+        return y
+
+    # -- pointwise -------------------------------------------------------------------------------
+    def pointwise(self, mode: PointwiseMode | int | str, in0: Tensor, in1: Tensor | None = None,
+                  in2: Tensor | None = None, *, relu_lower_clip: float | None = None,
+                  relu_upper_clip: float | None = None,
+                  relu_lower_clip_slope: float | None = None, swish_beta: float | None = None,
+                  elu_alpha: float | None = None, softplus_beta: float | None = None,
+                  axis: int | None = None, compute_data_type: Any = DataType.NOT_SET,
+                  name: str = "") -> Tensor:
+        """Generic element-wise op over 1-3 inputs (size-1 dims broadcast)."""
+        pmode = to_enum(PointwiseMode, mode, "pointwise mode", node=name or None)
+        name = self._node_name(name, pmode.name.lower())
+        out = self._output(name, "OUT_0")
+        self._add_node(PointwiseNode(
+            name, compute_data_type, mode=pmode, relu_lower_clip=relu_lower_clip,
+            relu_upper_clip=relu_upper_clip, relu_lower_clip_slope=relu_lower_clip_slope,
+            swish_beta=swish_beta, elu_alpha=elu_alpha, softplus_beta=softplus_beta, axis=axis,
+            IN_0=in0, IN_1=in1, IN_2=in2, OUT_0=out))
+        return out
+
+    def relu(self, input: Tensor, negative_slope: float | None = None,
+             lower_clip: float | None = None, upper_clip: float | None = None, *,
+             compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """ReLU (RELU_FWD); ``upper_clip`` gives clipped ReLU, both clips give clamp."""
+        check_float(negative_slope, "negative_slope", node=name or None)
+        return self.pointwise(PointwiseMode.RELU_FWD, input, relu_lower_clip=lower_clip,
+                              relu_upper_clip=upper_clip, relu_lower_clip_slope=negative_slope,
+                              compute_data_type=compute_data_type, name=name or "")
+
+    def relu_backward(self, loss: Tensor, input: Tensor, negative_slope: float | None = None,
+                      lower_clip: float | None = None, upper_clip: float | None = None, *,
+                      compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """dReLU (RELU_BWD): IN_0 = ``loss`` (dy), IN_1 = the forward ``input``."""
+        check_float(negative_slope, "negative_slope", node=name or None)
+        return self.pointwise(PointwiseMode.RELU_BWD, loss, input, relu_lower_clip=lower_clip,
+                              relu_upper_clip=upper_clip, relu_lower_clip_slope=negative_slope,
+                              compute_data_type=compute_data_type, name=name)
+
+    def add(self, a: Tensor, b: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+            name: str = "") -> Tensor:
+        """a + b (ADD)."""
+        return self.pointwise(PointwiseMode.ADD, a, b, compute_data_type=compute_data_type,
+                              name=name)
+
+    def bias(self, input: Tensor, bias: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+             name: str = "") -> Tensor:
+        """input + bias (ADD; a 1xCx1x1 bias broadcasts over N and spatial dims)."""
+        return self.pointwise(PointwiseMode.ADD, input, bias,
+                              compute_data_type=compute_data_type, name=name)
+
+    def sub(self, a: Tensor, b: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+            name: str = "") -> Tensor:
+        """a - b (SUB)."""
+        return self.pointwise(PointwiseMode.SUB, a, b, compute_data_type=compute_data_type,
+                              name=name)
+
+    def mul(self, a: Tensor, b: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+            name: str = "") -> Tensor:
+        """a * b (MUL)."""
+        return self.pointwise(PointwiseMode.MUL, a, b, compute_data_type=compute_data_type,
+                              name=name)
+
+    def scale(self, input: Tensor, scale: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+              name: str = "") -> Tensor:
+        """input * scale (MUL)."""
+        return self.pointwise(PointwiseMode.MUL, input, scale,
+                              compute_data_type=compute_data_type, name=name)
+
+    def leaky_relu(self, input: Tensor, negative_slope: float, *,
+                   compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """Leaky ReLU (cudnn-frontend's ``leaky_relu``): RELU_FWD with ``negative_slope``
+        (required: a finite float)."""
+        _required_slope(negative_slope, "leaky_relu", name)
+        return self.relu(input, negative_slope, compute_data_type=compute_data_type, name=name)
+
+    def leaky_relu_backward(self, loss: Tensor, input: Tensor, negative_slope: float, *,
+                            compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """Leaky dReLU (cudnn-frontend's ``leaky_relu_backward``): RELU_BWD with the slope
+        (required: a finite float)."""
+        _required_slope(negative_slope, "leaky_relu_backward", name)
+        return self.relu_backward(loss, input, negative_slope,
+                                  compute_data_type=compute_data_type, name=name)
+
+    def identity(self, input: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+                 name: str = "") -> Tensor:
+        """A copy of ``input`` (IDENTITY), converted to the output's data type."""
+        return self.pointwise(PointwiseMode.IDENTITY, input,
+                              compute_data_type=compute_data_type, name=name)
+
+    def _binary(self, mode: PointwiseMode, a: Tensor, b: Tensor, compute_data_type: Any,
+                name: str) -> Tensor:
+        return self.pointwise(mode, a, b, compute_data_type=compute_data_type, name=name)
+
+    def cmp_gt(self, input: Tensor, comparison: Tensor, *,
+               compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """1 where ``input > comparison`` else 0 (CMP_GT; CPU_REFERENCE_ENGINE only)."""
+        return self._binary(PointwiseMode.CMP_GT, input, comparison, compute_data_type, name)
+
+    def cmp_ge(self, input: Tensor, comparison: Tensor, *,
+               compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """1 where ``input >= comparison`` else 0 (CMP_GE)."""
+        return self._binary(PointwiseMode.CMP_GE, input, comparison, compute_data_type, name)
+
+    def cmp_lt(self, input: Tensor, comparison: Tensor, *,
+               compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """1 where ``input < comparison`` else 0 (CMP_LT)."""
+        return self._binary(PointwiseMode.CMP_LT, input, comparison, compute_data_type, name)
+
+    def cmp_le(self, input: Tensor, comparison: Tensor, *,
+               compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """1 where ``input <= comparison`` else 0 (CMP_LE)."""
+        return self._binary(PointwiseMode.CMP_LE, input, comparison, compute_data_type, name)
+
+    def cmp_eq(self, input: Tensor, comparison: Tensor, *,
+               compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """1 where ``input == comparison`` else 0 (CMP_EQ)."""
+        return self._binary(PointwiseMode.CMP_EQ, input, comparison, compute_data_type, name)
+
+    def cmp_neq(self, input: Tensor, comparison: Tensor, *,
+                compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
+        """1 where ``input != comparison`` else 0 (CMP_NEQ)."""
+        return self._binary(PointwiseMode.CMP_NEQ, input, comparison, compute_data_type, name)
+
+    def logical_and(self, a: Tensor, b: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+                    name: str = "") -> Tensor:
+        """1 where both inputs are non-zero else 0 (LOGICAL_AND)."""
+        return self._binary(PointwiseMode.LOGICAL_AND, a, b, compute_data_type, name)
+
+    def logical_or(self, a: Tensor, b: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+                   name: str = "") -> Tensor:
+        """1 where either input is non-zero else 0 (LOGICAL_OR)."""
+        return self._binary(PointwiseMode.LOGICAL_OR, a, b, compute_data_type, name)
+
+    def logical_not(self, input: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
+                    name: str = "") -> Tensor:
+        """1 where ``input`` is zero else 0 (LOGICAL_NOT)."""
+        return self.pointwise(PointwiseMode.LOGICAL_NOT, input,
+                              compute_data_type=compute_data_type, name=name)

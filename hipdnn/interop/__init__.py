@@ -1,0 +1,1 @@
+"""Buffers from host arrays, DLPack producers and framework tensors; dtype mapping."""

@@ -1,0 +1,1 @@
+"""The graph's data: tensors, nodes, validation, serialization, the frozen view, pictures."""
