@@ -140,6 +140,14 @@ def check_library_rules(m: Match, lib: MIOpenLibrary) -> None:
     past the per-channel tensors: declined there. (Its batchnorm + activation fusion kernels
     compute 4-D NCHW only: other layouts run unfused, hipdnn/engines/miopen/batchnorm.py.)
     """
+    if (m.row == Row.POINTWISE_ACT and m.activation is not None
+            and m.activation.mode == int(ActivationMode.miopenActivationCLAMP)):
+        raise Declined(f"node {m.nodes[0].name!r}: a lower clip (CLAMP) has no standalone MIOpen "
+                       "kernel: MIOpen 3.4's MIOpenNeuron.cl has no CLAMP mode (mode 10 computes "
+                       "zeros) and MIOpen 3.5.1's standalone CLAMP kernel does not compile "
+                       "(ActivationFunction_ClampU undeclared; the real library over the stub GPU, "
+                       "tests/stubgpu); ReLU, clipped ReLU (upper clip only), leaky ReLU, sigmoid "
+                       "and tanh run")
     if (m.row in _ACTIVATION_34_ROWS and not lib.capabilities.has(_BN_35_MARKER)
             and m.activation is not None and m.activation.mode == int(ActivationMode.miopenActivationCLAMP)):
         raise Declined(f"node {m.nodes[-1].name!r}: a lower clip (CLAMP) needs MIOpen >= 3.5: "
