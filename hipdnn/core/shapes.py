@@ -8,7 +8,9 @@ __all__ = [
     "LAYOUTS",
     "conv_output_dims",
     "layout_of",
+    "layout_order",
     "layout_strides",
+    "layouts_of",
     "overlap_free",
     "packed_strides",
 ]
@@ -63,12 +65,59 @@ def packed_strides(dim: Sequence[int], layout: str | None = None) -> tuple[int, 
     return layout_strides(dim, order)
 
 
-def layout_of(dim: Sequence[int], stride: Sequence[int]) -> str | None:
-    """The seed-table layout whose packed strides equal ``stride`` (channel-first wins ties), else None."""
+def layouts_of(dim: Sequence[int], stride: Sequence[int]) -> tuple[str, ...]:
+    """The seed-table layouts whose packed strides equal ``stride`` on the axes of size > 1.
+
+    A size-1 axis's stride is never used to address an element, so a dense tensor with one
+    (``C == 1``, or ``N == 1`` with any N stride) may be several layouts at once. The layout
+    whose strides match exactly, size-1 axes included, comes first; then the others in
+    :data:`LAYOUTS` order (channel-first first).
+
+    >>> layouts_of([2, 1, 4, 4], [16, 1, 4, 1]), layouts_of([1, 3, 4, 4], [7, 1, 12, 3])
+    (('NHWC', 'NCHW'), ('NHWC',))
+    """
+    exact, loose = [], []
     for name, order in LAYOUTS.items():
-        if len(order) == len(dim) and tuple(stride) == layout_strides(dim, order):
-            return name
-    return None
+        if len(order) != len(dim):
+            continue
+        packed = layout_strides(dim, order)
+        if tuple(int(s) for s in stride) == packed:
+            exact.append(name)
+        elif all(int(d) == 1 or int(s) == p for d, s, p in zip(dim, stride, packed, strict=True)):
+            loose.append(name)
+    return (*exact, *loose)
+
+
+def layout_of(dim: Sequence[int], stride: Sequence[int]) -> str | None:
+    """The seed-table layout of a dense tensor (see :func:`layouts_of`; an exact match first,
+    then channel-first), else None.
+
+    >>> layout_of([2, 3, 4, 4], [48, 1, 12, 3]), layout_of([1, 3, 4, 4], [0, 16, 4, 1])
+    ('NHWC', 'NCHW')
+    """
+    found = layouts_of(dim, stride)
+    return found[0] if found else None
+
+
+def layout_order(dim: Sequence[int], stride: Sequence[int]) -> tuple[int, ...]:
+    """Axes of ``dim`` from outermost to innermost as ``stride`` lays them out: a seed layout's
+    order when the tensor is dense in one (see :func:`layout_of`), else by decreasing stride
+    with the axes of size 1, whose strides mean nothing, where channel-first order puts them.
+
+    >>> layout_order([1, 1, 5, 5], [25, 1, 5, 1]), layout_order([2, 3, 4], [1, 8, 2])
+    ((0, 2, 3, 1), (1, 2, 0))
+    """
+    name = layout_of(dim, stride)
+    if name is not None:
+        return LAYOUTS[name]
+    n = len(dim)
+    ranked = sorted((a for a in range(n) if dim[a] != 1), key=lambda a: (-stride[a], a))
+    order: list[int] = []
+    for a in ranked:  # each size-1 axis goes before the first larger axis that follows it
+        order.extend(u for u in range(a) if dim[u] == 1 and u not in order)
+        order.append(a)
+    order.extend(u for u in range(n) if u not in order)
+    return tuple(order)
 
 
 def overlap_free(dim: Sequence[int], stride: Sequence[int]) -> bool:

@@ -28,6 +28,7 @@ from ._core import (
     write_out,
 )
 from ._descriptors import ConvDesc, TensorDesc, conv_output_dims
+from ._objects import strides_for
 
 __all__ = [
     "DEFAULT_SOLVER_IDS",
@@ -40,6 +41,7 @@ __all__ = [
     "SolutionSpec",
     "default_catalogue",
     "layout_kind",
+    "layout_kinds",
     "run_conv",
 ]
 
@@ -101,10 +103,13 @@ def default_catalogue(problem: ConvProblem) -> list[SolutionSpec]:
     ]
 
 
-def layout_kind(t: TensorDesc) -> str | None:
-    """"cf" (channels-first packed), "cl" (channels-last packed) or None."""
+def layout_kinds(t: TensorDesc) -> frozenset[str]:
+    """The packed layouts ``t`` is in: "cf" (channels-first), "cl" (channels-last), both (a
+    size-1 axis's stride addresses nothing, so a dense tensor with C == 1 or spatial size 1
+    is both), or none."""
     order_cf = tuple(range(len(t.dims)))
     order_cl = (0, *range(2, len(t.dims)), 1)
+    kinds = set()
     for kind, order in (("cf", order_cf), ("cl", order_cl)):
         step, ok = 1, True
         for axis in reversed(order):
@@ -112,8 +117,18 @@ def layout_kind(t: TensorDesc) -> str | None:
                 ok = False
             step *= t.dims[axis]
         if ok:
-            return kind
-    return None
+            kinds.add(kind)
+    return frozenset(kinds)
+
+
+def layout_kind(t: TensorDesc) -> str | None:
+    """"cf" or "cl" when ``t`` is packed in one of them (its exact strides decide when it is
+    both), else None."""
+    kinds = layout_kinds(t)
+    if len(kinds) < 2:
+        return next(iter(kinds), None)
+    cl = strides_for(t.dims, (0, *range(2, len(t.dims)), 1))
+    return "cl" if tuple(t.strides) == tuple(cl) else "cf"
 
 
 def check_conv(problem: ConvProblem) -> None:
@@ -130,8 +145,8 @@ def check_conv(problem: ConvProblem) -> None:
     require(x.dtype in (0, 1, 5), "only fp16, fp32 and bf16 convolutions are emulated")
     expected = conv_output_dims(conv, x, w)
     require(y.dims == expected, f"y dims {y.dims} != convolution output {expected}")
-    kinds = {layout_kind(t) for t in (x, w, y)}
-    require(len(kinds) == 1 and None not in kinds,
+    shared = layout_kinds(x) & layout_kinds(w) & layout_kinds(y)
+    require(bool(shared),
             "x, w and y must all be packed, in the same layout (NCHW-like or NHWC-like)")
 
 

@@ -46,7 +46,10 @@ class PointwiseApi(DeviceBase):
 
     def _check_act_layouts(self, descs: list[TensorDesc], what: str) -> None:
         # the packed kernel walks memory linearly: packed tensors in different layouts get mixed up
-        if all(d.is_packed for d in descs) and len({d.strides for d in descs}) > 1:
+        # (a size-1 axis's stride addresses nothing: only the other axes' strides must agree)
+        if all(d.is_packed for d in descs) and len(
+                {tuple(s for n, s in zip(d.dims, d.strides, strict=True) if n != 1)
+                  for d in descs}) > 1:
             raise Status(BAD_PARM, f"{what}: packed tensors in different layouts (strides "
                                    f"{sorted({d.strides for d in descs})}) would be mixed up by the packed kernel")
 

@@ -21,7 +21,7 @@ from hipdnn.engines.miopen.roles import (
     BnTraining,
     BnTrainingAct,
 )
-from hipdnn.engines.miopen.rules import Tensor
+from hipdnn.engines.miopen.rules import Tensor, descriptor_strides
 from hipdnn.engines.miopen.runtime import Arena, Call, Ctx, Path, Runner, replay
 from miopen_ctypes.enums import miopenActivationMode_t, miopenBatchNormMode_t
 from miopen_ctypes.hip import HipLibrary
@@ -46,8 +46,8 @@ FUSION_NCHW_ONLY = ("MIOpen 3.4's batchnorm + activation fusion kernels compute 
                     "compiled and gave wrong results, a 5-D one left elements unwritten): unfused")
 
 
-def _desc(lib: MIOpenLibrary, res: Resources, t: Tensor) -> TensorDesc:
-    return res.add(TensorDesc(lib, t.data_type, t.dim, t.stride))
+def _desc(lib: MIOpenLibrary, res: Resources, t: Tensor, layout: str) -> TensorDesc:
+    return res.add(TensorDesc(lib, t.data_type, t.dim, descriptor_strides(t, layout)))
 
 
 def _act(lib: MIOpenLibrary, res: Resources, m: Match) -> ActivationDesc:
@@ -101,7 +101,7 @@ class BnInferenceRunner(Runner[_InfRow]):
         self.lib, self.hip = lib, hip
         t = m.t
         assert isinstance(t, (BnInference, BnInferenceInv))
-        self.x, self.y = _desc(lib, res, t.x), _desc(lib, res, t.y)
+        self.x, self.y = _desc(lib, res, t.x, m.layout), _desc(lib, res, t.y, m.layout)
         self.p = res.add(bn_param_desc(lib, self.x))
         self.channels = int(t.x.dim[1])
         self.inv = isinstance(t, BnInferenceInv)
@@ -160,7 +160,7 @@ class BnTrainingRunner(Runner[BnTraining[int, float]]):
         self.lib, self.hip, self.m = lib, hip, m
         t = m.t
         assert isinstance(t, BnTraining)
-        self.x, self.y = _desc(lib, res, t.x), _desc(lib, res, t.y)
+        self.x, self.y = _desc(lib, res, t.x, m.layout), _desc(lib, res, t.y, m.layout)
         self.p = res.add(bn_param_desc(lib, self.x))
         self.running = t.prev_running_mean is not None
         self.param_bytes = int(t.x.dim[1]) * 4
@@ -272,8 +272,8 @@ class BnBackwardRunner(Runner[BnBackward[int] | BnInfDreluBnBwd[int]]):
         self.lib, self.hip, self.m = lib, hip, m
         t = m.t
         assert isinstance(t, (BnBackward, BnInfDreluBnBwd))
-        self.x = _desc(lib, res, t.x)
-        self.dy, self.dx = _desc(lib, res, t.dy), _desc(lib, res, t.dx)
+        self.x = _desc(lib, res, t.x, m.layout)
+        self.dy, self.dx = _desc(lib, res, t.dy, m.layout), _desc(lib, res, t.dx, m.layout)
         self.p = res.add(bn_param_desc(lib, self.x))
         self.channels = int(t.x.dim[1])
         self.arena = Arena()

@@ -14,6 +14,7 @@ from hipdnn.engines.miopen.errors import MiopenNotSupportedError
 from hipdnn.engines.miopen.fusion import ONE, ZERO, FusionPlan
 from hipdnn.engines.miopen.patterns import Match, Row
 from hipdnn.engines.miopen.roles import ConvBiasAct, ConvDgrad, ConvFprop, ConvWgrad
+from hipdnn.engines.miopen.rules import descriptor_strides
 from hipdnn.engines.miopen.runtime import ALIGN, Arena, Call, Ctx, Path, Runner
 from miopen_ctypes.enums import miopenTensorOp_t
 from miopen_ctypes.hip import HipLibrary
@@ -67,9 +68,10 @@ class ConvBiasActRunner(Runner[ConvBiasAct[int]]):
         assert a is not None and isinstance(m.t, ConvBiasAct)
         self.t = t = m.t
         x, y, bias = t.x, t.y, t.bias
-        self.x = res.add(TensorDesc(lib, x.data_type, x.dim, x.stride))
-        self.y = res.add(TensorDesc(lib, y.data_type, y.dim, y.stride))
-        self.bias = (res.add(TensorDesc(lib, bias.data_type, bias.dim, bias.stride))
+        self.x = res.add(TensorDesc(lib, x.data_type, x.dim, descriptor_strides(x, m.layout)))
+        self.y = res.add(TensorDesc(lib, y.data_type, y.dim, descriptor_strides(y, m.layout)))
+        self.bias = (res.add(TensorDesc(lib, bias.data_type, bias.dim,
+                                        descriptor_strides(bias, m.layout)))
                      if bias is not None else None)
         self.op = conv_op_for(lib, hip, res, m)
         self.w = self.op.descs[0]  # forward: (w, x, y)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from hipdnn.core.shapes import LAYOUTS, layout_of
+from hipdnn.core.shapes import LAYOUTS, layouts_of, packed_strides
 from hipdnn.core.types import DataType, PointwiseMode
 from hipdnn.ir.nodes import PointwiseNode
 from miopen_ctypes.enums import miopenActivationMode_t as M
@@ -23,7 +23,6 @@ __all__ = [
     "Declined",
     "Tensor",
     "activation_of",
-    "ambiguous",
     "check_dtype",
     "check_fp32_compute",
     "check_param",
@@ -31,6 +30,8 @@ __all__ = [
     "check_virtual",
     "compute_type",
     "dense_layout",
+    "dense_layouts",
+    "descriptor_strides",
     "dtype_of",
     "is_pointwise",
     "label",
@@ -126,32 +127,52 @@ def check_virtual(node: Any, port: str, t: Tensor, virtual: bool, rule: str) -> 
                        f"{rule} needs it {want}")
 
 
-def dense_layout(node: Any, port: str, t: Tensor) -> str:
-    """The tensor's layout; dense (packed) NCHW/NHWC/NCDHW/NDHWC only."""
-    layout = layout_of(t.dim, t.stride)
-    if layout is None:
+def dense_layouts(node: Any, port: str, t: Tensor) -> tuple[str, ...]:
+    """The layouts the tensor is dense (packed) in, the strides of size-1 axes ignored (they
+    address nothing): ``C == 1`` or ``N == 1`` tensors may be several at once. Dense NCHW/NHWC/
+    NCDHW/NDHWC only."""
+    layouts = layouts_of(t.dim, t.stride)
+    if not layouts:
         raise Declined(f"node {node.name!r}: port {port} (tensor {label(t)}) has dims "
                        f"{list(t.dim)} strides {list(t.stride)}: dense tensors only, packed as one "
-                       f"of {', '.join(LAYOUTS)}")
-    return layout
+                       f"of {', '.join(LAYOUTS)} (strides of size-1 axes may be anything)")
+    return layouts
+
+
+def dense_layout(node: Any, port: str, t: Tensor) -> str:
+    """The tensor's layout (its exact match first, else channel-first; see dense_layouts)."""
+    return dense_layouts(node, port, t)[0]
+
+
+def descriptor_strides(t: Tensor, layout: str) -> tuple[int, ...]:
+    """The strides MIOpen is given for a dense tensor: its own when they are a seed layout's
+    packed strides exactly; else (a size-1 axis with another stride, which addresses nothing)
+    the packed strides of ``layout`` (the match's), or of the tensor's own layout when it is
+    not dense in that one. Either way MIOpen addresses the same elements.
+
+    >>> from types import SimpleNamespace as T
+    >>> descriptor_strides(T(dim=(1, 4, 2, 2), stride=(99, 1, 8, 4)), "NHWC")
+    (16, 1, 8, 4)
+    """
+    own = tuple(int(s) for s in t.stride)
+    layouts = layouts_of(t.dim, own)
+    if not layouts or own == packed_strides(t.dim, layouts[0]):
+        return own
+    return packed_strides(t.dim, layout if layout in layouts else layouts[0])
 
 
 def same_layout(items: Sequence[tuple[Any, str, Tensor]]) -> str:
-    first: str | None = None
-    for node, port, t in items:
-        lay = dense_layout(node, port, t)
-        if first is None:
-            first = lay
-        elif lay != first and not ambiguous(t):
-            raise Declined(f"node {node.name!r}: port {port} (tensor {label(t)}) is {lay} but the "
-                           f"other data tensors are {first}; all must share one layout")
-    assert first is not None
-    return first
-
-
-def ambiguous(t: Tensor) -> bool:
-    """C == 1 or spatial == 1: several layouts have the same strides."""
-    return t.dim[1] == 1 or math.prod(t.dim[2:]) == 1
+    """The one layout every data tensor is dense in (the first tensor's preference first)."""
+    common: list[str] = []
+    for i, (node, port, t) in enumerate(items):
+        layouts = dense_layouts(node, port, t)
+        shared = list(layouts) if i == 0 else [lay for lay in common if lay in layouts]
+        if not shared:
+            raise Declined(f"node {node.name!r}: port {port} (tensor {label(t)}) is "
+                           f"{'/'.join(layouts)} but the other data tensors are "
+                           f"{'/'.join(common)}; all must share one layout")
+        common = shared
+    return common[0]
 
 
 def check_param(node: Any, port: str, t: Tensor, channels: int, rank: int, rule: str) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Collection, Sequence
 from typing import Any, ClassVar, Protocol, cast
 
 from hipdnn.core.errors import ValidationError
-from hipdnn.core.shapes import layout_strides, packed_strides
+from hipdnn.core.shapes import layout_order, layout_strides, packed_strides
 from hipdnn.core.types import DataType, to_data_type
 from hipdnn.ir.tensor import Tensor
 
@@ -115,11 +115,10 @@ def param_dims(x_dim: Sequence[int]) -> tuple[int, ...]:
 
 def strides_like(dims: Sequence[int], like: Any) -> tuple[int, ...]:
     """Packed strides for ``dims`` in the same axis order as tensor ``like`` (else channel-first)."""
-    stride = getattr(like, "stride", None)
-    if stride is None or len(stride) != len(dims):
+    stride, like_dim = getattr(like, "stride", None), getattr(like, "dim", None)
+    if stride is None or like_dim is None or len(stride) != len(dims) or len(like_dim) != len(dims):
         return packed_strides(dims)
-    order = sorted(range(len(dims)), key=lambda a: (-stride[a], a))
-    return layout_strides(dims, order)
+    return layout_strides(dims, layout_order(like_dim, stride))
 
 
 def check_tensor(t: Tensor, node: str | None = None, port: str | None = None) -> None:
