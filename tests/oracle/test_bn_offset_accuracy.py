@@ -181,3 +181,33 @@ def test_inference_on_offset_data_at_least_as_accurate_as_pytorch(
     assert mine <= max(torch_err, UNIT[dtype]), f"ours {mine:.2e} torch {torch_err:.2e}"
     if dtype == D.FLOAT:
         assert mine <= 4 * F32_UNIT, f"ours {mine:.2e}"
+
+
+#: (per-channel mean, std): FP32 data whose squares pass float32's largest value (~3.4e38 at
+#: |x| ~1.8e19) while the variance itself still fits in float32
+HUGE_DATA = [(0.0, 1e19), (1e19, 5e18), (-4e19, 1e18), (0.0, 2e18)]
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("offset,std", HUGE_DATA, ids=[f"mean{m:g}-std{s:g}" for m, s in HUGE_DATA])
+def test_statistics_of_huge_values_do_not_overflow(offset: float, std: float, layout: str) -> None:
+    """The numpy passes summed x**2 in float32: beyond |x| ~1.8e19 the sum was inf, the
+    variance inf and the inverse variance 0 (y all zero), while the compiled loops (float64
+    sums) were right, so the answer depended on the tensor's size. Both implementations now
+    match PyTorch computing in float64 to float32 rounding."""
+    rng = np.random.default_rng(11)
+    logical = (rng.normal(0.0, std, (4, 3, 16, 16)) + offset).astype(np.float32)
+    # a channel's sum of squares does not fit in float32 (the one-pass statistic)
+    assert float(np.sum(logical[:, 0].astype(np.float64) ** 2)) > float(np.finfo(np.float32).max)
+    x = logical if layout == "NCHW" else (
+        np.ascontiguousarray(logical.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2))
+    ours = _ours(x, D.FLOAT)
+    rm, rv = torch.zeros(3, dtype=torch.float64), torch.zeros(3, dtype=torch.float64)
+    y, mean, inv = torch.native_batch_norm(torch.from_numpy(logical).double(),
+                                           torch.ones(3, dtype=torch.float64),
+                                           torch.zeros(3, dtype=torch.float64), rm, rv, True,
+                                           MOMENTUM, EPS)
+    want = {"y": y.numpy(), "mean": mean.numpy(), "inv": inv.numpy(), "running_var": rv.numpy()}
+    for key, value in want.items():
+        assert np.all(np.isfinite(ours[key])), key
+        assert _rel(ours[key].reshape(value.shape), value) <= 4 * F32_UNIT, key

@@ -23,9 +23,10 @@ Numerics. Statistics: one pass yields per group the float32 sum and sum of squar
 float64 as ``M2 = sum(x**2) - sum(x)**2/M`` (for the same group partials this equals Chan's
 ``sum(M2_g) + sum(n_g*(mean_g-mean)**2)`` up to float64 rounding). That is accurate
 while the sum of squares is not much larger than M2 (``|mean| <= ~4*std``; measured relative error of the variance < 1e-5 there);
-beyond :data:`MAX_SQUARE_RATIO` (offset data) another pass sums ``d = x - c`` and ``d**2`` in
-float64 around ``c``, the float32 mean found so far (``x - c`` is exact there, and ``d**2`` in
-float64): ``mean = c + sum(d)/M`` and
+beyond :data:`MAX_SQUARE_RATIO` (offset data), or when the float32 sum of squares overflowed
+(``|x|`` above ~1.8e19), another pass sums ``d = x - c`` and ``d**2`` in float64 around ``c``,
+the float32 mean found so far (``x - c`` taken in float64 from the float32 values, as the
+compiled loops do, is exact near the mean, and so is ``d**2``): ``mean = c + sum(d)/M`` and
 ``M2 = sum(d**2) - sum(d)**2/M`` in float64, repeated (at most :data:`MAX_SHIFTED_PASSES`)
 while the ratio still says the centre is off. Backward: ``sum(dy*(x-mean)) = sum(dy*x) -
 mean*sum(dy)`` while ``|mean|*inv_std <= MAX_MEAN_STDS``, else x is centred block by block first.
@@ -408,31 +409,29 @@ def _stats(p: _Plan) -> tuple[np.ndarray, np.ndarray]:
     total = float(m.n * m.s)
     mean = s / total
     m2 = sq - s * mean
-    if np.all(~(sq > MAX_SQUARE_RATIO * m2)):
+    if np.all(np.isfinite(sq)) and np.all(~(sq > MAX_SQUARE_RATIO * m2)):
         return mean, np.maximum(m2, 0.0)
+    # offset data (the one-pass sums cancel), or float32 squares that overflowed (|x| above
+    # ~1.8e19: sum(x**2) inf, the variance inf, inv_std 0): float64 sums around a centre, the
+    # first one zero where the float32 mean is no number
+    mean = np.where(np.isfinite(mean), mean, 0.0)
     s_part, q_part = p.partials(_F64), p.partials(_F64)
-    scratch = p.reserve()
-    try:
-        for _ in range(MAX_SHIFTED_PASSES):  # offset data: shifted sums around the last mean
-            centre32 = mean.astype(_F32)
-            centre = p.operand(centre32)
+    for _ in range(MAX_SHIFTED_PASSES):  # shifted sums around the last mean
+        centre32 = mean.astype(_F32)
+        centre = p.operand(centre32)
 
-            def shifted(lo: int, hi: int, tmp: np.ndarray | None, centre: Operand = centre) -> None:
-                # x - c is exact near the mean, and so is its square in float64: only the
-                # float64 accumulation rounds
-                assert tmp is not None
-                d32 = p.view(tmp.reshape(hi - lo, -1), 0, hi - lo)
-                np.subtract(p.view(_f32(m.mat), lo, hi), centre(lo, hi), out=d32)
-                d = d32.reshape(hi - lo, -1).astype(_F64)
-                p.sums(d, None, lo, hi, s_part)
-                p.sums(d, d, lo, hi, q_part)
+        def shifted(lo: int, hi: int, tmp: np.ndarray | None, centre: Operand = centre) -> None:
+            # x - c taken in float64 (as in the compiled loops) is exact near the mean, and so
+            # is its square: only the float64 accumulation rounds
+            d = np.subtract(p.view(_f32(m.mat), lo, hi), centre(lo, hi), dtype=_F64)
+            d = d.reshape(hi - lo, -1)
+            p.sums(d, None, lo, hi, s_part)
+            p.sums(d, d, lo, hi, q_part)
 
-            p.run(shifted, scratch)
-            mean, m2, settled = _around(centre32, p.total(s_part), p.total(q_part), total)
-            if settled:
-                break
-    finally:
-        _scratch.give(scratch)
+        p.run(shifted)
+        mean, m2, settled = _around(centre32, p.total(s_part), p.total(q_part), total)
+        if settled:
+            break
     return mean, np.maximum(m2, 0.0)
 
 
