@@ -1,13 +1,16 @@
 """Exceptions of the binding: one class per ``miopenStatus_t``, raised in one place.
 
 ``check_status`` (used as the ``errcheck`` of every status-returning function) maps a status to
-its class through ``STATUS_ERRORS``::
+its class through ``STATUS_ERRORS``; the library's text is added when it says more than the
+status name (``miopenGetErrorString`` usually returns just the name)::
 
     >>> try:
     ...     check_status("miopenSet4dTensorDescriptor", 3, "miopenStatusBadParm")
     ... except MIOpenBadParmError as exc:
     ...     print(exc)
-    miopenSet4dTensorDescriptor failed: miopenStatusBadParm (3): miopenStatusBadParm
+    miopenSet4dTensorDescriptor failed: miopenStatusBadParm (3)
+    >>> print(MIOpenBadParmError("miopenSet4dTensorDescriptor", 3, "a stride is negative"))
+    miopenSet4dTensorDescriptor failed: miopenStatusBadParm (3): a stride is negative
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ class MIOpenStatusError(MIOpenError):
         except ValueError:
             status_name = "unknown miopenStatus_t"
         message = f"{function} failed: {status_name} ({status})"
-        if text:
+        if text and text != status_name:  # miopenGetErrorString often gives just the name
             message += f": {text}"
         super().__init__(message)
 

@@ -173,7 +173,9 @@ class HipLibrary(BoundLibrary, HipFunctions):
             except Exception:
                 continue
             if text:
-                parts.append(text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text))
+                part = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
+                if part not in parts:  # a runtime whose description is the name: say it once
+                    parts.append(part)
         return ": ".join(parts) or None
 
     def _raise(self, function: str, status: int) -> None:

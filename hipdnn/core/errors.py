@@ -25,6 +25,7 @@ __all__ = [
     "ValidationError",
     "VariantPackError",
     "WorkspaceError",
+    "call_failed",
 ]
 
 
@@ -135,3 +136,17 @@ class HandleError(HipdnnError, RuntimeError):
         self.operation = operation
         self.function = function
         self.status = status
+
+
+def call_failed(function: str, cause: BaseException) -> str:
+    """``"<function> failed: <why>"``, the function named once: the binding's errors (MIOpen
+    status and HIP errors) already begin with it.
+
+    >>> from miopen_ctypes.errors import HipError
+    >>> call_failed("hipMemcpy", HipError("hipMemcpy", 1, "invalid argument"))
+    'hipMemcpy failed: hipError_t 1: invalid argument'
+    >>> call_failed("hipMemcpy", OSError("no device"))
+    'hipMemcpy failed: no device'
+    """
+    text = str(cause)
+    return text if text.startswith(f"{function} failed") else f"{function} failed: {text}"

@@ -13,6 +13,7 @@ import ctypes
 from collections.abc import Callable
 from typing import Any
 
+from hipdnn.core.errors import call_failed
 from miopen_ctypes.hip import hipEvent_t, load_hip
 
 __all__ = [
@@ -38,7 +39,7 @@ def _call(hip: Any, name: str, *args: Any) -> None:
     try:
         getattr(hip, name)(*args)
     except Exception as exc:
-        raise RuntimeError(f"{name} failed: {exc}") from None
+        raise RuntimeError(call_failed(name, exc)) from None
 
 
 def _stream(stream: int | None) -> ctypes.c_void_p:

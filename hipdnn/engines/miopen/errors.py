@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from hipdnn.core.errors import EngineError, ExecutionError
+from hipdnn.core.errors import EngineError, ExecutionError, call_failed
 from miopen_ctypes.errors import MIOpenError
 
 __all__ = [
@@ -26,7 +26,7 @@ class MiopenCallError:
 
 
 def _message(operation: str, function: str, cause: BaseException) -> str:
-    return f"MIOPEN_ENGINE: {operation}: {function} failed: {cause}"
+    return f"MIOPEN_ENGINE: {operation}: {call_failed(function, cause)}"
 
 
 class MiopenExecutionError(ExecutionError, MiopenCallError):
@@ -56,7 +56,8 @@ class MiopenNotSupportedError(MiopenBuildError):
     """
 
     def __init__(self, operation: str, reason: str, function: str, cause: BaseException) -> None:
-        EngineError.__init__(self, f"MIOPEN_ENGINE: {operation}: {reason} ({function}: {cause})")
+        EngineError.__init__(self, f"MIOPEN_ENGINE: {operation}: {reason} "
+                                   f"({call_failed(function, cause)})")
         self.operation, self.function = operation, function
         self.status = getattr(cause, "status", None)
 
