@@ -17,10 +17,10 @@ from emulated.device import EmulatedDevice
 from test_miopen_engine_graphs import build
 
 import hipdnn.frontend as fe
-from hipdnn.engines.miopen import MiopenEngine, Row
 from hipdnn.core.errors import ExecutionError
-from hipdnn.frontend import _hip
 from hipdnn.core.types import DataType as D
+from hipdnn.engines.miopen import MiopenEngine, Row
+from hipdnn.frontend import _hip
 
 pytest.importorskip("torch")
 

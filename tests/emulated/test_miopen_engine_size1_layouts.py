@@ -127,3 +127,22 @@ def test_batchnorm_nhwc_with_n1_any_n_stride_runs_on_miopen(
         torch.testing.assert_close(out.double(), want, atol=2e-4, rtol=2e-4)
     finally:
         g.close()
+
+
+def test_activation_of_an_n1_tensor_with_any_n_stride_runs_on_miopen(
+        emulated_miopen_engine: MiopenEngine) -> None:
+    """The standalone activation row compared the strides of size-1 axes too: an N=1 NHWC input
+    whose N stride is not the packed one, and its inferred (packed) output, were declined."""
+    x = _nhwc((1, 4, 3, 3), 12)
+    g = Graph(io_data_type=F, compute_data_type=F, intermediate_data_type=F)
+    X = g.tensor(dim=[1, 4, 3, 3], stride=[0, 1, 12, 4], name="x")
+    y = g.relu(X, name="act").set_output(True)
+    g.build()
+    try:
+        assert y.get_stride() == [36, 1, 12, 4]
+        assert g.plans[0].engine.name == "MIOPEN_ENGINE", g.engine_reasons()
+        out = torch.full((1, 4, 3, 3), float("nan")).to(memory_format=torch.channels_last)
+        g.execute({X: x, y: out})
+        torch.testing.assert_close(out, torch.relu(x))
+    finally:
+        g.close()

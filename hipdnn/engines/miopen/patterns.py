@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hipdnn.core.shapes import layout_of, layout_strides
+from hipdnn.core.shapes import layout_of, layout_order, layout_strides
 from hipdnn.core.types import ConvolutionMode, DataType, PointwiseMode
 from hipdnn.engines.miopen.roles import (
     BnBackward,
@@ -301,16 +301,19 @@ _INT32_MAX = 2**31 - 1
 
 def _dense_same(node: Any, items: Sequence[tuple[str, Tensor]], rule: str) -> str:
     """The layout name of tensors that are dense (packed in some axis order) and share their
-    strides: NCL/NLC, a seed layout, or "packed" for other orders."""
+    strides: NCL/NLC, a seed layout, or "packed" for other orders. The strides of size-1 axes
+    address nothing and are not compared."""
     (port0, t0), *rest = items
+    dims = tuple(t0.dim)
     for port, t in rest:
-        if tuple(t.stride) != tuple(t0.stride) or tuple(t.dim) != tuple(t0.dim):
+        if tuple(t.dim) != dims or any(d != 1 and int(a) != int(b) for d, a, b in
+                                       zip(dims, t.stride, t0.stride, strict=True)):
             raise Declined(f"node {node.name!r}: port {port} (tensor {label(t)}) has dims "
                            f"{list(t.dim)} strides {list(t.stride)} but {port0} has "
                            f"{list(t0.dim)} {list(t0.stride)}; {rule} needs input and output "
                            "of one shape and one layout")
-    order = sorted(range(len(t0.dim)), key=lambda i: -int(t0.stride[i]))
-    if tuple(t0.stride) != layout_strides(t0.dim, order):
+    packed = layout_strides(dims, layout_order(dims, t0.stride))
+    if any(d != 1 and int(s) != p for d, s, p in zip(dims, t0.stride, packed, strict=True)):
         raise Declined(f"node {node.name!r}: port {port0} (tensor {label(t0)}) has dims "
                        f"{list(t0.dim)} strides {list(t0.stride)}: {rule} needs dense (packed) "
                        "tensors")

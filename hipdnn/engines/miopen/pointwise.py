@@ -7,6 +7,7 @@ import ctypes
 from typing import Any
 
 from hipdnn.core.errors import VariantPackError
+from hipdnn.core.shapes import layout_order, layout_strides
 from hipdnn.core.types import DataType, PointwiseMode
 from hipdnn.engines.miopen.descriptors import ActivationDesc, Resources, TensorDesc
 from hipdnn.engines.miopen.fusion import ONE, ZERO
@@ -47,7 +48,12 @@ class ActivationRunner(Runner[PointwiseActivation[int]]):
         t = m.t
         assert isinstance(t, PointwiseActivation) and m.activation is not None
         a = m.activation
-        self.x, self.y = _desc(lib, res, t.x), _desc(lib, res, t.y)
+        if tuple(t.x.stride) == tuple(t.y.stride):
+            self.x, self.y = _desc(lib, res, t.x), _desc(lib, res, t.y)
+        else:  # they differ on size-1 axes only: one packed layout for both (the same elements)
+            strides = layout_strides(t.x.dim, layout_order(t.x.dim, t.x.stride))
+            self.x, self.y = (res.add(TensorDesc(lib, v.data_type, v.dim, strides))
+                              for v in (t.x, t.y))
         self.act = res.add(ActivationDesc(lib, a.mode, a.alpha, a.beta, a.gamma))
 
     def calls(self, ctx: Ctx[PointwiseActivation[int]]) -> list[Call] | None:
