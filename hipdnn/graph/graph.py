@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from hipdnn.backend.engine import ExecutionPlan, Knob, KnobValue
+    from hipdnn.backend.knobs import KnobSettings
     from hipdnn.core.handle import Handle
-    from hipdnn.ir.validation import KnobSettings
 
 __all__ = ["Graph", "graph_context"]
 

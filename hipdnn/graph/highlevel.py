@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -44,7 +44,7 @@ from hipdnn.interop.dtypes import dtype_to_numpy, dtype_to_torch
 from hipdnn.ir.tensor import Tensor
 
 if TYPE_CHECKING:
-    from hipdnn.graph.graph import Graph
+    from hipdnn.ir.nodes.base import Node
 
 __all__ = ["HighLevel", "accepting_framework_tensors"]
 
@@ -60,6 +60,35 @@ def _is_torch(obj: Any) -> bool:
     return type(obj).__module__.startswith("torch")
 
 
+class HighLevelGraph(Protocol):
+    """What the high-level form calls on its graph (:class:`hipdnn.Graph` is one): its nodes,
+    its ``HighLevel`` and the public steps it runs for the user."""
+
+    nodes: list[Node]
+
+    @property
+    def _high_level(self) -> HighLevel: ...
+
+    def tensor_like(self, *args: Any, **kwargs: Any) -> Tensor: ...
+
+    def validate(self) -> object: ...
+
+    def build_operation_graph(self, *args: Any, **kwargs: Any) -> object: ...
+
+    def create_execution_plans(self, *args: Any, **kwargs: Any) -> object: ...
+
+    def check_support(self, *args: Any, **kwargs: Any) -> object: ...
+
+    def build_plans(self, *args: Any, **kwargs: Any) -> object: ...
+
+    def get_execution_plan_count(self) -> int: ...
+
+    def get_workspace_size(self) -> int: ...
+
+    def execute(self, *args: Any, **kwargs: Any) -> object: ...
+
+
+
 class HighLevel:
     """The high-level form's state and work, owned by a :class:`hipdnn.Graph`
     (``graph._high_level``).
@@ -73,7 +102,7 @@ class HighLevel:
     allocated for calls.
     """
 
-    def __init__(self, graph: Graph, inputs: Sequence[Any] | None, outputs: Sequence[Any] | None,
+    def __init__(self, graph: HighLevelGraph, inputs: Sequence[Any] | None, outputs: Sequence[Any] | None,
                  heuristics: Sequence[Any] | None, workspace_alloc: bool | None) -> None:
         for what, value in (("inputs", inputs), ("outputs", outputs), ("heuristics", heuristics)):
             if value is not None and not isinstance(value, (list, tuple)):
@@ -319,7 +348,7 @@ def accepting_framework_tensors(method: Callable[..., Any]) -> Callable[..., Any
     op_name = method.__name__
 
     @functools.wraps(method)
-    def op(self: Graph, *args: Any, **kwargs: Any) -> Any:
+    def op(self: HighLevelGraph, *args: Any, **kwargs: Any) -> Any:
         hl = self._high_level
         if hl.depth:  # called by another op (relu -> pointwise): that op names and records
             return method(self, *args, **kwargs)

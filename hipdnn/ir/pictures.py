@@ -15,17 +15,29 @@ from __future__ import annotations
 import html
 import itertools
 import textwrap
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hipdnn.core.shapes import layout_of
 from hipdnn.core.types import DataType
+from hipdnn.ir.graph_data import GraphData
 
 if TYPE_CHECKING:
-    from hipdnn.graph.graph import Graph
     from hipdnn.ir.nodes.base import Node
     from hipdnn.ir.tensor import Tensor
 
-__all__ = ["graph_html", "graph_svg", "graph_text", "tensor_kind", "tensor_summary"]
+__all__ = ["PicturedGraph", "graph_html", "graph_svg", "graph_text", "tensor_kind", "tensor_summary"]
+
+
+class PicturedGraph(GraphData, Protocol):
+    """What the pictures read of a graph besides its data: the built plans and the engines'
+    answers (:class:`hipdnn.Graph` is one)."""
+
+    @property
+    def plans(self) -> Sequence[Any]: ...
+
+    def engine_reasons(self) -> dict[str, str | None]: ...
+
 
 #: Node fill colours by engine name (after a build); others get the last one.
 _ENGINE_COLOURS = {"MIOPEN_ENGINE": "#f4b183", "CPU_REFERENCE_ENGINE": "#a9d18e"}
@@ -38,11 +50,11 @@ _KIND_STYLE = {  # fill, stroke, dash
 }
 
 
-def _producers(g: Graph) -> dict[int, tuple[Node, str]]:
+def _producers(g: PicturedGraph) -> dict[int, tuple[Node, str]]:
     return {id(t): (n, p) for n in g.nodes for p, t in n.outputs.items() if t is not None}
 
 
-def tensor_kind(g: Graph, t: Tensor, producers: dict[int, tuple[Node, str]] | None = None) -> str:
+def tensor_kind(g: PicturedGraph, t: Tensor, producers: dict[int, tuple[Node, str]] | None = None) -> str:
     """``"input"``, ``"output"``, ``"virtual"`` (an intermediate) or ``"scalar"`` (by value)."""
     producers = _producers(g) if producers is None else producers
     if t.is_pass_by_value:
@@ -52,7 +64,7 @@ def tensor_kind(g: Graph, t: Tensor, producers: dict[int, tuple[Node, str]] | No
     return "input"
 
 
-def _dtype(g: Graph, t: Tensor, producers: dict[int, tuple[Node, str]]) -> str:
+def _dtype(g: PicturedGraph, t: Tensor, producers: dict[int, tuple[Node, str]]) -> str:
     """The tensor's data type, or the one validation will give it (see ``validation``)."""
     if t.data_type != DataType.NOT_SET and not getattr(t, "_dtype_inferred", False):
         return t.data_type.name
@@ -69,7 +81,7 @@ def _dtype(g: Graph, t: Tensor, producers: dict[int, tuple[Node, str]]) -> str:
     return f"{DataType(dt).name} (default)"
 
 
-def tensor_summary(g: Graph, t: Tensor,
+def tensor_summary(g: PicturedGraph, t: Tensor,
                    producers: dict[int, tuple[Node, str]] | None = None) -> str:
     """``x: FLOAT [2, 3, 6, 6] NCHW`` (or the strides when they are no seed layout)."""
     producers = _producers(g) if producers is None else producers
@@ -87,7 +99,7 @@ def tensor_summary(g: Graph, t: Tensor,
     return f"{t.name}: {_dtype(g, t, producers)} {dim}{layout}"
 
 
-def _ordered(g: Graph) -> list[Tensor]:
+def _ordered(g: PicturedGraph) -> list[Tensor]:
     seen: dict[int, Tensor] = {}
     for n in g.nodes:
         for t in (*n.inputs.values(), *n.outputs.values()):
@@ -98,7 +110,7 @@ def _ordered(g: Graph) -> list[Tensor]:
     return list(seen.values())
 
 
-def _built(g: Graph) -> tuple[Any, dict[str, str | None]] | None:
+def _built(g: PicturedGraph) -> tuple[Any, dict[str, str | None]] | None:
     plans = g.plans
     if not plans:
         return None
@@ -109,7 +121,7 @@ def _built(g: Graph) -> tuple[Any, dict[str, str | None]] | None:
     return plans[0], reasons
 
 
-def graph_text(g: Graph) -> str:
+def graph_text(g: PicturedGraph) -> str:
     """``repr(graph)``: see the module docstring."""
     producers = _producers(g)
     tensors = _ordered(g)
@@ -175,7 +187,7 @@ class _Slot:
     """The place an edge takes in a row it passes through."""
 
 
-def _ranks(g: Graph, tensors: list[Tensor], producers: dict[int, tuple[Node, str]]
+def _ranks(g: PicturedGraph, tensors: list[Tensor], producers: dict[int, tuple[Node, str]]
            ) -> dict[int, int]:
     """Row of every tensor and node: a node one below its lowest input, a produced tensor one
     below its node, a graph input one above its first consumer (so its edges stay short)."""
@@ -224,7 +236,7 @@ def _order_rows(rows: dict[int, list[object]], edges: list[_Edge], rank: dict[in
                 key=lambda pair: pair[0])]
 
 
-def graph_svg(g: Graph) -> str:
+def graph_svg(g: PicturedGraph) -> str:
     """An SVG drawing of the graph, top to bottom: inputs, nodes, intermediates, outputs."""
     producers = _producers(g)
     tensors = _ordered(g)
@@ -402,7 +414,7 @@ def graph_svg(g: Graph) -> str:
     return "\n".join(out)
 
 
-def graph_html(g: Graph) -> str:
+def graph_html(g: PicturedGraph) -> str:
     """The SVG and a table of every tensor (the notebook display)."""
     producers = _producers(g)
     rows = "".join(

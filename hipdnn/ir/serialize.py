@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hipdnn.core.errors import ArgumentError, HipdnnError, ValidationError
 from hipdnn.core.types import DataType, to_enum
@@ -19,7 +20,9 @@ from hipdnn.ir.tensor import Tensor
 
 if TYPE_CHECKING:
     from hipdnn.core.handle import Handle
-    from hipdnn.graph.graph import Graph
+    from hipdnn.ir.graph_data import GraphData
+
+G = TypeVar("G", bound="GraphData")
 
 __all__ = ["FORMAT", "from_dict", "from_json", "graph_key", "graph_to_dict", "to_json"]
 
@@ -43,7 +46,7 @@ def _tensor_dict(t: Tensor, names: bool) -> dict[str, Any]:
     return d
 
 
-def graph_to_dict(graph: Graph, names: bool = True) -> dict[str, Any]:
+def graph_to_dict(graph: GraphData, names: bool = True) -> dict[str, Any]:
     """The graph as plain JSON-able data (``names=False`` drops every name, for the key)."""
     index = {id(t): i for i, t in enumerate(graph.all_tensors)}
 
@@ -76,18 +79,19 @@ def graph_to_dict(graph: Graph, names: bool = True) -> dict[str, Any]:
     return doc
 
 
-def to_json(graph: Graph, indent: int | None = 1) -> str:
+def to_json(graph: GraphData, indent: int | None = 1) -> str:
     """Serialize ``graph`` (in its current state; call validate() first for inferred fields)."""
     return json.dumps(graph_to_dict(graph), indent=indent)
 
 
-def graph_key(graph: Graph) -> int:
+def graph_key(graph: GraphData) -> int:
     """64-bit structural hash of a validated graph: names excluded, uids and values included."""
     text = json.dumps(graph_to_dict(graph, names=False), sort_keys=True, separators=(",", ":"))
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
 
 
-def from_json(text: str | bytes, handle: Handle | None, graph_class: type[Graph]) -> Graph:
+def from_json(text: str | bytes, handle: Handle | None,
+              graph_class: Callable[[str, DataType, DataType, DataType, Handle | None], G]) -> G:
     """Rebuild a ``graph_class`` graph from :func:`to_json` output (ValidationError on a
     malformed document). Users call ``Graph.from_json``; the class is passed in so this module
     does not import the graph module (which imports this one)."""
@@ -115,7 +119,8 @@ def from_json(text: str | bytes, handle: Handle | None, graph_class: type[Graph]
 _GRAPH_DTYPES = ("io_data_type", "intermediate_data_type", "compute_data_type")
 
 
-def from_dict(doc: Any, handle: Handle | None, graph_class: type[Graph]) -> Graph:
+def from_dict(doc: Any, handle: Handle | None,
+              graph_class: Callable[[str, DataType, DataType, DataType, Handle | None], G]) -> G:
     """Rebuild a ``graph_class`` graph from :func:`graph_to_dict` output (what
     :func:`from_json` parses)."""
     make = graph_class
@@ -157,7 +162,7 @@ def from_dict(doc: Any, handle: Handle | None, graph_class: type[Graph]) -> Grap
     return g
 
 
-def _tensor_at(g: Graph, index: Any, node: Any, port: Any) -> Tensor | None:
+def _tensor_at(g: GraphData, index: Any, node: Any, port: Any) -> Tensor | None:
     """The document's tensor ``index`` (an int into its 'tensors' list), or None for an absent
     optional port; a negative, bool or out-of-range index is malformed (never wraps around)."""
     if index is None:

@@ -11,7 +11,7 @@ its ops. Setters return the tensor, so they chain::
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol
 
 from hipdnn.core.errors import ArgumentError, ValidationError
 from hipdnn.core.types import (
@@ -23,12 +23,24 @@ from hipdnn.core.types import (
     to_int_tuple,
 )
 
-if TYPE_CHECKING:
-    from hipdnn.graph.core import GraphCore
-    from hipdnn.graph.graph import Graph
-    from hipdnn.ir.nodes import Node
+__all__ = ["Producer", "Tensor", "TensorOwner", "not_a_tensor_hint"]
 
-__all__ = ["Tensor", "not_a_tensor_hint"]
+
+class TensorOwner(Protocol):
+    """What a tensor needs of the graph that made it (:class:`hipdnn.Graph` is one): to be told
+    that an edit changed it."""
+
+    def _changed(self) -> None: ...
+
+
+class Producer(Protocol):
+    """What the IR reads of the node that outputs a tensor (every :class:`~hipdnn.ir.nodes.base.Node`
+    is one)."""
+
+    name: str
+    outputs: dict[str, Tensor | None]
+
+    def default_output_type(self, port: str) -> DataType | None: ...
 
 
 _INTS = frozenset({int})
@@ -108,7 +120,7 @@ class Tensor:
         is_virtual: bool = False,
         is_pass_by_value: bool = False,
         value: float | None = None,
-        graph: GraphCore | None = None,
+        graph: TensorOwner | None = None,
     ) -> None:
         self._name: str = str(name or "")
         self._dim: tuple[int, ...] | None = _int_tuple(dim, "dim", self._name)
@@ -119,7 +131,7 @@ class Tensor:
         self._is_pass_by_value: bool = _bool(is_pass_by_value, "is_pass_by_value", name)
         self._value: float | None = _float(value, "value", self._name)
         self._graph = graph
-        self._producer: Node | None = None
+        self._producer: Producer | None = None
         self._dim_inferred = False
         self._stride_inferred = False
         self._dtype_inferred = False
@@ -320,13 +332,12 @@ class Tensor:
 
     # -- helpers -----------------------------------------------------------------------------
     @property
-    def graph(self) -> Graph | None:
-        """The graph that created this tensor."""
-        # tensors are made by GraphCore's methods, and every GraphCore is a Graph (its base)
-        return cast("Graph | None", self._graph)
+    def graph(self) -> TensorOwner | None:
+        """The graph that created this tensor (a :class:`hipdnn.Graph`)."""
+        return self._graph
 
     @property
-    def producer(self) -> Node | None:
+    def producer(self) -> Producer | None:
         """The node whose output this tensor is, if any."""
         return self._producer
 

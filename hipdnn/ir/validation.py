@@ -18,7 +18,6 @@ import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from hipdnn.backend.knobs import KnobSettings, resolve_knob_settings
 from hipdnn.core import types as hipdnn_types
 from hipdnn.core.errors import ValidationError
 from hipdnn.core.shapes import overlap_free, packed_strides
@@ -27,15 +26,13 @@ from hipdnn.ir.nodes.base import check_tensor
 from hipdnn.ir.tensor import Tensor
 
 if TYPE_CHECKING:
-    from hipdnn.graph.graph import Graph
+    from hipdnn.ir.graph_data import GraphData
     from hipdnn.ir.nodes.base import Node
 
 __all__ = [
-    "KnobSettings",
     "ValidatedStructure",
     "check_heur_modes",
     "clear_validation_memo",
-    "resolve_knob_settings",
     "structure_signature",
     "validate_graph",
     "validate_structure",
@@ -49,7 +46,7 @@ def check_heur_modes(modes: Any) -> list[HeurMode]:
     return [to_enum(HeurMode, m, "heuristic mode") for m in items]
 
 
-def _wiring(graph: Graph) -> list[Tensor]:
+def _wiring(graph: GraphData) -> list[Tensor]:
     """Check ownership and producers; return the tensors the nodes use, in first-use order."""
     if not graph.nodes:
         raise ValidationError(f"graph {graph.name!r} has no nodes: add an operation (e.g. "
@@ -108,7 +105,7 @@ def _wiring(graph: Graph) -> list[Tensor]:
     return list(used.values())
 
 
-def _fill_dtypes(graph: Graph, tensors: list[Tensor]) -> None:
+def _fill_dtypes(graph: GraphData, tensors: list[Tensor]) -> None:
     def default_for(t: Tensor) -> DataType:
         if t.is_pass_by_value:
             return DataType.FLOAT
@@ -141,7 +138,7 @@ def _fill_dtypes(graph: Graph, tensors: list[Tensor]) -> None:
                                       else DataType.FLOAT)
 
 
-def _assign_uids(graph: Graph, tensors: list[Tensor]) -> dict[int, Tensor]:
+def _assign_uids(graph: GraphData, tensors: list[Tensor]) -> dict[int, Tensor]:
     by_uid: dict[int, Tensor] = {}
     for t in tensors:
         if t.uid is None:
@@ -160,7 +157,7 @@ def _assign_uids(graph: Graph, tensors: list[Tensor]) -> dict[int, Tensor]:
     return {t.uid: t for t in tensors if t.uid is not None}
 
 
-def _validate_full(graph: Graph) -> dict[int, Tensor]:
+def _validate_full(graph: GraphData) -> dict[int, Tensor]:
     """Run every check; fill dims, strides, dtypes, uids in place; return used tensors by uid."""
     tensors = _wiring(graph)
     for t in tensors:
@@ -240,7 +237,7 @@ def _check_extent(t: Tensor) -> None:
 def _check_no_overlap(t: Tensor) -> None:
     """An op result (a graph output, or an intermediate the engine keeps in workspace) is
     written element by element: its strides may not map two elements onto one memory element.
-    Graph inputs may (a stride of 0 broadcasts)."""
+    GraphData inputs may (a stride of 0 broadcasts)."""
     assert t.dim is not None and t.stride is not None and t._producer is not None
     if overlap_free(t.dim, t.stride):
         return
@@ -334,7 +331,7 @@ NOT_IN_SIGNATURE = {
 }
 
 
-def structure_signature(graph: Graph) -> tuple[Any, ...] | None:
+def structure_signature(graph: GraphData) -> tuple[Any, ...] | None:
     """An exact, hashable description of everything validation reads and writes, or None.
 
     Covers the graph's name and data types; per tensor (by position in ``all_tensors``) its
@@ -348,7 +345,7 @@ def structure_signature(graph: Graph) -> tuple[Any, ...] | None:
     return _signature(graph, None)
 
 
-def _signature(graph: Graph, fields: list[dict[str, Any]] | None) -> tuple[Any, ...] | None:
+def _signature(graph: GraphData, fields: list[dict[str, Any]] | None) -> tuple[Any, ...] | None:
     """:func:`structure_signature`; appends each node's own fields to ``fields`` if given."""
     name, io = graph.name, graph.io_data_type
     inter, compute = graph.intermediate_data_type, graph.compute_data_type
@@ -417,7 +414,7 @@ class ValidatedStructure:
 
     __slots__ = ("nodes", "plan_key", "producers", "signature", "uids")
 
-    def __init__(self, graph: Graph, signature: tuple[Any, ...],
+    def __init__(self, graph: GraphData, signature: tuple[Any, ...],
                  tensors: dict[int, Tensor], nodes: list[dict[str, Any]]) -> None:
         position = {id(t): i for i, t in enumerate(graph.all_tensors)}
         node_position = {id(n): j for j, n in enumerate(graph.nodes)}
@@ -430,7 +427,7 @@ class ValidatedStructure:
         self.uids = tuple(zip(tensors, used, strict=True))
         self.plan_key: Any = None
 
-    def apply(self, graph: Graph) -> dict[int, Tensor]:
+    def apply(self, graph: GraphData) -> dict[int, Tensor]:
         """Give ``graph`` (of the recorded structure) the validated state; its tensors by uid."""
         tensors, nodes = graph.all_tensors, graph.nodes
         for t, e in zip(tensors, map(TensorEntry._make, self.signature[4]), strict=True):
@@ -462,7 +459,7 @@ def _remember(signature: tuple[Any, ...], record: ValidatedStructure) -> None:
         _memo[signature] = record
 
 
-def validate_structure(graph: Graph, memo: bool = True,
+def validate_structure(graph: GraphData, memo: bool = True,
                        ) -> tuple[dict[int, Tensor], ValidatedStructure | None]:
     """Validate ``graph`` in place (served from the memo when an identical structure was
     validated before); its used tensors by uid and the record (None: not memoizable, or
@@ -490,7 +487,7 @@ def validate_structure(graph: Graph, memo: bool = True,
     return tensors, record
 
 
-def validate_graph(graph: Graph, memo: bool = True) -> dict[int, Tensor]:
+def validate_graph(graph: GraphData, memo: bool = True) -> dict[int, Tensor]:
     """Validate ``graph`` in place; return its used tensors by uid (uids assigned as needed).
     ``memo=False`` always runs every check and leaves the memo alone."""
     return validate_structure(graph, memo)[0]

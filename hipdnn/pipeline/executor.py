@@ -18,7 +18,7 @@ import enum
 import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from hipdnn.core.progress import Progress
 from hipdnn.core.shapes import overlap_free
 from hipdnn.core.types import DataType, check_float, to_int
 from hipdnn.interop import buffers as interop
+from hipdnn.ir.graph_data import GraphData
 from hipdnn.ir.nodes.norm import SCALAR_RANGES
 from hipdnn.ir.tensor import Tensor
 from hipdnn.pipeline.packsig import Matcher, compile_matcher
@@ -43,10 +44,38 @@ from hipdnn.pipeline.packsig import Matcher, compile_matcher
 if TYPE_CHECKING:
     from hipdnn.backend.engine import ExecutionPlan
     from hipdnn.core.handle import Handle
-    from hipdnn.graph.graph import Graph
     from hipdnn.interop.buffers import Buffer
 
 __all__ = ["BoundExecution", "Executor", "PlanTiming"]
+
+
+class PlanSource(Protocol):
+    """What the executor reads of its graph's planner (:class:`~hipdnn.pipeline.planner.Planner`
+    is one): the built plans, whether the graph is closed, its revision."""
+
+    closed: bool
+    revision: int
+    plans: list[ExecutionPlan]
+
+    @property
+    def candidates(self) -> Sequence[object] | None: ...
+
+    def plan(self, index: int = 0, what: str = "plan index") -> ExecutionPlan: ...
+
+    def build_plan_at_index(self, index: int) -> None: ...
+
+    def hold_bound(self, plan: ExecutionPlan) -> None: ...
+
+
+class ExecutedGraph(GraphData, Protocol):
+    """What the executor reads of its graph (:class:`hipdnn.Graph` is one)."""
+
+    @property
+    def handle(self) -> Handle: ...
+
+    @property
+    def _planner(self) -> PlanSource: ...
+
 
 
 class PlanTiming(NamedTuple):
@@ -114,7 +143,7 @@ class BoundExecution:
     __slots__ = ("_graph", "_planner", "_revision", "_run", "buffers", "handle", "plan",
                  "workspace")
 
-    def __init__(self, graph: Graph, plan: ExecutionPlan, buffers: dict[int, Buffer],
+    def __init__(self, graph: ExecutedGraph, plan: ExecutionPlan, buffers: dict[int, Buffer],
                  workspace: Buffer | None, handle: Handle) -> None:
         self._graph = graph
         self._planner = graph._planner  # its closed flag and revision are checked on each call
@@ -255,7 +284,7 @@ class Executor:
     Graph makes its executor first and gives it to its :class:`~hipdnn.pipeline.planner.Planner`.
     """
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: ExecutedGraph) -> None:
         self.graph = graph
         self.fast: list[Matcher] = []
         self.required: list[Tensor] = []

@@ -12,9 +12,10 @@ import operator
 import pickle
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hipdnn.backend.engine import Engine, ExecutionPlan, Knob, KnobValue, TransientReason
+from hipdnn.backend.knobs import KnobSettings, resolve_knob_settings
 from hipdnn.backend.registry import registry
 from hipdnn.core.errors import (
     ArgumentError,
@@ -32,11 +33,10 @@ from hipdnn.core.progress import Progress
 from hipdnn.core.types import BuildPlanPolicy, DataType, HeurMode, to_enum, to_int
 from hipdnn.engines import load_errors
 from hipdnn.ir import serialize
+from hipdnn.ir.graph_data import GraphData
 from hipdnn.ir.validation import (
-    KnobSettings,
     ValidatedStructure,
     check_heur_modes,
-    resolve_knob_settings,
     structure_signature,
     validate_graph,
 )
@@ -45,7 +45,6 @@ from hipdnn.pipeline.plan_cache import plan_cache
 
 if TYPE_CHECKING:
     from hipdnn.core.handle import Handle
-    from hipdnn.graph.graph import Graph
     from hipdnn.pipeline.executor import Executor
 
 _INDEX_LIMIT = 1 << 32  # ints below are engine indices (ids are 64-bit hashes)
@@ -71,6 +70,19 @@ def plan_index(index: Any, count: int, what: str, of: str) -> int:
     return i
 
 
+class PlannedGraph(GraphData, Protocol):
+    """What the planner reads of its graph (:class:`hipdnn.Graph` is one): its data, its
+    handle (``_handle`` is None until the default one is taken) and ``validate()``."""
+
+    _handle: Handle | None
+
+    @property
+    def handle(self) -> Handle: ...
+
+    def validate(self) -> object: ...
+
+
+
 class Planner:
     """Turns a graph's validated structure into plans, and owns them.
 
@@ -93,7 +105,7 @@ class Planner:
       graph as holder); ``workspace_limit``; ``closed``.
     """
 
-    def __init__(self, graph: Graph, executor: Executor) -> None:
+    def __init__(self, graph: PlannedGraph, executor: Executor) -> None:
         self.graph = graph
         self.executor = executor
         self.op_key: bytes | None = None

@@ -7,7 +7,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from hipdnn.backend.engine import ExecutionPlan, KnobValue
+from hipdnn.backend.engine import Engine, ExecutionPlan, KnobValue
 from hipdnn.core.errors import GraphStateError, PlanClosedError, VariantPackError
 from hipdnn.engines.miopen.descriptors import Resources
 from hipdnn.engines.miopen.errors import MiopenExecutionError, translating
@@ -20,7 +20,6 @@ from miopen_ctypes.hip import HipLibrary
 
 if TYPE_CHECKING:
     from hipdnn.core.handle import Handle
-    from hipdnn.engines.miopen.engine import MiopenEngine
 
 __all__ = ["MiopenPlan"]
 
@@ -108,7 +107,7 @@ class MiopenPlan(ExecutionPlan):
     garbage collection) frees them. Host (CPU) buffers are staged through ``hipMalloc``.
     """
 
-    def __init__(self, engine: MiopenEngine, knobs: Mapping[str, KnobValue], m: Match,
+    def __init__(self, engine: Engine, knobs: Mapping[str, KnobValue], m: Match,
                  runner: Runner, res: Resources, state: MiopenHandleState, hip: HipLibrary) -> None:
         tags = "".join(f"[{n.split(':', 1)[0]}]" for n in getattr(runner, "notes", ())
                        if n.startswith("workaround "))
