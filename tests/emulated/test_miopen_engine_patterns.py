@@ -77,10 +77,16 @@ def test_row_contract(row: Row) -> None:
 
 
 def test_running_stats_roles() -> None:
-    m = match(build(Row.BN_TRAINING, D.HALF, "NHWC", running=True).graph)
+    case = build(Row.BN_TRAINING, D.HALF, "NHWC", running=True, momentum=0.3, eps=1e-3)
+    m = match(case.graph)
     assert isinstance(m.t, BnTraining)
-    assert m.t.prev_running_mean is not None and m.t.next_running_variance is not None
-    assert m.t.momentum is not None
+    by_name = {t.name: t for t in case.inputs}
+    assert m.t.prev_running_mean is by_name["running_mean"]
+    assert m.t.prev_running_variance is by_name["running_var"]
+    assert m.t.next_running_mean is case.outputs["next_running_mean"]
+    assert m.t.next_running_variance is case.outputs["next_running_variance"]
+    assert m.t.momentum is not None and float(m.t.momentum.value) == pytest.approx(0.3)
+    assert m.t.epsilon is not None and float(m.t.epsilon.value) == pytest.approx(1e-3)
 
 
 def _declined(g: Graph) -> str:

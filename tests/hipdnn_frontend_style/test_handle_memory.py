@@ -179,5 +179,25 @@ def test_pointer_rules() -> None:
     assert ctypes.c_float.from_address(get_data_ptr(host)).value == 0.0
 
 
-def test_hip_device_count_without_hip() -> None:
-    assert fe.hip_get_device_count() >= 0
+def test_hip_device_count_without_hip(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hipdnn.frontend import _handle
+
+    class _Hip:
+        def __init__(self, count: int | None) -> None:
+            self.count = count
+
+        def hipGetDeviceCount(self, out: Any) -> None:
+            if self.count is None:
+                raise OSError("hipErrorNoDevice")
+            out._obj.value = self.count
+
+    def no_hip() -> Any:
+        raise OSError("libamdhip64 not found")
+
+    monkeypatch.setattr(_handle, "load_hip", no_hip)
+    assert fe.hip_get_device_count() == 0  # no runtime: 0, no error
+    monkeypatch.setattr(_handle, "load_hip", lambda: _Hip(None))
+    assert fe.hip_get_device_count() == 0  # the runtime fails: 0
+    monkeypatch.setattr(_handle, "load_hip", lambda: _Hip(3))
+    assert fe.hip_get_device_count() == 3  # what the runtime says
+    monkeypatch.undo()

@@ -69,3 +69,7 @@ def test_seed_relu_variants(lib: Any, live_version: str) -> None:
         for name, alpha in wanted:
             desc = o.new("activation")
             lib.miopenSetActivationDescriptor(desc, int(miopenActivationMode_t[name]), alpha, 0.0, 0.0)
+            got_mode, a, b, g = ctypes.c_uint(99), ctypes.c_double(-1), ctypes.c_double(-1), ctypes.c_double(-1)
+            lib.miopenGetActivationDescriptor(desc, ctypes.byref(got_mode), ctypes.byref(a), ctypes.byref(b),
+                                              ctypes.byref(g))
+            assert (miopenActivationMode_t(got_mode.value).name, a.value, b.value, g.value) == (name, alpha, 0.0, 0.0)

@@ -47,15 +47,21 @@ def test_conv_problem(lib: Any, direction: miopenProblemDirection_t, spatial: in
 
 
 def test_find_options(lib: Any) -> None:
+    """Every find option the engine sets is accepted (a failing status would raise; the status
+    functions return None on success), and a NULL options object is refused before MIOpen."""
+    import miopen_ctypes
+
     with objects(lib) as o:
         options = o.new("options")
-        lib.miopenSetFindOptionTuning(options, 1)
-        for order in miopenFindResultsOrder_t:
-            lib.miopenSetFindOptionResultsOrder(options, int(order))
-        lib.miopenSetFindOptionWorkspaceLimit(options, 64 << 20)
-        lib.miopenSetFindOptionPreallocatedWorkspace(options, 0x10000, 1 << 20)
-        for arg_id in IDS:
-            lib.miopenSetFindOptionPreallocatedTensor(options, int(arg_id), 0x20000 + 0x1000 * int(arg_id))
+        results = [lib.miopenSetFindOptionTuning(options, 1)]
+        results += [lib.miopenSetFindOptionResultsOrder(options, int(order)) for order in miopenFindResultsOrder_t]
+        results.append(lib.miopenSetFindOptionWorkspaceLimit(options, 64 << 20))
+        results.append(lib.miopenSetFindOptionPreallocatedWorkspace(options, 0x10000, 1 << 20))
+        results += [lib.miopenSetFindOptionPreallocatedTensor(options, int(arg_id), 0x20000 + 0x1000 * int(arg_id))
+                    for arg_id in IDS]
+        assert results == [None] * (3 + len(miopenFindResultsOrder_t) + len(IDS))
+    with pytest.raises(miopen_ctypes.NullArgumentError, match="options"):
+        lib.miopenSetFindOptionTuning(mt.miopenFindOptions_t(), 1)
 
 
 def test_null_problem_rejected_in_python(lib: Any) -> None:

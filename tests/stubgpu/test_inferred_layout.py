@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from stubgpu_util import Stub
+from stubgpu_util import Stub, without_compiler
 from test_decisions import SOLUTION_KERNELS
 
 from hipdnn import DataType, Graph
@@ -43,7 +43,7 @@ def test_nchw_gradient_with_inferred_output_strides_on_the_real_library(stub: St
         plan = g.plans[0]
         if not stub.compiles_kernels and reason is not None:  # 3.4.0 without clang-21
             assert "CompileSolution failed" in reason and "(7)" in reason, reason
-            return
+            without_compiler(stub, reason)
         assert plan.engine.name == "MIOPEN_ENGINE", reason
         assert plan.path == "immediate"
         mark = stub.log.mark()

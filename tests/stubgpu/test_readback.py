@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from argument_cases import ARG_CASES, ARG_IDS, REAL_LIBRARY_FAILS, arg_case
 from miopen_readback import RecordingLib, mismatches
-from stubgpu_util import Stub
+from stubgpu_util import Stub, without_compiler
 
 from hipdnn.core.handle import Handle
 from hipdnn.engines.miopen import MiopenEngine, MiopenExecutionError, MiopenPlan, Row
@@ -25,12 +25,10 @@ pytest.importorskip("torch")
 
 
 @pytest.mark.parametrize("name,row,layout,kw", ARG_CASES, ids=ARG_IDS)
-def test_real_library_holds_the_graphs_arguments(stub: Stub, lib: Any, require_or_skip: Any,
-                                                 name: str, row: Row, layout: str,
-                                                 kw: dict[str, Any]) -> None:
+def test_real_library_holds_the_graphs_arguments(stub: Stub, lib: Any, name: str, row: Row,
+                                                 layout: str, kw: dict[str, Any]) -> None:
     if not stub.compiles_kernels:
-        require_or_skip("HIPDNN_REQUIRE_STUBGPU", f"MIOpen {stub.version} builds its kernels with "
-                        "clang-21, which exists only inside tools/miopen_toolchain.py's root")
+        without_compiler(stub, "the argument cases build and run kernels")
     rec = RecordingLib(lib)
     engine = MiopenEngine(miopen_loader=lambda: rec)
     case = arg_case(row, layout, kw)

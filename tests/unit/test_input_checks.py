@@ -247,13 +247,32 @@ def test_batchnorm_momentum_must_be_in_unit_interval(mom: float) -> None:
                     name="bn")
 
 
-def test_batchnorm_edge_values_are_accepted() -> None:
+@pytest.mark.parametrize("mom", [0.0, 1.0, np.float32(0.1)], ids=["0", "1", "f32_0.1"])
+def test_batchnorm_edge_values_are_accepted(mom: Any) -> None:
+    """Momentum 0 and 1 and numpy scalars are accepted and mean what PyTorch means: the next
+    running statistics are (1 - momentum) * running + momentum * batch (unbiased variance)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    xv = rng.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    sv, bv = rng.random((1, 3, 1, 1)).astype(np.float32) + 0.5, rng.standard_normal((1, 3, 1, 1)).astype(np.float32)
+    rmv, rvv = rng.standard_normal((1, 3, 1, 1)).astype(np.float32), rng.random((1, 3, 1, 1)).astype(np.float32) + 0.5
     g = _g()
     x, s, b = _bn_inputs(g)
     rm, rv = g.tensor(dim=[1, 3, 1, 1]), g.tensor(dim=[1, 3, 1, 1])
-    for mom in (0.0, 1.0, np.float32(0.1)):
-        g.batchnorm(x, s, b, np.float64(1e-5), momentum=mom, in_running_mean=rm,
-                    in_running_var=rv)
+    y, _, _, nrm, nrv = g.batchnorm(x, s, b, np.float64(1e-5), momentum=mom, in_running_mean=rm,
+                                    in_running_var=rv)
+    outs = {t: np.full((2, 3, 4, 4) if t is y else (1, 3, 1, 1), np.nan, np.float32) for t in (y, nrm, nrv)}
+    for t in outs:
+        t.set_output(True)
+    g.build()
+    ws = g.get_workspace_size()
+    g.execute({x: xv, s: sv, b: bv, rm: rmv, rv: rvv, **outs}, np.zeros(ws, np.uint8) if ws else None)
+    trm, trv = torch.from_numpy(rmv.reshape(3).copy()), torch.from_numpy(rvv.reshape(3).copy())
+    want = torch.nn.functional.batch_norm(torch.from_numpy(xv), trm, trv, torch.from_numpy(sv.reshape(3)),
+                                          torch.from_numpy(bv.reshape(3)), True, float(mom), 1e-5)
+    np.testing.assert_allclose(outs[y], want.numpy(), atol=4e-3, rtol=4e-3)
+    np.testing.assert_allclose(outs[nrm].reshape(3), trm.numpy(), atol=1e-5, rtol=1e-5)
+    np.testing.assert_allclose(outs[nrv].reshape(3), trv.numpy(), atol=1e-5, rtol=1e-5)
 
 
 def test_baked_scalar_tensor_is_checked_when_node_is_made_and_at_validate() -> None:
