@@ -245,7 +245,12 @@ class PointwiseAttributes(_Attributes):
 
 class BatchnormAttributes(_Attributes):
     """Batchnorm training: X, SCALE, BIAS, EPSILON (+ running statistics and MOMENTUM) ->
-    Y, MEAN, INV_VARIANCE (+ next running statistics)."""
+    Y, MEAN, INV_VARIANCE (+ next running statistics).
+
+    As in cuDNN: MOMENTUM weighs the batch (``next = (1 - momentum)*prev + momentum*batch``)
+    and the running variance takes the unbiased batch variance (``var*M/(M - 1)``, M elements
+    per channel); INV_VARIANCE uses the population variance. ONNX differs on both
+    (hipdnn.Graph.batchnorm's docstring gives the conversion)."""
 
     _DEFAULTS: ClassVar[dict[str, Any]] = {**_Attributes._DEFAULTS, "peer_stats": []}
 

@@ -140,6 +140,16 @@ class GraphOps(GraphCore):
         next_running_var]; the running outputs are None unless both running inputs and
         ``momentum`` are given. ``epsilon``/``momentum``: float or pass-by-value scalar tensor.
 
+        Statistics are per channel over N and the spatial axes (M elements each):
+        ``inv_variance = 1/sqrt(var + epsilon)`` with the population (biased) batch variance.
+        The running statistics follow cuDNN (and PyTorch): ``momentum`` is the weight of the
+        batch, ``next = (1 - momentum)*prev + momentum*batch``, and the running variance takes
+        the unbiased batch variance ``var*M/(M - 1)``. ONNX's BatchNormalization is the other
+        way round on both: its momentum weighs the previous value (use ``1 - onnx_momentum``)
+        and its running variance takes the population variance (ONNX's is
+        ``next_running_var - momentum*var/(M - 1)``, var from ``inv_variance``; see
+        docs/OPERATIONS.md, "Batchnorm statistics").
+
         Arguments after ``epsilon`` are keyword-only: cudnn-frontend's positional order puts the
         running statistics before epsilon, so positional calls would silently mix them up.
         """

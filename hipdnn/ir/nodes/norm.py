@@ -84,7 +84,8 @@ def _infer_from(node: Node, x_port: str, data_ports: tuple[str, ...],
 
 
 class BatchnormNode(Node):
-    """Batchnorm training (spatial): batch statistics, optionally running-statistics update."""
+    """Batchnorm training (spatial): batch statistics, optionally running-statistics update
+    (cuDNN's convention: MOMENTUM weighs the batch, the running variance is unbiased)."""
 
     op = "batchnorm"
     INPUTS = ("X", "SCALE", "BIAS", "PREV_RUNNING_MEAN", "PREV_RUNNING_VARIANCE", "EPSILON",
