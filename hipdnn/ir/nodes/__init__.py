@@ -16,7 +16,9 @@ from hipdnn.core.shapes import conv_output_dims
 from hipdnn.core.types import ConvolutionMode, DataType, to_enum, to_int, to_int_tuple
 from hipdnn.ir.nodes.base import (
     FLOAT_TYPES,
+    KnownTensor,
     Node,
+    channels_last_hint,
     check_dims,
     check_rank,
     set_output_shape,
@@ -144,12 +146,21 @@ class _ConvNode(Node):
         self.pre_padding, self.post_padding, self.stride, self.dilation = pre, post, stride, dil
         return pre, post, stride, dil
 
-    def _groups(self, c_data: int, c_filter: int, k: int, data_port: str) -> int:
+    def _groups(self, data: KnownTensor, filt: KnownTensor, data_port: str,
+                filter_port: str) -> int:
+        c_data, c_filter, k = int(data.dim[1]), int(filt.dim[1]), int(filt.dim[0])
         if c_filter <= 0 or c_data % c_filter:
+            # the usual cause: dims written in channels-last order (an NHWC array's shape)
+            if c_filter > 0 and int(data.dim[-1]) % c_filter == 0:
+                hint = channels_last_hint(data_port, data.dim)
+            elif int(filt.dim[-1]) > 0 and c_data % int(filt.dim[-1]) == 0:
+                hint = channels_last_hint(filter_port, filt.dim)
+            else:
+                hint = ""
             raise ValidationError(
                 f"channel mismatch: {data_port} has C={c_data} but the filter has C/groups="
-                f"{c_filter}; C must be a multiple of the filter's channel count", node=self.name,
-                port=data_port)
+                f"{c_filter}; C must be a multiple of the filter's channel count{hint}",
+                node=self.name, port=data_port)
         groups = c_data // c_filter
         if k % groups:
             raise ValidationError(f"the filter's K={k} is not a multiple of groups={groups} "
@@ -200,7 +211,7 @@ class ConvFpropNode(_ConvNode):
         check_rank(self, "X", x, (4, 5))
         check_rank(self, "W", w, (len(x.dim),))
         pre, post, stride, dil = self._check_geometry(len(x.dim))
-        self._groups(x.dim[1], w.dim[1], w.dim[0], "X")
+        self._groups(x, w, "X", "W")
         y_dim = conv_output_dims(x.dim, w.dim, pre, post, stride, dil)
         if any(d < 1 for d in y_dim):
             raise ValidationError(
@@ -274,9 +285,10 @@ class ConvDgradNode(_ConvNode):
                     f"fit DY {list(dy.dim)}); set them with DX.set_dim([N, C, ...])",
                     node=self.name, port="DX", tensor=dx.name)
             set_output_shape(self, "DX", dims, dy, strict=True)
-        check_rank(self, "DX", check_dims(self, "DX", FLOAT_TYPES), (len(dy.dim),))
+        known_dx = check_dims(self, "DX", FLOAT_TYPES)
+        check_rank(self, "DX", known_dx, (len(dy.dim),))
         assert dx.dim is not None
-        self._groups(dx.dim[1], w.dim[1], w.dim[0], "DX")
+        self._groups(known_dx, w, "DX", "W")
         expect = conv_output_dims(dx.dim, w.dim, pre, post, stride, dil)
         if tuple(dy.dim) != expect:
             raise ValidationError(
@@ -340,9 +352,10 @@ class ConvWgradNode(_ConvNode):
                     f"DW.set_dim([K, C/groups, kh, kw])", node=self.name, port="DW",
                     tensor=dw.name)
             set_output_shape(self, "DW", dims, x, strict=True)
-        check_rank(self, "DW", check_dims(self, "DW", FLOAT_TYPES), (len(x.dim),))
+        known_dw = check_dims(self, "DW", FLOAT_TYPES)
+        check_rank(self, "DW", known_dw, (len(x.dim),))
         assert dw.dim is not None
-        self._groups(x.dim[1], dw.dim[1], dw.dim[0], "X")
+        self._groups(x, known_dw, "X", "DW")
         if dw.dim[0] != dy.dim[1]:
             raise ValidationError(f"DW has K={dw.dim[0]} but DY has {dy.dim[1]} channels",
                                   node=self.name, port="DW", tensor=dw.name)

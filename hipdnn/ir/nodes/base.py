@@ -14,6 +14,7 @@ __all__ = [
     "FLOAT_TYPES",
     "KnownTensor",
     "Node",
+    "channels_last_hint",
     "check_dims",
     "check_rank",
     "check_tensor",
@@ -111,6 +112,24 @@ class Node:
 def param_dims(x_dim: Sequence[int]) -> tuple[int, ...]:
     """Per-channel parameter dims for data dims ``x_dim``: (1, C, 1, 1[, 1])."""
     return (1, int(x_dim[1]), *([1] * (len(x_dim) - 2)))
+
+
+def channels_last_hint(port: str, dim: Sequence[int]) -> str:
+    """'' unless ``dim`` is 4-d or 5-d; else the hint that ``dim`` looks channels-last ordered
+    (its channels last): dims are logical (N, C, ...) with the layout in the strides.
+
+    >>> print(channels_last_hint("X", (2, 10, 10, 16)))
+    ; X's dims [2, 10, 10, 16] look like NHWC order (channels last). Dims are always logical (N, C, H, W) and the layout lives in the strides: dim=[2, 16, 10, 10], stride=hipdnn.packed_strides([2, 16, 10, 10], "NHWC") (for an NHWC array a: g.tensor_like(a.transpose(0, 3, 1, 2)); torch: t.permute(0, 3, 1, 2))
+    """
+    if len(dim) not in (4, 5):
+        return ""
+    name, logical = ("NHWC", "(N, C, H, W)") if len(dim) == 4 else ("NDHWC", "(N, C, D, H, W)")
+    fixed = [int(dim[0]), int(dim[-1]), *(int(d) for d in dim[1:-1])]
+    axes = ", ".join(str(a) for a in (0, len(dim) - 1, *range(1, len(dim) - 1)))
+    return (f"; {port}'s dims {[int(d) for d in dim]} look like {name} order (channels last). "
+            f"Dims are always logical {logical} and the layout lives in the strides: "
+            f"dim={fixed}, stride=hipdnn.packed_strides({fixed}, \"{name}\") (for an {name} "
+            f"array a: g.tensor_like(a.transpose({axes})); torch: t.permute({axes}))")
 
 
 def strides_like(dims: Sequence[int], like: Any) -> tuple[int, ...]:

@@ -10,6 +10,7 @@ from hipdnn.ir.nodes.base import (
     FLOAT_TYPES,
     KnownTensor,
     Node,
+    channels_last_hint,
     check_dims,
     check_rank,
     param_dims,
@@ -32,9 +33,14 @@ def _check_param(node: Node, port: str, x: KnownTensor) -> None:
     t = check_dims(node, port, FLOAT_TYPES)
     expect = param_dims(x.dim)
     if tuple(t.dim) != expect:
+        # X's dims in channels-last order (an NHWC array's shape) give per-channel tensors of
+        # the last axis' size
+        channels = [int(d) for d in t.dim if d != 1]
+        hint = channels_last_hint("X", x.dim) if (
+            channels == [int(x.dim[-1])] and int(x.dim[-1]) != int(x.dim[1])) else ""
         raise ValidationError(
             f"channel mismatch: dims {list(t.dim)}; per-channel tensors of X {list(x.dim)} "
-            f"must have dims {list(expect)}", node=node.name, port=port, tensor=t.name)
+            f"must have dims {list(expect)}{hint}", node=node.name, port=port, tensor=t.name)
 
 
 #: Allowed ranges of scalar inputs: port -> (low, high, low excluded). Baked values are checked
