@@ -95,6 +95,7 @@ from hipdnn.interop.buffers import by_pointer
 from hipdnn.ir.tensor import Tensor
 from hipdnn.pipeline.executor import BoundExecution, PlanTiming
 from hipdnn.pipeline.plan_cache import clear_plan_cache, plan_cache
+from hipdnn.pipeline.plan_store import plan_store, set_plan_store
 
 if TYPE_CHECKING:
     from hipdnn import frontend
@@ -197,6 +198,8 @@ __all__ = [  # noqa: RUF022  (native names, then the hipdnn_frontend re-exports)
     "build_plan_policy",
     "by_pointer",
     "clear_plan_cache",
+    "plan_store",
+    "set_plan_store",
     "convolution_mode",
     "create_device_properties",
     "create_handle",

@@ -31,6 +31,7 @@ from hipdnn.core.logs import ENVIRONMENT_REASONS
 from hipdnn.core.shapes import packed_strides
 from hipdnn.engines import load_errors, registry
 from hipdnn.ir.view import GraphView
+from hipdnn.pipeline.plan_store import PlanStore, plan_store
 
 __all__ = ["main"]
 
@@ -285,6 +286,26 @@ def list_engines() -> int:
     return 0
 
 
+def plan_store_command(action: str, directory: str | None) -> int:
+    """``python -m hipdnn cache [list|clear] [--dir DIR]``."""
+
+
+    store = PlanStore(directory) if directory else plan_store()
+    if store is None:
+        print("the plan store is off (HIPDNN_PLAN_STORE=off); --dir DIR names a store to list or clear")
+        return 0
+    if action == "clear":
+        print(f"plan store {store.directory}: removed {store.clear()} entries")
+        return 0
+    entries = list(store.entries())
+    total = sum(e.size for e in entries)
+    print(f"plan store {store.directory}: {len(entries)} entries, {total} bytes")
+    for e in entries:
+        state = "" if e.ok else "  (unreadable, corrupt or of another store format)"
+        print(f"  {e.path.name[:16]}  {e.kind:<8} {e.engine:<22} {e.token}  {e.size} B{state}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point (``python -m hipdnn`` / ``hipdnn-demo``); runs the demo by default."""
     ap = argparse.ArgumentParser(prog="python -m hipdnn",
@@ -299,9 +320,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     info = sub.add_parser("info", help="versions, MIOpen and HIP (or every place tried), "
                                        "devices, engines and why they can or cannot run")
     info.add_argument("--json", action="store_true", help="print the report as JSON")
+    cache = sub.add_parser("cache", help="list or clear hipdnn's plan store (decisions kept "
+                                         "across processes; MIOpen's own caches: see info)")
+    cache.add_argument("action", nargs="?", choices=["list", "clear"], default="list")
+    cache.add_argument("--dir", help="the store directory (default: HIPDNN_PLAN_STORE or "
+                                     "<user cache>/hipdnn-ctypes/plans)")
     args = ap.parse_args(sys.argv[1:] if argv is None else list(argv))
     if args.command == "engines":
         return list_engines()
+    if args.command == "cache":
+        return plan_store_command(args.action, args.dir)
     if args.command == "info":
         report = diagnostics.collect()
         if args.json:

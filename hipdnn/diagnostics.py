@@ -22,11 +22,12 @@ from hipdnn.backend.registry import load_errors, registry
 from hipdnn.core.types import DataType
 from hipdnn.graph.graph import Graph
 from hipdnn.ir.view import GraphView
+from hipdnn.pipeline.plan_store import plan_store
 from miopen_ctypes import loader
 from miopen_ctypes.errors import LibraryNotFoundError
 from miopen_ctypes.hip import load_hip
 
-__all__ = ["ENV_VARS", "collect", "format_report"]
+__all__ = ["ENV_VARS", "FIND_MODES", "collect", "format_report", "miopen_caches"]
 
 #: Environment variables hipdnn, its MIOpen discovery or MIOpen itself read.
 ENV_VARS = (
@@ -34,7 +35,8 @@ ENV_VARS = (
     "HIPDNN_HIP_LIBRARY", "ROCM_PATH", "HIP_PATH", "HIP_VISIBLE_DEVICES",
     "ROCR_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION", "MIOPEN_USER_DB_PATH",
     "MIOPEN_CUSTOM_CACHE_DIR", "MIOPEN_FIND_MODE", "MIOPEN_LOG_LEVEL", "MIOPEN_ENABLE_LOGGING",
-    "MIOPEN_DISABLE_CACHE", "HIPDNN_REFERENCE_THREADS", "HIPDNN_REFERENCE_JIT",
+    "MIOPEN_DISABLE_CACHE", "MIOPEN_FIND_ENFORCE", "MIOPEN_DEBUG_FIND_ONLY_SOLVER",
+    "HIPDNN_PLAN_STORE", "HIPDNN_REFERENCE_THREADS", "HIPDNN_REFERENCE_JIT",
     "NUMBA_THREADING_LAYER", "OMP_WAIT_POLICY",
 )
 
@@ -113,15 +115,78 @@ def _engines() -> list[dict[str, Any]]:
     return rows
 
 
-def _db_paths() -> dict[str, str]:
+#: MIOPEN_FIND_MODE's values (MIOpen 3.x; the default is DYNAMIC_HYBRID).
+FIND_MODES = {"1": "NORMAL", "2": "FAST", "3": "HYBRID", "5": "DYNAMIC_HYBRID"}
+
+
+def _home() -> Path:
     try:
-        home = Path.home()
+        return Path.home()
     except (RuntimeError, KeyError):  # e.g. Windows with neither USERPROFILE nor HOMEPATH set
-        home = Path("~")
-    return {"user_db (MIOPEN_USER_DB_PATH)": os.environ.get(
-                "MIOPEN_USER_DB_PATH", str(home / ".config" / "miopen")),
-            "kernel cache (MIOPEN_CUSTOM_CACHE_DIR)": os.environ.get(
-                "MIOPEN_CUSTOM_CACHE_DIR", str(home / ".cache" / "miopen"))}
+        return Path("~")
+
+
+def _folder(path: Path, pattern: str = "**/*") -> dict[str, Any]:
+    """Where a cache folder is, whether it exists and can be written, its files and bytes."""
+    out: dict[str, Any] = {"path": str(path), "exists": path.is_dir()}
+    probe = path
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent  # a missing folder is created by its first writer, if it can
+    out["writable"] = os.access(probe, os.W_OK)
+    files = size = 0
+    if out["exists"]:
+        try:
+            for f in path.glob(pattern):
+                if f.is_file():
+                    files += 1
+                    size += f.stat().st_size
+        except OSError:
+            pass
+    out["files"], out["bytes"] = files, size
+    return out
+
+
+def miopen_caches(lib_path: str | None = None) -> dict[str, Any]:
+    """MIOpen's databases and kernel cache for the loaded library (``lib_path``), the find mode
+    its environment switches select, and hipdnn's plan store."""
+
+
+    home = _home()
+    user = Path(os.environ.get("MIOPEN_USER_DB_PATH") or home / ".config" / "miopen").expanduser()
+    kcache = Path(os.environ.get("MIOPEN_CUSTOM_CACHE_DIR") or home / ".cache" / "miopen").expanduser()
+    out: dict[str, Any] = {
+        "user db (perf db *.updb.txt, MIOPEN_USER_DB_PATH)": _folder(user, "*.updb.txt"),
+        "user find db (*.ufdb.txt, MIOPEN_USER_DB_PATH)": _folder(user, "*.ufdb.txt"),
+        "kernel cache (MIOPEN_CUSTOM_CACHE_DIR)": _folder(kcache),
+    }
+    if os.environ.get("MIOPEN_DISABLE_CACHE", "").strip().lower() in ("1", "on", "yes", "true"):
+        out["kernel cache (MIOPEN_CUSTOM_CACHE_DIR)"]["disabled by MIOPEN_DISABLE_CACHE"] = True
+    if lib_path:
+        system = Path(lib_path).resolve().parent.parent / "share" / "miopen" / "db"
+        out["system db (installed, read-only)"] = _folder(system)
+    mode = os.environ.get("MIOPEN_FIND_MODE", "").strip()
+    name = FIND_MODES.get(mode, mode.upper() if mode else "")
+    out["find mode (MIOPEN_FIND_MODE)"] = (
+        f"{name or 'DYNAMIC_HYBRID'}{'' if mode else ' (the default)'}: immediate mode "
+        "(global.benchmarking=0) uses the find db and heuristics; global.benchmarking=1 runs "
+        "Find 2.0 with tuning in hipdnn (find mode NORMAL on the convolution)")
+    if os.environ.get("MIOPEN_FIND_ENFORCE"):
+        out["find enforce (MIOPEN_FIND_ENFORCE)"] = os.environ["MIOPEN_FIND_ENFORCE"]
+    store = plan_store()
+    if store is None:
+        out["hipdnn plan store (HIPDNN_PLAN_STORE)"] = {"path": None, "off": True}
+    else:
+        part = _folder(store.directory, "*.json")
+        out["hipdnn plan store (HIPDNN_PLAN_STORE)"] = part
+    return out
+
+
+def _caches_for() -> dict[str, Any]:
+    try:
+        path = loader.load().path
+    except Exception:  # no library: its databases' default places all the same
+        path = None
+    return miopen_caches(path)
 
 
 def collect() -> dict[str, Any]:
@@ -134,7 +199,7 @@ def collect() -> dict[str, Any]:
         "numpy": _version("numpy"), "torch": _version("torch"),
         "amd_gpu_driver (/dev/kfd)": os.path.exists("/dev/kfd"),
         "miopen": _miopen(), "hip": _hip(), "engines": _engines(),
-        "miopen_paths": _db_paths(),
+        "miopen_caches": _caches_for(),
         "environment": {k: os.environ[k] for k in ENV_VARS if k in os.environ},
     }
 
@@ -166,8 +231,17 @@ def format_report(info: dict[str, Any]) -> str:
         state = "can run" if e["can_run"] else f"cannot run: {e['reason']}"
         out.append(f"  {e['name']} (rank {e['rank']}): {state}")
         out += [f"    {k}: {v}" for k, v in e.get("details", {}).items()]
-    out.append("MIOpen databases:")
-    out += [f"  {k}: {v}" for k, v in info["miopen_paths"].items()]
+    out.append("MIOpen caches and hipdnn's plan store:")
+    for k, v in info["miopen_caches"].items():
+        if not isinstance(v, dict):
+            out.append(f"  {k}: {v}")
+        elif v.get("off"):
+            out.append(f"  {k}: off")
+        else:
+            state = (f"{v['files']} files, {v['bytes']} bytes" if v["exists"] else "not created yet")
+            extra = "; disabled by MIOPEN_DISABLE_CACHE" if v.get("disabled by MIOPEN_DISABLE_CACHE") else ""
+            out.append(f"  {k}: {v['path']} ({state}, "
+                       f"{'writable' if v['writable'] else 'NOT writable'}{extra})")
     env = info["environment"]
     out.append("environment: " + (", ".join(f"{k}={v}" for k, v in env.items()) or "none of "
                                   + ", ".join(ENV_VARS[:5]) + ", ... set"))

@@ -29,6 +29,10 @@ import pytest
 
 __all__ = ["REQUIRE_ENV", "current_lane", "is_required", "require_or_skip"]
 
+# Tests build plans from scratch and assert on MIOpen's calls: the persistent plan store is off
+# here (and in the processes tests start); its own tests choose a directory.
+os.environ["HIPDNN_PLAN_STORE"] = "off"
+
 #: Requirement variable per optional lane.
 REQUIRE_ENV: dict[str, str] = {
     "live": "HIPDNN_REQUIRE_LIVE",

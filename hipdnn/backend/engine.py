@@ -260,6 +260,26 @@ class Engine(ABC):
                    handle: Handle | None) -> ExecutionPlan:
         """Build a plan. ``knobs`` holds a validated value for every knob from get_knobs."""
 
+    # -- the persistent plan store (hipdnn/pipeline/plan_store.py); optional -------------------
+    def store_token(self, handle: Handle | None) -> str | None:
+        """What this engine's decisions depend on besides the graph and the knobs (for MIOpen:
+        the library version, the device architecture, MIOpen's switches), as a string; None
+        (the default) keeps this engine's plans out of the plan store."""
+        return None
+
+    def plan_decision(self, plan: ExecutionPlan) -> dict[str, Any] | None:
+        """What the engine decided when it built ``plan`` (JSON-serializable), for the plan
+        store; None: nothing worth keeping."""
+        return None
+
+    def build_from_decision(self, graph: GraphView, knobs: dict[str, KnobValue],
+                            handle: Handle | None, decision: dict[str, Any]) -> ExecutionPlan | None:
+        """Build the plan ``decision`` (from :meth:`plan_decision`, possibly of another
+        process) describes, without deciding again; None when it no longer applies (the
+        planner then builds afresh). Must never build a plan that differs from what
+        :meth:`build_plan` could build for the same graph and knobs."""
+        return None
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} id={self.engine_id} rank={self.rank}>"
 

@@ -8,6 +8,7 @@ engine's reason. Built plans are shared through :mod:`hipdnn.pipeline.plan_cache
 
 from __future__ import annotations
 
+import json
 import operator
 import pickle
 import time
@@ -42,6 +43,7 @@ from hipdnn.ir.validation import (
 )
 from hipdnn.ir.view import GraphView
 from hipdnn.pipeline.plan_cache import plan_cache
+from hipdnn.pipeline.plan_store import PlanStore, knobs_from_json, knobs_to_json, plan_store
 
 if TYPE_CHECKING:
     from hipdnn.core.handle import Handle
@@ -120,6 +122,7 @@ class Planner:
         #: Plans bound (:meth:`hold_bound`) and the revision they were bound at: held in the
         #: plan cache for the graph, so a binding outlives re-planning and cache eviction.
         self.bound: list[tuple[ExecutionPlan, int]] = []
+        self._store_doc: tuple[bytes, str] | None = None
         self.closed = False
         self.revision = 0
         self.built_revision = 0
@@ -213,6 +216,9 @@ class Planner:
         found, reason = plan_cache.answer(ck)
         if found:
             return reason
+        if self._stored_answers(engine):  # the plan store answered for the engine
+            plan_cache.store_answer(ck, None)
+            return None
         try:
             reason = engine.check_support(self._view(), self.graph.handle)
         except HipdnnError as exc:
@@ -453,6 +459,95 @@ class Planner:
         """See :meth:`hipdnn.graph.graph.Graph.create_execution_plan`."""
         self.create_execution_plan_ext(engine_id, knob_settings)
 
+    # -- the persistent plan store ---------------------------------------------------------------
+    def _store_graph(self) -> str:
+        """The graph's structure as the plan store keys it: graph_to_dict(names=False) as
+        canonical JSON (stable across processes, unlike the in-process pickled key)."""
+        key = self._graph_key()
+        if self._store_doc is None or self._store_doc[0] != key:
+            doc = serialize.graph_to_dict(self.graph, names=False)
+            self._store_doc = (key, json.dumps(doc, sort_keys=True, separators=(",", ":"),
+                                               default=repr))
+        return self._store_doc[1]
+
+    def _store_for(self, engine: Engine) -> tuple[PlanStore, str] | None:
+        """(store, the engine's token) when the plan store is on and the engine keeps plans."""
+        store = plan_store()
+        if store is None:
+            return None
+        try:
+            token = engine.store_token(self.graph.handle)
+        except Exception:  # an engine that cannot say now: nothing stored or read
+            return None
+        return None if token is None else (store, token)
+
+    def _stored_answers(self, engine: Engine) -> bool:
+        """True when the plan store holds this engine's answers for the graph (supported, and
+        its knob list, which is then served as the engine's knob answer): the engine is not
+        asked (for MIOpen: no solution enumeration)."""
+        kept = self._store_for(engine)
+        if kept is None:
+            return False
+        store, token = kept
+        found = store.get(store.key("answers", engine.name, token, self._store_graph()))
+        if not isinstance(found, dict) or found.get("support", "") is not None:
+            return False
+        try:
+            knobs = knobs_from_json(found.get("knobs"))
+        except ValueError:
+            return False
+        plan_cache.store_answer((self._graph_key(), engine.cache_token, "knobs",
+                                 self.graph.handle.serial), knobs)
+        return True
+
+    def _plan_key(self, store: PlanStore, engine: Engine, token: str,
+                  items: tuple[Any, ...]) -> str:
+        return store.key("plan", engine.name, token, self._store_graph(), [list(i) for i in items])
+
+    def _build_stored(self, engine: Engine, values: dict[str, KnobValue],
+                      items: tuple[Any, ...]) -> ExecutionPlan | None:
+        """The plan the store's decision describes, or None (no entry, or the engine cannot
+        apply it any more: then the planner builds afresh and the entry is rewritten)."""
+        kept = self._store_for(engine)
+        if kept is None:
+            return None
+        store, token = kept
+        decision = store.get(self._plan_key(store, engine, token, items))
+        if not isinstance(decision, dict):
+            return None
+        try:
+            plan = engine.build_from_decision(self._view(), dict(values), self.graph.handle,
+                                              decision)
+        except HipdnnError as exc:
+            plan = None
+            logger.info("graph %r: %s could not use its stored decision (%s); building afresh",
+                        self.graph.name, engine.name, exc)
+        if plan is not None:
+            logger.debug("graph %r: %s plan %r from the plan store %s", self.graph.name,
+                         engine.name, plan.name, store.directory)
+        return plan
+
+    def _keep(self, engine: Engine, plan: ExecutionPlan, items: tuple[Any, ...]) -> None:
+        """Write the engine's decision and answers to the plan store (never raises)."""
+        kept = self._store_for(engine)
+        if kept is None:
+            return
+        store, token = kept
+        try:
+            decision = engine.plan_decision(plan)
+            if decision is None:
+                return
+            knobs = knobs_to_json(self._knobs(engine))
+        except Exception as exc:  # the store must never break a build
+            logger.info("graph %r: %s plan not kept in the plan store: %s", self.graph.name,
+                        engine.name, exc)
+            return
+        if store.put(self._plan_key(store, engine, token, items), decision, kind="plan",
+                     engine=engine.name, token=token):
+            store.put(store.key("answers", engine.name, token, self._store_graph()),
+                      {"support": None, "knobs": knobs}, kind="answers", engine=engine.name,
+                      token=token)
+
     def _build_one(self, engine: Engine, knobs: dict[str, KnobValue] | None) -> ExecutionPlan:
         graph_key, token, serial = self._graph_key(), engine.cache_token, self.graph.handle.serial
         if knobs is None:  # the engine's defaults for this structure, remembered with its knobs
@@ -466,7 +561,10 @@ class Planner:
         ck = (graph_key, token, items, serial)
         plan = plan_cache.acquire(ck, self.graph)
         if plan is None:
-            plan = engine.build_plan(self._view(), dict(values), self.graph.handle)
+            plan = self._build_stored(engine, values, items)
+            if plan is None:
+                plan = engine.build_plan(self._view(), dict(values), self.graph.handle)
+                self._keep(engine, plan, items)
             plan_cache.insert(ck, plan, self.graph)
         return plan
 

@@ -124,3 +124,66 @@ class Stub:
         return COMPILES_KERNELS[self.version] or bool(os.environ.get("HIPDNN_STUBGPU_TOOLCHAIN"))
 
 
+
+
+#: A child process building one seed row (``build(Row[row], DataType[dtype], layout)``) with
+#: ``knobs``, executing it once, printing one ``RESULT {json}`` line: the plan, the MIOpen calls
+#: that enumerate solutions, search or compile (counted on the bound library), the kernels launched
+#: by the execute, and the build time. The plan store is whatever HIPDNN_PLAN_STORE says.
+BUILD_CHILD = """
+import json, os, time
+from pathlib import Path
+import numpy as np
+import miopen_ctypes
+from stubgpu_util import LaunchLog
+lib = miopen_ctypes.load()
+counts = {{}}
+for name in list(vars(lib)):
+    if name.endswith(("GetSolutionCount", "CompileSolution")) or name in (
+            "miopenFindSolutions", "miopenLoadSolution", "miopenCompileFusionPlan"):
+        real = getattr(lib, name)
+        def counted(*args, _real=real, _name=name):
+            counts[_name] = counts.get(_name, 0) + 1
+            return _real(*args)
+        setattr(lib, name, counted)
+from test_miopen_engine_graphs import build
+from hipdnn.engines.miopen import Row
+from hipdnn.core.types import DataType
+case = build(Row[{row!r}], DataType[{dtype!r}], {layout!r})
+g = case.graph
+t0 = time.perf_counter()
+g.build_operation_graph(); g.create_execution_plans()
+g.create_execution_plan_ext("MIOPEN_ENGINE", {knobs!r}); g.build_plans()
+built = time.perf_counter() - t0
+plan = g.plans[0]
+log = LaunchLog(Path(os.environ["HIPDNN_STUBGPU_LOG"]))
+mark = log.mark()
+outs = {{r: np.full_like(a, np.nan) for r, a in case.empty_outputs().items()}}
+pack = {{**case.inputs, **{{case.outputs[r]: a for r, a in outs.items()}}}}
+ws = plan.workspace_size
+t1 = time.perf_counter()
+g.execute(pack, np.zeros(ws, np.uint8) if ws else None)
+first = time.perf_counter() - t1
+kernels = [e["kernel"] for e in log.since(mark) if e["event"] == "launch"]
+print("RESULT " + json.dumps({{"plan": plan.name, "path": str(plan.path), "solution": plan.solution_id,
+      "workspace": ws, "notes": list(plan.notes), "counts": counts, "kernels": kernels,
+      "build_s": built, "execute_s": first, "engine": plan.engine.name}}))
+"""
+
+
+def run_build_child(row: str, dtype: str, layout: str, knobs: dict[str, int],
+                    env: dict[str, str] | None = None, timeout: float = 600) -> dict[str, Any]:
+    """Run :data:`BUILD_CHILD` in a fresh process (the lane's loader and library path) and
+    return its RESULT; AssertionError with the child's output when it fails."""
+    import subprocess
+
+    code = BUILD_CHILD.format(row=row, dtype=dtype, layout=layout, knobs=knobs)
+    full_env = dict(os.environ, **(env or {}))
+    full_env["PYTHONPATH"] = os.pathsep.join(
+        [str(Path(__file__).resolve().parent), full_env.get("PYTHONPATH", "")])
+    proc = subprocess.run(child_command(code), capture_output=True, text=True, timeout=timeout,
+                          env=full_env)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:])
+    result: dict[str, Any] = json.loads(lines[-1][len("RESULT "):])
+    return result

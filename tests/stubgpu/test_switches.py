@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from stubgpu_util import SWITCHES, Stub, without_compiler
+from stubgpu_util import SWITCHES, Stub, run_build_child, without_compiler
 from test_decisions import SOLUTION_KERNELS
 from test_miopen_engine_graphs import build
 
@@ -138,3 +139,23 @@ def test_gfx942_conv_bias_act_tries_the_fusion(stub: Stub) -> None:
     assert plan.path == "unfused"
     assert plan.notes == ("fusion plan not used: miopenCompileFusionPlan returned "
                           "miopenStatusUnsupportedOp (8)",)
+
+
+@pytest.mark.parametrize("row,layout", [("CONV_FPROP", "NCHW"), ("CONV_DGRAD", "NHWC")])
+def test_a_second_process_runs_the_stored_find_result(stub: Stub, tmp_path: Path, row: str,
+                                                      layout: str) -> None:
+    """Find 2.0 with tuning in one process; a second process (same MIOpen caches) loads the
+    solution Find chose from the plan store: no solution list, no search, the same solver's
+    kernels launch."""
+    if not stub.compiles_kernels:
+        without_compiler(stub, "MIOpen 3.4.0 runs Find only with its kernel compilers")
+    env = {"HIPDNN_PLAN_STORE": str(tmp_path / "plans")}
+    first = run_build_child(row, "FLOAT", layout, {"global.benchmarking": 1}, env)
+    second = run_build_child(row, "FLOAT", layout, {"global.benchmarking": 1}, env)
+    assert first["path"] == second["path"] == "find2"
+    assert first["counts"].get("miopenFindSolutions") == 1
+    assert second["counts"].get("miopenFindSolutions") is None, second["counts"]
+    assert not any(k.endswith("GetSolutionCount") for k in second["counts"]), second["counts"]
+    assert second["counts"].get("miopenLoadSolution") == 1
+    assert (second["solution"], second["workspace"]) == (first["solution"], first["workspace"])
+    assert second["kernels"] == first["kernels"] and second["kernels"]

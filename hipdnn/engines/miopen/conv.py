@@ -7,8 +7,9 @@ the ``operands()`` of the row classes in hipdnn/engines/miopen/roles.py.
 
 from __future__ import annotations
 
+import base64
 import ctypes
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,7 +135,8 @@ class ConvOp:
 
     # ------------------------------------------------------------------------------ plan build
     def prepare(self, handle: Any, benchmarking: int, limit: int | None,
-                solutions: list[tuple[int, int]] | None = None) -> int:
+                solutions: list[tuple[int, int]] | None = None,
+                preset: Mapping[str, Any] | None = None) -> int:
         """Choose the solution; returns the workspace size the plan needs.
 
         ``limit`` None: no limit. Immediate mode (``benchmarking`` 0) compiles the first
@@ -142,9 +144,13 @@ class ConvOp:
         buffers MIOpen allocates itself (never the caller's data), considering every solver
         within the limit; the plan's workspace is what the fastest one needs.
         ``solutions``: the (id, workspace) list check_support made (None: asked here when
-        needed)."""
+        needed). ``preset``: a stored :meth:`decision` to apply instead of choosing (no
+        solution list, no Find)."""
         self.benchmarking = int(benchmarking)
         self.limit = NO_LIMIT if limit is None else int(limit)
+        if preset is not None:
+            self._apply(handle, preset)
+            return self.workspace_size
         if self.benchmarking == 0 or limit is not None:
             sols = self.solutions(handle) if solutions is None else solutions
             if not sols:
@@ -174,6 +180,49 @@ class ConvOp:
                 raise
             self._heuristic_instead(handle, exc, solutions)
         return self.workspace_size
+
+    # ------------------------------------------------------------------ the plan store
+    def decision(self) -> dict[str, Any]:
+        """What was chosen, for the plan store: the mode, MIOpen's solution (solver) id, its
+        workspace, Find 2.0's results, and the found solution serialized by MIOpen
+        (``miopenSaveSolution``, base64) so a later process runs it without searching."""
+        out: dict[str, Any] = {
+            "mode": "immediate" if self._solution is None else "find2",
+            "solution_id": self.solution_id, "workspace": self.workspace_size,
+            "find": [[r.solver_id, r.time_ms, r.workspace_size] for r in self.find_results]}
+        if self._solution is not None:
+            size = ctypes.c_size_t()
+            self.lib.miopenGetSolutionSize(self._solution.handle, ctypes.byref(size))
+            blob = ctypes.create_string_buffer(max(int(size.value), 1))
+            self.lib.miopenSaveSolution(self._solution.handle, blob)
+            out["solution"] = base64.b64encode(blob.raw[: size.value]).decode()
+        return out
+
+    def _apply(self, handle: Any, preset: Mapping[str, Any]) -> None:
+        """Take a stored decision: compile the immediate-mode solution, or load the solution
+        Find 2.0 chose (MIOpen compiles its kernels or takes them from its cache either way).
+        A solution the library does not have any more fails here, as a MIOpen error."""
+        mode, ws = preset["mode"], int(preset["workspace"])
+        if ws > self.limit:
+            raise ValueError(f"the stored solution needs {ws} bytes, over the limit {self.limit}")
+        self.find_results = tuple(FindResult(None if r[0] is None else int(r[0]), float(r[1]),
+                                             int(r[2])) for r in preset.get("find", ()))
+        if mode == "immediate":
+            self.use_solution(handle, int(preset["solution_id"]), ws)
+            return
+        if mode != "find2":
+            raise ValueError(f"unknown stored mode {mode!r}")
+        blob = base64.b64decode(preset["solution"])
+        lib = self.lib
+        sol = mt.miopenSolution_t()
+        lib.miopenLoadSolution(ctypes.byref(sol), blob, len(blob))
+        owned = self.res.add(Owned(lib, sol, "miopenDestroySolution"))
+        size = ctypes.c_size_t()
+        lib.miopenGetSolutionWorkspaceSize(owned.handle, ctypes.byref(size))
+        self._solution, self._solution_ws = owned, int(size.value)
+        sid = preset.get("solution_id")
+        self.benchmarking, self.workspace_size = 1, int(size.value)
+        self.solution_id = None if sid is None else int(sid)
 
     def use_solution(self, handle: Any, sid: int, ws: int) -> None:
         """Immediate mode with solution ``sid`` (compiled, or loaded from MIOpen's kernel cache)."""

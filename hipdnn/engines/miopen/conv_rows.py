@@ -43,10 +43,15 @@ class ConvRunner(Runner[ConvFprop[int] | ConvDgrad[int] | ConvWgrad[int]]):
 
     def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any,
                  benchmarking: int, limit: int | None,
-                 solutions: list[tuple[int, int]] | None = None) -> None:
+                 solutions: list[tuple[int, int]] | None = None,
+                 preset: dict[str, Any] | None = None) -> None:
+        """``preset``: a stored plan decision (MiopenEngine.plan_decision) to apply."""
         self.lib = lib
         self.op = conv_op_for(lib, hip, res, m)
-        self.workspace_size = self.op.prepare(handle, benchmarking, limit, solutions)
+        if preset is not None:
+            self.op.notes.extend(preset.get("notes", ()))
+        self.workspace_size = self.op.prepare(handle, benchmarking, limit, solutions,
+                                              None if preset is None else preset["conv"])
         self.path = Path.FIND2 if benchmarking else Path.IMMEDIATE
         self.notes = self.op.notes  # the same list: Find 2.0's fallback shows up in describe()
 
@@ -60,9 +65,12 @@ class ConvBiasActRunner(Runner[ConvBiasAct[int]]):
     def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any,
                  benchmarking: int, limit: int | None,
                  solutions: list[tuple[int, int]] | None = None, *,
-                 workaround: str | None = None) -> None:
+                 workaround: str | None = None, preset: dict[str, Any] | None = None) -> None:
         """``workaround``: the note of an architecture workaround (hipdnn/engines/miopen/
-        workarounds.py) that rules the fused path out: unfused without trying it."""
+        workarounds.py) that rules the fused path out: unfused without trying it.
+        ``preset``: a stored plan decision (MiopenEngine.plan_decision): unfused as stored
+        (the fusion compile is not tried again), or fused (compiled again: MIOpen takes the
+        kernels from its cache)."""
         self.lib, self.m = lib, m
         a = m.activation
         assert a is not None and isinstance(m.t, ConvBiasAct)
@@ -77,6 +85,11 @@ class ConvBiasActRunner(Runner[ConvBiasAct[int]]):
         self.w = self.op.descs[0]  # forward: (w, x, y)
         self.fusion: FusionPlan | None = None
         self.notes = self.op.notes
+        self._preset = None if preset is None else preset.get("conv")
+        if preset is not None and preset["path"] == "unfused":
+            self.notes.extend(preset.get("notes", ()))
+            self._unfused(lib, res, m, handle, benchmarking, limit, solutions)
+            return
         if workaround is not None:
             self.notes.append(workaround)
             self._unfused(lib, res, m, handle, benchmarking, limit, solutions)
@@ -108,7 +121,7 @@ class ConvBiasActRunner(Runner[ConvBiasAct[int]]):
         assert a is not None
         self.path = Path.UNFUSED
         self.act = res.add(ActivationDesc(lib, a.mode, a.alpha, a.beta, a.gamma))
-        conv_ws = self.op.prepare(handle, benchmarking, limit, solutions)
+        conv_ws = self.op.prepare(handle, benchmarking, limit, solutions, self._preset)
         cy = self.t.conv_y
         self.cy = self.op.descs[2]
         if self.bias is not None:

@@ -49,6 +49,7 @@ from miopen_ctypes.enums import miopenStatus_t
 from miopen_ctypes.errors import (
     HipError,
     MIOpenAllocFailedError,
+    MIOpenError,
     MIOpenNoDeviceError,
     MIOpenStatusError,
 )
@@ -377,6 +378,50 @@ class MiopenEngine(Engine):
     def build_plan(self, graph: GraphView, knobs: dict[str, KnobValue],
                    handle: Handle | None) -> ExecutionPlan:
         """Match, create the MIOpen objects, choose the path; errors name the row and call."""
+        return self._build(graph, knobs, handle, None)
+
+    # -------------------------------------------------------------------------- the plan store
+    def store_token(self, handle: Handle | None) -> str | None:
+        """``MIOpen <version> on <arch>`` plus MIOpen's switches that change its choices
+        (``MIOPEN_DEBUG_*``, ``MIOPEN_FIND_*``); None when the architecture is unknown."""
+        lib, _ = self.libraries()
+        arch = self.handle_state(handle).arch
+        if not arch:
+            return None
+        switches = ",".join(f"{k}={v}" for k, v in sorted(os.environ.items())
+                            if k.startswith(("MIOPEN_DEBUG_", "MIOPEN_FIND_")))
+        version = ".".join(map(str, lib.version))
+        return f"MIOpen {version} on {arch}" + (f" [{switches}]" if switches else "")
+
+    def plan_decision(self, plan: ExecutionPlan) -> dict[str, Any] | None:
+        """The row, path, workspace and notes; for a convolution run on its own or unfused, the
+        solution (:meth:`ConvOp.decision <hipdnn.engines.miopen.conv.ConvOp.decision>`)."""
+        if not isinstance(plan, MiopenPlan) or plan.engine is not self:
+            return None
+        out: dict[str, Any] = {"row": plan.row.name, "path": str(plan.path),
+                               "workspace": plan.workspace_size, "notes": list(plan.notes)}
+        op = getattr(plan.runner, "op", None)
+        if op is not None and getattr(plan.runner, "fusion", None) is None:
+            out["conv"] = op.decision()
+        return out
+
+    def build_from_decision(self, graph: GraphView, knobs: dict[str, KnobValue],
+                            handle: Handle | None, decision: dict[str, Any]) -> ExecutionPlan | None:
+        """The plan ``decision`` describes, without listing solutions or running Find; None
+        when it does not apply (another row, a solution this library cannot compile or load,
+        a malformed entry)."""
+        try:
+            plan = self._build(graph, knobs, handle, decision)
+        except (HipdnnError, MIOpenError, ValueError, KeyError, TypeError, IndexError) as exc:
+            logger.info("MIOPEN_ENGINE: stored decision not used: %s: %s", type(exc).__name__, exc)
+            return None
+        if str(plan.path) != decision.get("path"):
+            plan.close()
+            return None
+        return plan
+
+    def _build(self, graph: GraphView, knobs: dict[str, KnobValue], handle: Handle | None,
+               preset: dict[str, Any] | None) -> MiopenPlan:
         try:
             m = match(graph)
             state = self.handle_state(handle)
@@ -386,6 +431,8 @@ class MiopenEngine(Engine):
             check_arch_rules(m, arch)
         except (Declined, Unavailable) as exc:
             raise EngineError(f"MIOPEN_ENGINE cannot build this graph: {exc}") from exc
+        if preset is not None and preset.get("row") != m.row.name:
+            raise ValueError(f"the stored decision is for row {preset.get('row')!r}, not {m.row.name}")
         lib, hip = self.libraries()
         bench = int(knobs.get(BENCHMARKING_KNOB, 0))
         limit = knobs.get(WORKSPACE_SIZE_LIMIT_KNOB)
@@ -396,9 +443,9 @@ class MiopenEngine(Engine):
                     translating(f"{m.row.value} (plan build)", building=True):
                 # immediate mode chooses from the list check_support made (one enumeration per
                 # build); Find 2.0 needs it only to check a limit set below every solution
-                sols = (self._solutions(m, state, take=True)
-                        if m.has_conv and (bench == 0 or limit is not None) else None)
-                runner = self._runner(lib, hip, res, m, state, bench, limit, sols)
+                sols = (self._solutions(m, state, take=True) if preset is None and m.has_conv
+                        and (bench == 0 or limit is not None) else None)
+                runner = self._runner(lib, hip, res, m, state, bench, limit, sols, preset)
         except BaseException:
             res.close()
             raise
@@ -411,15 +458,17 @@ class MiopenEngine(Engine):
 
     @staticmethod
     def _runner(lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, state: MiopenHandleState,
-                bench: int, limit: int | None, sols: list[tuple[int, int]] | None = None) -> Runner:
+                bench: int, limit: int | None, sols: list[tuple[int, int]] | None = None,
+                preset: dict[str, Any] | None = None) -> Runner:
         h = state.handle
         if m.row in _BN_RUNNERS:
             return _BN_RUNNERS[m.row](lib, hip, res, m, h)
         if m.row == Row.CONV_BIAS_ACT:
             w = workaround_for(m.row, state.arch)
             return ConvBiasActRunner(lib, hip, res, m, h, bench, limit, sols,
-                                     workaround=None if w is None else w.note(state.arch))
-        return ConvRunner(lib, hip, res, m, h, bench, limit, sols)
+                                     workaround=None if w is None else w.note(state.arch),
+                                     preset=preset)
+        return ConvRunner(lib, hip, res, m, h, bench, limit, sols, preset)
 
 
 def _problem_key(m: Match) -> Hashable:
