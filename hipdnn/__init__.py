@@ -19,16 +19,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from hipdnn.backend.engine import (
+from hipdnn.backend.engine import Engine, ExecutionPlan, fnv1a_64
+from hipdnn.backend.knobs import (
     BENCHMARKING_KNOB,
     NO_WORKSPACE_LIMIT,
     WORKSPACE_SIZE_LIMIT_KNOB,
-    Engine,
-    ExecutionPlan,
     IntConstraint,
     Knob,
     KnobSetting,
-    fnv1a_64,
 )
 from hipdnn.compat.aliases import (
     DeviceProperties,
@@ -38,12 +36,9 @@ from hipdnn.compat.aliases import (
     build_plan_policy,
     convolution_mode,
     create_device_properties,
-    create_handle,
     create_kernel_cache,
     cudnnGraphNotSupportedError,
     data_type,
-    destroy_handle,
-    get_stream,
     heur_mode,
     knob,
     knob_setting,
@@ -53,7 +48,6 @@ from hipdnn.compat.aliases import (
     pointwise_mode,
     pygraph,
     reduction_mode,
-    set_stream,
     tensor,
     tensor_reordering,
 )
@@ -75,7 +69,14 @@ from hipdnn.core.errors import (
     VariantPackError,
     WorkspaceError,
 )
-from hipdnn.core.handle import Handle, default_handle
+from hipdnn.core.handle import (
+    Handle,
+    create_handle,
+    default_handle,
+    destroy_handle,
+    get_stream,
+    set_stream,
+)
 from hipdnn.core.logs import FallbackWarning, configure_from_env
 from hipdnn.core.shapes import packed_strides
 from hipdnn.core.types import (

@@ -18,15 +18,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from hipdnn.backend.knobs import (
-    BENCHMARKING_KNOB,
-    NO_WORKSPACE_LIMIT,
-    WORKSPACE_SIZE_LIMIT_KNOB,
-    FloatConstraint,
-    IntConstraint,
     Knob,
-    KnobSetting,
     KnobValue,
-    StringConstraint,
 )
 from hipdnn.core.errors import PlanClosedError
 
@@ -37,18 +30,8 @@ if TYPE_CHECKING:
     from hipdnn.ir.view import GraphView
 
 __all__ = [
-    # knob names are re-exported for code written against this module before the split
-    "BENCHMARKING_KNOB",
-    "NO_WORKSPACE_LIMIT",
-    "WORKSPACE_SIZE_LIMIT_KNOB",
     "Engine",
     "ExecutionPlan",
-    "FloatConstraint",
-    "IntConstraint",
-    "Knob",
-    "KnobSetting",
-    "KnobValue",
-    "StringConstraint",
     "TransientReason",
     "fnv1a_64",
 ]

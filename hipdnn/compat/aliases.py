@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import json
 
-from hipdnn.backend.engine import Knob, KnobSetting
+from hipdnn.backend.knobs import Knob, KnobSetting
 from hipdnn.core.errors import ArgumentError, GraphNotSupportedError, ValidationError
-from hipdnn.core.handle import create_handle, destroy_handle, get_stream, set_stream
 from hipdnn.core.types import (
     BuildPlanPolicy,
     ConvolutionMode,
@@ -34,12 +33,9 @@ __all__ = [
     "build_plan_policy",
     "convolution_mode",
     "create_device_properties",
-    "create_handle",
     "create_kernel_cache",
     "cudnnGraphNotSupportedError",
     "data_type",
-    "destroy_handle",
-    "get_stream",
     "heur_mode",
     "knob",
     "knob_setting",
@@ -49,7 +45,6 @@ __all__ = [
     "pointwise_mode",
     "pygraph",
     "reduction_mode",
-    "set_stream",
     "tensor",
     "tensor_reordering",
 ]

@@ -27,9 +27,8 @@ from typing import Any
 
 from hipdnn.core.errors import ArgumentError, ValidationError
 from hipdnn.core.types import HeurMode
-from hipdnn.graph.graph import graph_context
 
-__all__ = ["graph_cache", "graph_context", "jit"]
+__all__ = ["graph_cache", "jit"]
 
 
 def graph_cache(key_fn: Callable[..., Any], maxsize: int = 256) -> Callable[[Callable[..., Any]],

@@ -17,7 +17,7 @@ True
 
 from __future__ import annotations
 
-from hipdnn.backend.engine import FloatConstraint, IntConstraint, StringConstraint
+from hipdnn.backend.knobs import FloatConstraint, IntConstraint, StringConstraint
 from hipdnn.core.types import (
     BuildPlanPolicy,
     ConvolutionMode,
@@ -25,6 +25,7 @@ from hipdnn.core.types import (
     KnobValueType,
     NormFwdPhase,
     PointwiseMode,
+    ReductionMode,
 )
 from hipdnn.core.types import HeurMode as HeuristicMode
 from hipdnn.frontend._attributes import (
@@ -61,7 +62,6 @@ from hipdnn.frontend._enums import (
     PaddingMode,
     PluginLoadingMode,
     PrimingFailurePolicy,
-    ReductionMode,
     ResampleMode,
     TimingQuality,
     TuneMode,

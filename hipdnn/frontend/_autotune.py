@@ -19,14 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hipdnn.backend.engine import (
-    BENCHMARKING_KNOB,
-    WORKSPACE_SIZE_LIMIT_KNOB,
-    ExecutionPlan,
-    fnv1a_64,
-)
-from hipdnn.backend.engine import Knob as NativeKnob
+from hipdnn.backend.engine import ExecutionPlan, fnv1a_64
+from hipdnn.backend.knobs import BENCHMARKING_KNOB, WORKSPACE_SIZE_LIMIT_KNOB
 from hipdnn.backend.knobs import NO_WORKSPACE_LIMIT as NO_LIMIT
+from hipdnn.backend.knobs import Knob as NativeKnob
 from hipdnn.backend.knobs import KnobSetting as NativeKnobSetting
 from hipdnn.core.errors import HipdnnError
 from hipdnn.core.handle import Handle as NativeHandle

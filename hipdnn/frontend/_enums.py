@@ -19,7 +19,6 @@ __all__ = [
     "PaddingMode",
     "PluginLoadingMode",
     "PrimingFailurePolicy",
-    "ReductionMode",
     "ResampleMode",
     "TimingQuality",
     "TuneMode",
@@ -81,21 +80,6 @@ class PluginLoadingMode(enum.IntEnum):
 
     ADDITIVE = 0
     ABSOLUTE = 1
-
-
-class ReductionMode(enum.IntEnum):
-    """Reduction modes (no reduction node here)."""
-
-    NOT_SET = 0
-    ADD = 1
-    MUL = 2
-    MIN = 3
-    MAX = 4
-    AMAX = 5
-    AVG = 6
-    NORM1 = 7
-    NORM2 = 8
-    MUL_NO_ZEROS = 9
 
 
 class ResampleMode(enum.IntEnum):

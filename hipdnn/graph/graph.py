@@ -41,8 +41,8 @@ def _dtype_arg(value: Any, what: str) -> DataType:
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from hipdnn.backend.engine import ExecutionPlan, Knob, KnobValue
-    from hipdnn.backend.knobs import KnobSettings
+    from hipdnn.backend.engine import ExecutionPlan
+    from hipdnn.backend.knobs import Knob, KnobSettings, KnobValue
     from hipdnn.core.handle import Handle
 
 __all__ = ["Graph", "graph_context"]

@@ -34,7 +34,6 @@ from hipdnn.interop.array_fit import permutation_hint, regrouped_strides
 from hipdnn.interop.dtypes import (
     dlpack_to_dtype,
     dtype_to_numpy,
-    dtype_to_torch,
     numpy_to_dtype,
     torch_to_dtype,
 )
@@ -46,13 +45,9 @@ __all__ = [
     "by_pointer",
     "check_against",
     "describe",
-    "dtype_to_numpy",
-    "dtype_to_torch",
     "host_view",
-    "numpy_to_dtype",
     "own_strides",
     "resolve",
-    "torch_to_dtype",
 ]
 
 #: What :func:`resolve` accepts, as named in its error message.

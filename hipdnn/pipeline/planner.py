@@ -15,8 +15,8 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from hipdnn.backend.engine import Engine, ExecutionPlan, Knob, KnobValue, TransientReason
-from hipdnn.backend.knobs import KnobSettings, resolve_knob_settings
+from hipdnn.backend.engine import Engine, ExecutionPlan, TransientReason
+from hipdnn.backend.knobs import Knob, KnobSettings, KnobValue, resolve_knob_settings
 from hipdnn.backend.registry import registry
 from hipdnn.core.errors import (
     ArgumentError,

@@ -22,7 +22,8 @@ from _catalog import (
 )
 
 import hipdnn
-from hipdnn.backend.engine import Engine, ExecutionPlan, IntConstraint, Knob
+from hipdnn.backend.engine import Engine, ExecutionPlan
+from hipdnn.backend.knobs import IntConstraint, Knob
 from hipdnn.core.types import KnobValueType
 from hipdnn.engines import register, unregister
 from hipdnn.interop import buffers as interop

@@ -12,7 +12,7 @@ import pytest
 from emulated.device import EmulatedDevice
 from test_miopen_engine_graphs import Case, build
 
-from hipdnn.backend.engine import BENCHMARKING_KNOB
+from hipdnn.backend.knobs import BENCHMARKING_KNOB
 from hipdnn.core.errors import PlanClosedError, VariantPackError, WorkspaceError
 from hipdnn.core.handle import Handle
 from hipdnn.core.types import DataType

@@ -17,7 +17,8 @@ from test_miopen_engine_numerics import check_outputs, run_case
 
 from hipdnn.core.types import DataType as D
 from hipdnn.engines.miopen import MiopenEngine, Row
-from hipdnn.engines.miopen.patterns import Declined, match
+from hipdnn.engines.miopen.patterns import match
+from hipdnn.engines.miopen.rules import Declined
 
 
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])

@@ -12,8 +12,9 @@ from test_miopen_engine_graphs import DTYPES, LAYOUT_NAMES, build, new_graph
 from hipdnn.core.types import ConvolutionMode
 from hipdnn.core.types import DataType as D
 from hipdnn.engines.miopen import roles
-from hipdnn.engines.miopen.patterns import Declined, Row, match
+from hipdnn.engines.miopen.patterns import Row, match
 from hipdnn.engines.miopen.roles import BnTraining, is_scalar
+from hipdnn.engines.miopen.rules import Declined
 from hipdnn.graph.graph import Graph
 
 pytest.importorskip("torch")

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import hipdnn.frontend as fe
-from hipdnn.backend.engine import BENCHMARKING_KNOB, fnv1a_64
+from hipdnn.backend.engine import fnv1a_64
+from hipdnn.backend.knobs import BENCHMARKING_KNOB
 
 FLOAT = fe.DataType.FLOAT
 

@@ -17,7 +17,7 @@ REFERENCE = "CPU_REFERENCE_ENGINE"
 
 def alloc_like(t: hipdnn.Tensor, fill: float = 0.0) -> np.ndarray:
     """A numpy array with exactly the tensor's dims, strides and dtype (filled with ``fill``)."""
-    from hipdnn.interop.buffers import dtype_to_numpy
+    from hipdnn.interop.dtypes import dtype_to_numpy
 
     dt = dtype_to_numpy(t.get_data_type())
     dim, stride = t.get_dim(), t.get_stride()

@@ -17,13 +17,8 @@ from typing import Any
 import numpy as np
 
 from hipdnn.backend import registry as engines_registry
-from hipdnn.backend.engine import (
-    BENCHMARKING_KNOB,
-    Engine,
-    ExecutionPlan,
-    IntConstraint,
-    Knob,
-)
+from hipdnn.backend.engine import Engine, ExecutionPlan
+from hipdnn.backend.knobs import BENCHMARKING_KNOB, IntConstraint, Knob
 from hipdnn.core.types import KnobValueType, PointwiseMode
 from hipdnn.engines import load_builtin_engines, register, unregister
 from hipdnn.interop import buffers as interop

@@ -8,17 +8,15 @@ import pytest
 
 from hipdnn import engines
 from hipdnn.backend import registry as engine_registry
-from hipdnn.backend.engine import (
+from hipdnn.backend.engine import Engine, ExecutionPlan, fnv1a_64
+from hipdnn.backend.knobs import (
     BENCHMARKING_KNOB,
     WORKSPACE_SIZE_LIMIT_KNOB,
-    Engine,
-    ExecutionPlan,
     FloatConstraint,
     IntConstraint,
     Knob,
     KnobSetting,
     StringConstraint,
-    fnv1a_64,
 )
 from hipdnn.core.errors import KnobError, PlanClosedError
 from hipdnn.core.types import KnobValueType

@@ -14,6 +14,7 @@ from hipdnn.core.errors import VariantPackError
 from hipdnn.core.shapes import packed_strides
 from hipdnn.core.types import DataType
 from hipdnn.interop import buffers as interop
+from hipdnn.interop import dtypes
 from hipdnn.ir.tensor import Tensor
 
 NCHW = (2, 3, 4, 5)
@@ -264,11 +265,11 @@ def test_readonly_array_gives_readonly_view() -> None:
 def test_dtype_maps_round_trip() -> None:
     for data_type in (DataType.FLOAT, DataType.HALF, DataType.BFLOAT16, DataType.DOUBLE,
                       DataType.UINT8, DataType.INT32, DataType.INT8, DataType.INT64):
-        assert interop.numpy_to_dtype(interop.dtype_to_numpy(data_type)) == data_type
-    assert interop.dtype_to_numpy(DataType.BFLOAT16) == np.dtype(ml_dtypes.bfloat16)
-    assert interop.numpy_to_dtype(np.dtype(">f4").newbyteorder("=")) == DataType.FLOAT
+        assert dtypes.numpy_to_dtype(dtypes.dtype_to_numpy(data_type)) == data_type
+    assert dtypes.dtype_to_numpy(DataType.BFLOAT16) == np.dtype(ml_dtypes.bfloat16)
+    assert dtypes.numpy_to_dtype(np.dtype(">f4").newbyteorder("=")) == DataType.FLOAT
     with pytest.raises(VariantPackError, match=r"NOT_SET.*no numpy equivalent; valid: FLOAT"):
-        interop.dtype_to_numpy(DataType.NOT_SET)
+        dtypes.dtype_to_numpy(DataType.NOT_SET)
 
 
 def test_import_does_not_import_torch() -> None:

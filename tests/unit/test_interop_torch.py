@@ -9,6 +9,7 @@ from hipdnn.core.errors import VariantPackError
 from hipdnn.core.shapes import packed_strides
 from hipdnn.core.types import DataType
 from hipdnn.interop import buffers as interop
+from hipdnn.interop import dtypes
 from hipdnn.ir.tensor import Tensor
 
 torch = pytest.importorskip("torch")  # CI (HIPDNN_REQUIRE_TORCH=1) turns this skip into a failure
@@ -70,10 +71,10 @@ def test_unsupported_torch_dtype_and_device() -> None:
 
 
 def test_torch_dtype_maps() -> None:
-    assert interop.torch_to_dtype(torch.bfloat16) == DataType.BFLOAT16
-    assert interop.dtype_to_torch(DataType.HALF) is torch.float16
+    assert dtypes.torch_to_dtype(torch.bfloat16) == DataType.BFLOAT16
+    assert dtypes.dtype_to_torch(DataType.HALF) is torch.float16
     for dt in (DataType.FLOAT, DataType.HALF, DataType.BFLOAT16, DataType.INT64, DataType.INT8):
-        assert interop.torch_to_dtype(interop.dtype_to_torch(dt)) == dt
+        assert dtypes.torch_to_dtype(dtypes.dtype_to_torch(dt)) == dt
 
 
 def test_parameter_subclass_is_a_tensor() -> None:

@@ -13,6 +13,7 @@ import pytest
 import hipdnn
 import miopen_ctypes
 from hipdnn.backend import engine as base
+from hipdnn.backend import knobs
 from hipdnn.backend import registry as engine_registry
 from hipdnn.core.errors import PlanClosedError, VariantPackError
 from hipdnn.engines import register, registry, unregister
@@ -190,10 +191,10 @@ class _Twin(base.Engine):
     def check_support(self, graph: object, handle: object) -> str | None:
         return None
 
-    def get_knobs(self, graph: object, handle: object) -> list[base.Knob]:
+    def get_knobs(self, graph: object, handle: object) -> list[knobs.Knob]:
         return []
 
-    def build_plan(self, graph: object, knobs: dict[str, base.KnobValue],
+    def build_plan(self, graph: object, knobs: dict[str, knobs.KnobValue],
                    handle: object) -> base.ExecutionPlan:
         return _TwinPlan(self)
 

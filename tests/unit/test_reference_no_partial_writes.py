@@ -38,7 +38,7 @@ def _bn_training(dtype: hipdnn.DataType) -> tuple[hipdnn.Graph, dict[Any, np.nda
     n, c, h, w = 2, 3, 4, 5
     x = rng.normal(1.0, 2.0, (n, c, h, w)).astype(np.float32)
     g = hipdnn.Graph(io_data_type=dtype, intermediate_data_type=F32, compute_data_type=F32)
-    np_dtype = hipdnn.interop.buffers.dtype_to_numpy(dtype)
+    np_dtype = hipdnn.interop.dtypes.dtype_to_numpy(dtype)
     xt = g.tensor(dim=[n, c, h, w], data_type=dtype, name="x")
     st, bt, rmt, rvt = (g.tensor(dim=[1, c, 1, 1], data_type=F32, name=k)
                         for k in ("scale", "bias", "running_mean", "running_var"))
@@ -81,7 +81,7 @@ KERNELS = {"bn_training": ("bn_train_forward_deferred", "bn_running_update"),
 
 def _sentinels(outs: list[Any]) -> dict[Any, np.ndarray]:
     return {t: np.full(t.get_dim(), SENTINEL,
-                       hipdnn.interop.buffers.dtype_to_numpy(t.get_data_type())) for t in outs}
+                       hipdnn.interop.dtypes.dtype_to_numpy(t.get_data_type())) for t in outs}
 
 
 def _expect_untouched(g: hipdnn.Graph, pack: dict[Any, np.ndarray], outs: list[Any]) -> None:

@@ -32,15 +32,17 @@ only when every call succeeded). For speed, pass device memory.
 from __future__ import annotations
 
 from hipdnn.backend.registry import register
-from hipdnn.engines.miopen.engine import NO_LIMIT, MiopenEngine, Unavailable
+from hipdnn.engines.miopen.conv import NO_LIMIT
+from hipdnn.engines.miopen.engine import MiopenEngine, Unavailable
 from hipdnn.engines.miopen.errors import (
     MiopenBuildError,
     MiopenCallError,
     MiopenExecutionError,
     MiopenNotSupportedError,
 )
-from hipdnn.engines.miopen.patterns import Declined, Row
+from hipdnn.engines.miopen.patterns import Row
 from hipdnn.engines.miopen.plan import MiopenPlan
+from hipdnn.engines.miopen.rules import Declined
 
 __all__ = [
     "ENGINE",

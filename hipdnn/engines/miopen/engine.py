@@ -18,15 +18,13 @@ from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 import miopen_ctypes
-from hipdnn.backend.engine import (
+from hipdnn.backend.engine import Engine, ExecutionPlan, TransientReason
+from hipdnn.backend.knobs import (
     BENCHMARKING_KNOB,
     WORKSPACE_SIZE_LIMIT_KNOB,
-    Engine,
-    ExecutionPlan,
     IntConstraint,
     Knob,
     KnobValue,
-    TransientReason,
 )
 from hipdnn.core.errors import EngineError, HipdnnError
 from hipdnn.core.handle import default_handle
@@ -38,9 +36,10 @@ from hipdnn.engines.miopen.conv_rows import ConvBiasActRunner, ConvRunner, conv_
 from hipdnn.engines.miopen.descriptors import Resources
 from hipdnn.engines.miopen.errors import translating
 from hipdnn.engines.miopen.memory import MiopenHandleState
-from hipdnn.engines.miopen.patterns import Declined, Match, Row, match
+from hipdnn.engines.miopen.patterns import Match, Row, match
 from hipdnn.engines.miopen.plan import MiopenPlan
 from hipdnn.engines.miopen.pointwise import ActivationRunner, BinaryRunner
+from hipdnn.engines.miopen.rules import Declined
 from hipdnn.engines.miopen.runtime import Runner
 from hipdnn.engines.miopen.workarounds import workaround_for
 from miopen_ctypes._discovery import forget_failures
@@ -60,7 +59,7 @@ if TYPE_CHECKING:
     from hipdnn.core.handle import Handle
     from hipdnn.ir.view import GraphView
 
-__all__ = ["NO_LIMIT", "MiopenEngine", "Unavailable", "check_library_rules"]
+__all__ = ["MiopenEngine", "Unavailable", "check_library_rules"]
 
 _serials = itertools.count(1)
 #: Solution lists kept per MIOpen handle between check_support, get_knobs and build_plan.

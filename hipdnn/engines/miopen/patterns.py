@@ -55,7 +55,7 @@ from hipdnn.engines.miopen.rules import (
 )
 from hipdnn.ir import nodes as nd
 
-__all__ = ["Activation", "Declined", "Match", "Row", "match"]
+__all__ = ["Match", "Row", "match"]
 
 class Row(str, enum.Enum):
     """The seed table's nine rows and AMD's provider's later ones (names used in reasons and

@@ -7,7 +7,8 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from hipdnn.backend.engine import Engine, ExecutionPlan, KnobValue
+from hipdnn.backend.engine import Engine, ExecutionPlan
+from hipdnn.backend.knobs import KnobValue
 from hipdnn.core.errors import GraphStateError, PlanClosedError, VariantPackError
 from hipdnn.engines.miopen.descriptors import Resources
 from hipdnn.engines.miopen.errors import MiopenExecutionError, translating

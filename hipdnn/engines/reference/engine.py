@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hipdnn.backend.engine import Engine, ExecutionPlan, Knob, KnobValue
+from hipdnn.backend.engine import Engine, ExecutionPlan
+from hipdnn.backend.knobs import Knob, KnobValue
 from hipdnn.core.errors import ExecutionError, GraphNotSupportedError, HipdnnError, VariantPackError
 from hipdnn.core.types import ConvolutionMode, DataType, PointwiseMode
 from hipdnn.engines.reference import _bn, _parallel
@@ -26,7 +27,8 @@ from hipdnn.engines.reference._bn import Deferred
 from hipdnn.engines.reference._norms import norm_backward, norm_forward
 from hipdnn.engines.reference._parallel import PARALLEL_MIN_SIZE, map_chunks
 from hipdnn.engines.reference._pointwise import POINTWISE_OPS, pointwise
-from hipdnn.interop.buffers import dtype_to_numpy, host_view
+from hipdnn.interop.buffers import host_view
+from hipdnn.interop.dtypes import dtype_to_numpy
 from hipdnn.ir.nodes import (
     BatchnormBackwardNode,
     BatchnormInferenceNode,
