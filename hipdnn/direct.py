@@ -1,0 +1,400 @@
+"""Calling MIOpen's C functions directly with the arrays you have (docs/MIOPEN_DIRECT.md).
+
+``miopen_ctypes`` binds every function of ``miopen.h`` literally. A :class:`Session` is the short
+way to call them from a notebook: it owns a ``miopenHandle_t`` (made on first need, so handle-free
+calls work without a GPU) and the objects it makes for you, and :meth:`Session.call` reads the
+function's prototype to fill in what the C signature wants::
+
+    with Session() as s:
+        pool = s.descriptor("Pooling", "miopenSet2dPoolingDescriptor",
+                            miopenPoolingMode_t.miopenPoolingMax, 2, 2, 0, 0, 2, 2)
+        ws = s.workspace(s.query("miopenPoolingGetWorkSpaceSizeV2", pool, y))
+        s.call("miopenPoolingForward", pool, 1.0, x, 0.0, y, True, ws)
+
+- the leading ``handle`` is the session's;
+- an array (torch tensor on the GPU, :class:`DeviceArray`, anything with
+  ``__cuda_array_interface__``/``__dlpack__``) given where the header has ``xDesc, x`` fills both:
+  a tensor descriptor from its shape, strides and dtype, and its data pointer;
+- a Python number given for ``const void* alpha``/``beta`` is passed as a host ``float``
+  (``double`` when the call's first array is float64), as MIOpen reads it;
+- a :class:`DeviceArray` given for a workspace / reserve pointer also fills the size parameter
+  that follows it; before the call its size is checked against MIOpen's own query for that call
+  (:data:`WORKSPACE_RULES`): too small is a :class:`~hipdnn.errors.WorkspaceError` naming the
+  function and both sizes, never a C call writing past the buffer (MIOpen PR #3715 was a segfault
+  on a small pooling workspace);
+- anything else (ints, enums, ctypes objects, handles, ``None``) passes as is.
+
+A failing status raises the binding's ``MIOpenStatusError`` subclass naming the function.
+:meth:`Session.query` passes fresh out-parameters for every trailing ``T*`` and returns their
+values. Host numpy arrays are refused (MIOpen reads device memory): copy them with
+:meth:`Session.to_device`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable, Mapping, Sequence
+from ctypes import POINTER, byref, c_double, c_float, c_int, c_size_t, c_void_p
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import miopen_ctypes
+from hipdnn.core.errors import VariantPackError, WorkspaceError
+from hipdnn.core.types import DataType
+from hipdnn.interop.buffers import Buffer, resolve
+from miopen_ctypes import types as mt
+from miopen_ctypes.enums import miopenDataType_t
+from miopen_ctypes.hip import hipMemcpyKind
+from miopen_ctypes.prototypes import PROTOTYPES
+
+__all__ = ["MIOPEN_DATA_TYPES", "WORKSPACE_RULES", "DeviceArray", "Session"]
+
+#: hipdnn DataType -> miopenDataType_t, for descriptors made from arrays.
+MIOPEN_DATA_TYPES = {
+    DataType.FLOAT: miopenDataType_t.miopenFloat,
+    DataType.HALF: miopenDataType_t.miopenHalf,
+    DataType.BFLOAT16: miopenDataType_t.miopenBFloat16,
+    DataType.DOUBLE: miopenDataType_t.miopenDouble,
+    DataType.INT32: miopenDataType_t.miopenInt32,
+    DataType.INT8: miopenDataType_t.miopenInt8,
+    DataType.INT64: miopenDataType_t.miopenInt64,
+}
+
+_SCALARS = frozenset({"alpha", "beta", "alpha1", "alpha2", "alphaDataDiff", "betaDataDiff",
+                      "alphaParamDiff", "betaParamDiff"})
+
+
+class DeviceArray:
+    """Device memory from ``hipMalloc`` with a shape and dtype: a workspace, or a numpy array
+    copied to the GPU (``__cuda_array_interface__``, so every hipdnn API takes it).
+
+    Made by :meth:`Session.workspace` / :meth:`Session.to_device` / :meth:`Session.empty`;
+    freed when the session closes.
+    """
+
+    def __init__(self, hip: Any, shape: Sequence[int], dtype: Any) -> None:
+        self.hip = hip
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        self._ptr = c_void_p()
+        if self.nbytes:
+            hip.hipMalloc(byref(self._ptr), self.nbytes)
+
+    @property
+    def ptr(self) -> int:
+        """The device address (0 for an empty or freed array)."""
+        return self._ptr.value or 0
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False),
+                "strides": None, "version": 3}
+
+    def copy_from(self, array: Any) -> None:
+        """Copy a host array of the same shape and dtype in."""
+        host = np.ascontiguousarray(array, dtype=self.dtype)
+        if host.shape != self.shape:
+            raise VariantPackError(f"copy_from: shape {host.shape} != device array {self.shape}")
+        if self.nbytes:
+            self.hip.hipMemcpy(self.ptr, host.ctypes.data, self.nbytes,
+                               int(hipMemcpyKind.hipMemcpyHostToDevice))
+
+    def numpy(self) -> np.ndarray[Any, Any]:
+        """A host copy."""
+        host = np.empty(self.shape, self.dtype)
+        if self.nbytes:
+            self.hip.hipMemcpy(host.ctypes.data, self.ptr, self.nbytes,
+                               int(hipMemcpyKind.hipMemcpyDeviceToHost))
+        return host
+
+    def free(self) -> None:
+        """Give the memory back (idempotent)."""
+        if self.ptr:
+            self.hip.hipFree(self._ptr)
+            self._ptr = c_void_p()
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One prepared call: the C arguments by parameter name, and the sizes we know of them."""
+
+    name: str
+    args: dict[str, Any]
+    sizes: dict[str, int]  # parameter name -> bytes of a DeviceArray passed there
+    session: Session
+
+    def query(self, function: str, *names_or_values: Any) -> int:
+        """A size query's single out-value, with arguments taken from this call by name."""
+        args = [self.args[v] if isinstance(v, str) else v for v in names_or_values]
+        return int(self.session.query(function, *args))
+
+
+def _needs(pointer: str, query: Callable[[_Call], int], when: Callable[[_Call], bool] | None = None) -> Any:
+    return pointer, query, when
+
+
+#: function -> [(pointer parameter, required bytes from MIOpen's own query, condition)].
+WORKSPACE_RULES: Mapping[str, list[tuple[str, Callable[[_Call], int], Callable[[_Call], bool] | None]]] = {
+    "miopenPoolingForward": [_needs(
+        "workSpace", lambda c: c.query("miopenPoolingGetWorkSpaceSizeV2", "poolDesc", "yDesc"),
+        lambda c: bool(c.args["do_backward"]))],
+    "miopenPoolingBackward": [_needs(
+        "workSpace", lambda c: c.query("miopenPoolingGetWorkSpaceSizeV2", "poolDesc", "yDesc"))],
+    "miopenLRNForward": [_needs(
+        "workSpace", lambda c: c.query("miopenLRNGetWorkSpaceSize", "yDesc"),
+        lambda c: bool(c.args["do_backward"]))],
+    "miopenLRNBackward": [_needs("workSpace", lambda c: c.query("miopenLRNGetWorkSpaceSize", "yDesc"))],
+    "miopenDropoutForward": [_needs(
+        "reserveSpace", lambda c: c.query("miopenDropoutGetReserveSpaceSize", "xDesc"))],
+    "miopenDropoutBackward": [_needs(
+        "reserveSpace", lambda c: c.query("miopenDropoutGetReserveSpaceSize", "dyDesc"))],
+    "miopenReduceTensor": [
+        _needs("workspace", lambda c: c.query("miopenGetReductionWorkspaceSize", "reduceTensorDesc", "aDesc", "cDesc")),
+        _needs("indices", lambda c: c.query("miopenGetReductionIndicesSize", "reduceTensorDesc", "aDesc", "cDesc")),
+    ],
+    "miopenT5LayerNormBackward": [_needs("workspace", lambda c: c.query(
+        "miopenGetT5LayerNormBackwardWorkspaceSize", "mode", "dyDesc", "xDesc", "weightDesc", "rstdDesc",
+        "dxDesc", "dwDesc"))],
+    "miopenLayerNormBackward": [_needs("workspace", lambda c: c.query(
+        "miopenGetLayerNormBackwardWorkspaceSize", "mode", "dyDesc", "xDesc", "weightDesc", "meanDesc",
+        "rstdDesc", "normalized_dim", "dxDesc", "dwDesc", "dbDesc"))],
+    "miopenCTCLoss": [_needs("workSpace", lambda c: c.query(
+        "miopenGetCTCLossWorkspaceSize", "probsDesc", "gradientsDesc", "labels", "labelLengths",
+        "inputLengths", "algo", "ctcLossDesc"))],
+}
+
+
+class Session:
+    """A handle (made on first need) plus the objects made for you; ``with Session() as s:``.
+
+    ``lib`` defaults to ``miopen_ctypes.load()``, ``hip`` to ``miopen_ctypes.hip.load_hip()``
+    (loaded when device memory is first needed); ``stream`` (an int) is set on the handle.
+    """
+
+    def __init__(self, lib: Any = None, hip: Any = None, stream: int | None = None) -> None:
+        self.lib = lib if lib is not None else miopen_ctypes.load()
+        self._hip = hip
+        self._stream = stream
+        self._handle: Any = None
+        self._owned: list[tuple[str, Any]] = []  # (destroy function, handle), newest last
+        self._memory: list[DeviceArray] = []
+        self.closed = False
+
+    # ---------------------------------------------------------------- lifetime
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Destroy what the session made, newest first, then the handle; free its memory."""
+        if self.closed:
+            return
+        self.closed = True
+        while self._owned:
+            destroy, handle = self._owned.pop()
+            getattr(self.lib, destroy)(handle)
+        for array in self._memory:
+            array.free()
+        self._memory.clear()
+        if self._handle is not None:
+            self.lib.miopenDestroy(self._handle)
+            self._handle = None
+
+    @property
+    def handle(self) -> Any:
+        """The ``miopenHandle_t`` (``miopenCreate`` on first use: needs a GPU)."""
+        self._check_open()
+        if self._handle is None:
+            handle = mt.miopenHandle_t()
+            self.lib.miopenCreate(byref(handle))
+            if self._stream is not None:
+                self.lib.miopenSetStream(handle, self._stream)
+            self._handle = handle
+        return self._handle
+
+    @property
+    def hip(self) -> Any:
+        """The HIP runtime (loaded on first use)."""
+        if self._hip is None:
+            self._hip = miopen_ctypes.hip.load_hip()
+        return self._hip
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise RuntimeError("this Session is closed; make a new one")
+
+    # ---------------------------------------------------------------- objects and memory
+    def descriptor(self, kind: str, setter: str | None = None, *args: Any) -> Any:
+        """A new ``miopen<kind>Descriptor_t`` (``miopenCreate<kind>Descriptor``), set with
+        ``setter(desc, *args)`` when given, destroyed when the session closes.
+        ``kind`` is e.g. "Tensor", "Pooling", "LRN", "Dropout", "CTCLoss", "RNN", "ReduceTensor".
+        """
+        self._check_open()
+        create, destroy = f"miopenCreate{kind}Descriptor", f"miopenDestroy{kind}Descriptor"
+        if create not in PROTOTYPES:
+            kinds = sorted(n[len("miopenCreate"):-len("Descriptor")] for n in PROTOTYPES
+                           if n.startswith("miopenCreate") and n.endswith("Descriptor"))
+            raise ValueError(f"no miopenCreate{kind}Descriptor; kinds: {', '.join(kinds)}")
+        ctype = PROTOTYPES[create].argtypes[0]._type_
+        desc = ctype()
+        getattr(self.lib, create)(byref(desc))
+        if destroy in PROTOTYPES:  # softmax and MHA descriptors have no destroy function
+            self._owned.append((destroy, desc))
+        if setter is not None:
+            self.call(setter, desc, *args)
+        return desc
+
+    def tensor(self, array: Any) -> Any:
+        """A tensor descriptor of ``array``'s shape, strides and dtype (owned by the session)."""
+        buf = _shaped(array, "tensor")
+        return self._tensor_descriptor(buf, self._owned)
+
+    def _tensor_descriptor(self, buf: Buffer, owner: list[tuple[str, Any]]) -> Any:
+        assert buf.shape is not None and buf.strides is not None and buf.dtype is not None
+        try:
+            dtype = MIOPEN_DATA_TYPES[buf.dtype]
+        except KeyError:
+            raise VariantPackError(f"{buf.dtype.name} has no MIOpen data type; valid: "
+                                   f"{', '.join(d.name for d in MIOPEN_DATA_TYPES)}") from None
+        desc = mt.miopenTensorDescriptor_t()
+        self.lib.miopenCreateTensorDescriptor(byref(desc))
+        owner.append(("miopenDestroyTensorDescriptor", desc))
+        dims = buf.shape or (1,)
+        strides = buf.strides or (1,)
+        self.lib.miopenSetTensorDescriptor(desc, int(dtype), len(dims), (c_int * len(dims))(*dims),
+                                           (c_int * len(strides))(*strides))
+        return desc
+
+    def empty(self, shape: Sequence[int], dtype: Any = np.float32) -> DeviceArray:
+        """Uninitialised device memory (freed when the session closes)."""
+        self._check_open()
+        array = DeviceArray(self.hip, shape, dtype)
+        self._memory.append(array)
+        return array
+
+    def workspace(self, nbytes: int) -> DeviceArray:
+        """``nbytes`` of device memory for a workspace or reserve parameter."""
+        return self.empty((int(nbytes),), np.uint8)
+
+    def to_device(self, array: Any) -> DeviceArray:
+        """A device copy of a host (numpy) array."""
+        host = np.ascontiguousarray(array)
+        device = self.empty(host.shape, host.dtype)
+        device.copy_from(host)
+        return device
+
+    # ---------------------------------------------------------------- calls
+    def call(self, name: str, *args: Any) -> None:
+        """``lib.<name>`` with the handle, descriptors, scalars and sizes filled in (module doc)."""
+        self._check_open()
+        temporaries: list[tuple[str, Any]] = []
+        try:
+            prepared = self._prepare(name, args, temporaries)
+            self._check_sizes(prepared)
+            getattr(self.lib, name)(*prepared.args.values())
+        finally:
+            for destroy, handle in reversed(temporaries):
+                getattr(self.lib, destroy)(handle)
+
+    def query(self, name: str, *args: Any) -> Any:
+        """Call ``name`` with fresh out-parameters for its trailing ``T*`` parameters; their
+        values (one value, or a tuple)."""
+        proto = PROTOTYPES[name]
+        trailing = 0
+        for argtype in reversed(proto.argtypes):
+            out_param = isinstance(argtype, type) and issubclass(argtype, ctypes._Pointer) \
+                and argtype not in mt.HANDLE_TYPES and argtype is not POINTER(mt.miopenTensorDescriptor_t)
+            if not out_param:
+                break
+            trailing += 1
+        outs = [argtype._type_() for argtype in proto.argtypes[len(proto.argtypes) - trailing:]]
+        self.call(name, *args, *(byref(o) for o in outs))
+        values = tuple(o.value if hasattr(o, "value") else o for o in outs)
+        return values[0] if len(values) == 1 else values
+
+    def _prepare(self, name: str, args: tuple[Any, ...], temporaries: list[tuple[str, Any]]) -> _Call:
+        proto = PROTOTYPES[name]
+        names, types = proto.argnames, proto.argtypes
+        out: dict[str, Any] = {}
+        sizes: dict[str, int] = {}
+        given = list(args)
+        scalar_type: Any = None
+        i = 0
+        while i < len(names):
+            pname, ptype = names[i], types[i]
+            if i == 0 and ptype is mt.miopenHandle_t and pname == "handle":
+                out[pname] = self.handle
+                i += 1
+                continue
+            if not given:
+                raise TypeError(f"{name}: missing an argument for {pname!r} "
+                                f"(C parameters: {', '.join(names)})")
+            value = given.pop(0)
+            nxt = names[i + 1] if i + 1 < len(names) else ""
+            if ptype is mt.miopenTensorDescriptor_t and _is_array(value):
+                buf = _shaped(value, f"{name}({pname})")
+                out[pname] = self._tensor_descriptor(buf, temporaries)
+                if scalar_type is None:
+                    scalar_type = c_double if buf.dtype == DataType.DOUBLE else c_float
+                if nxt and nxt + "Desc" == pname and types[i + 1] is c_void_p:
+                    out[nxt] = _device_pointer(buf, f"{name}({nxt})")
+                    i += 2
+                    continue
+            elif ptype is c_void_p and pname in _SCALARS and isinstance(value, (int, float)) \
+                    and not isinstance(value, bool):
+                out[pname] = byref((scalar_type or c_float)(value))
+            elif isinstance(value, DeviceArray):
+                out[pname] = value.ptr
+                sizes[pname] = value.nbytes
+                if nxt.lower().startswith(pname.lower()) and types[i + 1] is c_size_t:
+                    out[nxt] = value.nbytes
+                    i += 2
+                    continue
+            else:
+                out[pname] = value
+            i += 1
+        if given:
+            raise TypeError(f"{name}: {len(given)} argument(s) too many (C parameters: {', '.join(names)})")
+        return _Call(name, out, sizes, self)
+
+    def _check_sizes(self, call: _Call) -> None:
+        for pointer, required, when in WORKSPACE_RULES.get(call.name, ()):
+            if when is not None and not when(call):
+                continue
+            need = required(call)
+            size_param = next((n for n in call.args if n != pointer and n.lower().startswith(pointer.lower())), None)
+            have = call.args[size_param] if size_param is not None else call.sizes.get(pointer)
+            if have is None:  # a raw pointer with no size: nothing to check against
+                continue
+            if need and not call.args[pointer]:
+                raise WorkspaceError(f"{call.name}: {pointer} is NULL but MIOpen needs {need} bytes "
+                                     f"for this call; pass s.workspace({need})")
+            if int(have) < need:
+                raise WorkspaceError(f"{call.name}: {pointer} holds {int(have)} bytes, MIOpen needs "
+                                     f"{need} for this call (its own size query); pass s.workspace({need})")
+
+
+def _is_array(value: Any) -> bool:
+    """An array-like (not a number, ctypes object, handle or None) to make a descriptor from."""
+    plain = (int, float, bool, ctypes._SimpleCData, ctypes._Pointer, ctypes.Array)
+    return value is not None and not isinstance(value, plain)
+
+
+def _shaped(value: Any, where: str) -> Buffer:
+    buf = resolve(value)
+    if buf.shape is None or buf.strides is None or buf.dtype is None:
+        raise VariantPackError(f"{where}: a {buf.kind} reveals no shape/strides/dtype; pass an "
+                               "array (torch tensor, DeviceArray, DLPack or CUDA-array-interface object)")
+    return buf
+
+
+def _device_pointer(buf: Buffer, where: str) -> int:
+    if buf.is_host:
+        raise VariantPackError(f"{where}: a host array ({buf.kind}); MIOpen reads device memory: "
+                               "pass a GPU tensor or s.to_device(array)")
+    return buf.ptr
