@@ -62,6 +62,8 @@ MIOPEN_DATA_TYPES = {
     DataType.INT64: miopenDataType_t.miopenInt64,
 }
 
+_HANDLE = object()  # placeholder for the session's handle in a prepared call
+
 _SCALARS = frozenset({"alpha", "beta", "alpha1", "alpha2", "alphaDataDiff", "betaDataDiff",
                       "alphaParamDiff", "betaParamDiff"})
 
@@ -129,6 +131,7 @@ class _Call:
     def query(self, function: str, *names_or_values: Any) -> int:
         """A size query's single out-value, with arguments taken from this call by name."""
         args = [self.args[v] if isinstance(v, str) else v for v in names_or_values]
+        args = [self.session.handle if a is _HANDLE else a for a in args]
         return int(self.session.query(function, *args))
 
 
@@ -296,7 +299,8 @@ class Session:
         try:
             prepared = self._prepare(name, args, temporaries)
             self._check_sizes(prepared)
-            getattr(self.lib, name)(*prepared.args.values())
+            args_ = [self.handle if a is _HANDLE else a for a in prepared.args.values()]
+            getattr(self.lib, name)(*args_)
         finally:
             for destroy, handle in reversed(temporaries):
                 getattr(self.lib, destroy)(handle)
@@ -328,7 +332,7 @@ class Session:
         while i < len(names):
             pname, ptype = names[i], types[i]
             if i == 0 and ptype is mt.miopenHandle_t and pname == "handle":
-                out[pname] = self.handle
+                out[pname] = _HANDLE  # filled after the size checks (they need no GPU)
                 i += 1
                 continue
             if not given:
