@@ -13,8 +13,8 @@ import numpy as np
 from _check import check, torch
 
 import miopen_ctypes
+from hipdnn import WorkspaceError
 from hipdnn.direct import Session
-from hipdnn.errors import WorkspaceError
 from miopen_ctypes.enums import miopenPoolingMode_t
 
 

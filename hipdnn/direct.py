@@ -19,7 +19,7 @@ function's prototype to fill in what the C signature wants::
   (``double`` when the call's first array is float64), as MIOpen reads it;
 - a :class:`DeviceArray` given for a workspace / reserve pointer also fills the size parameter
   that follows it; before the call its size is checked against MIOpen's own query for that call
-  (:data:`WORKSPACE_RULES`): too small is a :class:`~hipdnn.errors.WorkspaceError` naming the
+  (:data:`WORKSPACE_RULES`): too small is a :class:`~hipdnn.core.errors.WorkspaceError` naming the
   function and both sizes, never a C call writing past the buffer (MIOpen PR #3715 was a segfault
   on a small pooling workspace);
 - anything else (ints, enums, ctypes objects, handles, ``None``) passes as is.
