@@ -180,7 +180,8 @@ def test_bn_training_running_stats_call(emulated_device: EmulatedDevice,
     plan, _, _ = split_calls(emulated_device, emulated_miopen_engine, case)
     with plan:
         call = emulated_device.calls_of("miopenBatchNormalizationForwardTraining_V2")[-1]
-        assert call.arg("expAvgFactor") == pytest.approx(0.1)
+        assert call.arg("expAvgFactor") == pytest.approx(0.2)  # the builder's SEED_MOMENTUM
+        assert call.arg("epsilon") == pytest.approx(1e-3)  # the builder's SEED_EPSILON
         assert call.arg("resultRunningMean") and call.arg("resultRunningVariance")
     plain = build(Row.BN_TRAINING, D.HALF, "NHWC")
     plan, _, _ = split_calls(emulated_device, emulated_miopen_engine, plain)
