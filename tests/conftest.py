@@ -3,7 +3,8 @@
 CI sets ``HIPDNN_REQUIRE_LIVE=1``, ``HIPDNN_REQUIRE_CONFORMANCE=1``, ``HIPDNN_REQUIRE_TORCH=1``,
 ``HIPDNN_REQUIRE_AMDKERNELS=1``, ``HIPDNN_REQUIRE_STUBGPU=1``, ``HIPDNN_REQUIRE_WINDOWS=1``
 (tests/windows, run under Wine by tools/windows_lane.py) and ``HIPDNN_REQUIRE_JIT=1`` (numba's
-compiled batchnorm loops of the reference engine, the ``bn_path`` fixture).
+compiled batchnorm and convolution loops of the reference engine, the ``bn_path`` and
+``conv_path`` fixtures).
 A test needing something optional calls the ``require_or_skip`` fixture::
 
     def test_against_torch(require_or_skip):
@@ -83,6 +84,24 @@ def bn_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     if _bn_jit.kernels() is None:
         require_or_skip("HIPDNN_REQUIRE_JIT", "numba is not installed (or could not compile the "
                         "reference batchnorm loops): pip install numba")
+    return "jit"
+
+
+@pytest.fixture(params=["jit", "numpy"])
+def conv_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Runs a test on each of the reference convolution's two implementations: the tiled
+    im2col/col2im compiled by numba ("jit", hipdnn/engines/reference/_conv_jit.py; skipped
+    without numba, required in CI) and the numpy im2col/col2im ("numpy")."""
+    from hipdnn.engines.reference import _bn_jit, _conv, _conv_jit
+
+    if request.param == "numpy":
+        monkeypatch.setenv(_bn_jit.ENV, "0")
+        return "numpy"
+    monkeypatch.delenv(_bn_jit.ENV, raising=False)
+    monkeypatch.setattr(_conv, "MIN_COMPILED_CHANNELS", 1)  # few-channel test data too
+    if _conv_jit.kernels() is None:
+        require_or_skip("HIPDNN_REQUIRE_JIT", "numba is not installed (or could not compile the "
+                        "reference convolution loops): pip install numba")
     return "jit"
 
 

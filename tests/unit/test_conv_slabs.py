@@ -1,6 +1,8 @@
 """The reference convolutions run large problems in slabs of images and output rows so the
 im2col/col2im columns stay bounded (a cudnn-frontend fuzzer 3-D config needed 41 GiB at once);
-forced here with a tiny limit and checked against PyTorch autograd in float64."""
+forced here with a tiny limit and checked against PyTorch autograd in float64. Slabs are the
+numpy implementation's (the compiled one tiles by itself, tests/oracle/test_conv_paths.py), so
+the compiled loops are switched off here."""
 
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ def test_slabbed_conv_matches_torch(monkeypatch: pytest.MonkeyPatch, seed: int) 
     yt = conv(xt, wt, stride=st, padding=pad, dilation=dl, groups=g)
     dy = rng.standard_normal(tuple(yt.shape)).astype(np.float32)
     yt.backward(torch.from_numpy(dy).double())
+    monkeypatch.setenv("HIPDNN_REFERENCE_JIT", "0")
     limit = 1 if seed % 2 else 200  # one output row per slab, or several rows/images
     monkeypatch.setattr(C, "COLUMN_BYTES_LIMIT", limit)
     if limit == 1:

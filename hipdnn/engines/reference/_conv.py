@@ -5,6 +5,14 @@ logical order. Internally one of two memory orders is chosen from the main input
 channels-last (GEMM rows = output pixels, columns = channels) or channels-first (one GEMM per
 image with the pixels as the fast axis). Python loops run only over kernel offsets (col2im);
 everything else is strided views, one contiguous copy, and ``np.matmul``.
+
+With numba (:mod:`._conv_jit`) float32-accumulated problems of 16 or more channels per group
+(:data:`MIN_COMPILED_CHANNELS`) take the compiled path instead (:func:`implementation`):
+channels-last float32 data, im2col in tiles of :data:`TILE_BYTES` (padding read in place, no
+padded copy), one GEMM per tile and group; a unit-stride data gradient as the forward
+convolution of dy with the flipped filter, a strided one as GEMMs and a compiled col2im gather;
+weight-gradient sums in fixed pieces (:data:`WGRAD_CHUNK`), so the bits do not depend on the
+thread count. 1x1 filters with unit strides and no padding keep the numpy path (no im2col).
 """
 
 from __future__ import annotations
@@ -12,16 +20,17 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections.abc import Iterator, Sequence
+from importlib import metadata
 from math import prod
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from hipdnn.core.shapes import conv_output_dims
-from hipdnn.engines.reference import _scratch
-from hipdnn.engines.reference._parallel import parallel_copy
+from hipdnn.engines.reference import _bn_jit, _conv_jit, _scratch
+from hipdnn.engines.reference._parallel import parallel_copy, run_parts, workers
 
-__all__ = ["conv_dgrad", "conv_fprop", "conv_wgrad"]
+__all__ = ["conv_dgrad", "conv_fprop", "conv_wgrad", "implementation"]
 
 _F32 = np.float32
 
@@ -364,6 +373,213 @@ def _pad_rows(a: np.ndarray, pre: int, post: int) -> np.ndarray:
     return out
 
 
+# ---------------------------------------------------------------------------- compiled tiles
+#: Bytes of im2col columns built at once by the compiled path: problems run in tiles of output
+#: pixels (fprop, wgrad) or of images (dgrad with a stride), fixed by the shape alone (never by
+#: the thread count, so sums run in the same order for any), so memory stays near the tensors'
+#: own size and each tile is still in cache when its GEMM reads it.
+TILE_BYTES = 1 << 24
+
+
+#: Rows of one weight-gradient GEMM: BLAS may sum a longer reduction in other pieces when it
+#: runs threaded (OpenBLAS 0.3.31 gave other bits with 1 thread than with 2 for sums of 512
+#: rows and more, never at 256), so each GEMM sums this many rows and the partial sums are
+#: added in row order. Cost: about 5% of a weight gradient's time (single-thread CPU time).
+WGRAD_CHUNK = 256
+
+
+def implementation() -> str:
+    """Which convolution runs for float32 data, and why; imports and compiles nothing."""
+    if _bn_jit.switched_off():
+        return f"im2col/col2im in numpy + BLAS GEMMs ({_bn_jit.ENV}=0)"
+    try:
+        numba = metadata.version("numba")
+    except metadata.PackageNotFoundError:
+        return ("im2col/col2im in numpy + BLAS GEMMs (numba not installed: pip install "
+                "'hipdnn-ctypes[jit]')")
+    return (f"tiled im2col/col2im compiled by numba {numba} + BLAS GEMMs (numpy's for 1x1 "
+            f"unstrided unpadded filters)")
+
+
+#: Fewest channels per group of the gathered tensor (x; dy for a unit-stride dgrad; dx for a
+#: strided one) for the compiled path: a channels-last row copies runs of this many values, and
+#: shorter runs (a 3-channel stem, depthwise) were slower than the numpy im2col's own order
+#: (single-thread CPU time, 2-core host: 3->64 7x7 fprop 107 ms compiled, 43 ms numpy).
+MIN_COMPILED_CHANNELS = 16
+
+
+def _compiled(acc: type, channels: int) -> _conv_jit.Kernels | None:
+    """The compiled loops, for float32 accumulation (float64, the exact INT8 path, stays numpy)
+    of ``channels`` per group or more."""
+    if np.dtype(acc) != np.float32 or channels < MIN_COMPILED_CHANNELS:
+        return None
+    return _conv_jit.kernels()
+
+
+def _three(v: Sequence[int], fill: int) -> np.ndarray:
+    """A spatial parameter as 3 int64 entries (D, H, W), leading ``fill`` for 1-D and 2-D."""
+    return np.array([fill] * (3 - len(v)) + [int(i) for i in v], dtype=np.int64)
+
+
+def _cl5(kern: _conv_jit.Kernels, a: np.ndarray) -> np.ndarray:
+    """Logical (N, C, *S) -> contiguous float32 (N, D, H, W, C), 1-D and 2-D with D (H) = 1;
+    no copy when already so, else one parallel pass."""
+    if a.dtype not in (np.float32, np.float64):  # float16, bfloat16: numpy converts, layout kept
+        a = a.astype(_F32)
+    n, c, sp = a.shape[0], a.shape[1], a.shape[2:]
+    five = (n, *([1] * (3 - len(sp))), *sp, c)
+    view = np.moveaxis(a, 1, -1)
+    if view.dtype == _F32 and view.flags.c_contiguous:
+        return view.reshape(five)
+    out = np.empty(five, dtype=_F32)
+    src = view.reshape(n, -1, c)  # a view for NC*S / N*SC strides (a copy only for odd ones)
+    _gather(kern, "to_float32", src.shape[0] * src.shape[1], src, out.reshape(n, -1, c))
+    return out
+
+
+#: How the compiled gathers run: "numba" (one parallel loop on numba's threads) or "pool"
+#: (serial compiled loops in parts on the reference engine's thread pool).
+GATHER = "pool"
+
+
+def _gather(kern: _conv_jit.Kernels, name: str, rows: int, *args: Any) -> None:
+    """The compiled ``im2col`` / ``col2im`` over ``rows`` parallel rows."""
+    threads = workers()
+    if GATHER == "numba":
+        _bn_jit.launch(getattr(kern, name), threads, *args, 0, rows)
+        return
+    fn = getattr(kern, name + "_serial")
+    parts = min(threads * 4, rows) if rows * 64 >= 1 << 16 else 1
+    step = -(-rows // parts)
+    run_parts(lambda i: fn(*args, i * step, min(rows, (i + 1) * step)), parts, threads)
+
+
+def _rows_per_tile(row_bytes: int) -> int:
+    return max(1, TILE_BYTES // max(row_bytes, 1))
+
+
+def _fprop_compiled(kern: _conv_jit.Kernels, x: np.ndarray, w: np.ndarray, out_sp: Sequence[int],
+                    pre: Sequence[int], stride: Sequence[int], dilation: Sequence[int],
+                    groups: int) -> np.ndarray:
+    """Forward cross-correlation producing ``out_sp`` (the window may read outside x: zeros):
+    per tile of output pixels, the compiled im2col into reused scratch and one GEMM per group
+    writing the output rows. Returns the logical view of a channels-last float32 result."""
+    n, k, ksize = x.shape[0], w.shape[0], w.shape[2:]
+    kk, cg, g = prod(ksize), w.shape[1], groups
+    kg = k // g
+    x5 = _cl5(kern, x)
+    # (G, KK*Cg, Kg): a GEMM row per column of im2col, (kernel offset, channel) order
+    wg = np.ascontiguousarray(w.astype(_F32, copy=False).reshape(g, kg, cg, kk)
+                              .transpose(0, 3, 2, 1)).reshape(g, kk * cg, kg)
+    total = n * prod(out_sp)
+    y = np.empty((total, k), dtype=_F32)
+    tile = min(total, _rows_per_tile(g * kk * cg * 4))
+    geo = (_three(out_sp, 1), _three(ksize, 1), _three(stride, 1), _three(pre, 0),
+           _three(dilation, 1))
+    scratch = _scratch.take(1, g * tile * kk * cg)
+    try:
+        for m0 in range(0, total, tile):
+            r = min(tile, total - m0)
+            cols = scratch[0][:g * r * kk * cg].reshape(g, r, kk * cg)
+            _gather(kern, "im2col", r, x5, m0, *geo, cols)
+            if g == 1:
+                np.matmul(cols[0], wg[0], out=y[m0:m0 + r])
+            else:
+                y[m0:m0 + r].reshape(r, g, kg)[:] = np.matmul(cols, wg).transpose(1, 0, 2)
+    finally:
+        _scratch.give(scratch)
+    return np.moveaxis(y.reshape(n, *out_sp, k), -1, 1)
+
+
+def _dgrad_compiled(kern: _conv_jit.Kernels, dy: np.ndarray, w: np.ndarray,
+                    x_shape: Sequence[int], pre: Sequence[int], stride: Sequence[int],
+                    dilation: Sequence[int], groups: int) -> np.ndarray | None:
+    """Data gradient. Unit strides: the forward convolution of dy with the filter flipped and
+    its channel axes swapped (padding (k-1)*dilation - pre). Else per tile of images, a GEMM
+    per group into columns and the compiled col2im gather; None (the numpy slabs run) when one
+    image's columns exceed :data:`COLUMN_BYTES_LIMIT`."""
+    nsp = dy.ndim - 2
+    k, cg, ksize = w.shape[0], w.shape[1], w.shape[2:]
+    g, kk = groups, prod(ksize)
+    kg, c, n = k // g, cg * groups, x_shape[0]
+    in_sp, out_sp = tuple(x_shape[2:]), tuple(dy.shape[2:])
+    wf = w.astype(_F32, copy=False)
+    if all(s == 1 for s in stride):
+        flipped = wf.reshape(g, kg, cg, *ksize).swapaxes(1, 2).reshape(c, kg, *ksize)
+        reverse: tuple[slice, ...] = (slice(None),) * 2 + (slice(None, None, -1),) * nsp
+        flipped = flipped[reverse]
+        pre_t = [(kd - 1) * d - p for kd, d, p in zip(ksize, dilation, pre, strict=True)]
+        return _fprop_compiled(kern, dy, flipped, in_sp, pre_t, stride, dilation, groups)
+    op = prod(out_sp)
+    per_image = op * kk * c * 4
+    if per_image > COLUMN_BYTES_LIMIT:
+        return None
+    images = max(1, TILE_BYTES // per_image)
+    dy2 = _cl5(kern, dy).reshape(n * op, k)
+    wd = np.ascontiguousarray(wf.reshape(g, kg, cg, kk).transpose(0, 1, 3, 2)).reshape(
+        g, kg, kk * cg)  # (G, Kg, KK*Cg)
+    dx = np.empty((n, *([1] * (3 - nsp)), *in_sp, c), dtype=_F32)
+    geo = (_three(out_sp, 1), _three(ksize, 1), _three(stride, 1), _three(pre, 0),
+           _three(dilation, 1))
+    scratch = _scratch.take(1, min(images, n) * op * kk * c)
+    try:
+        for i0 in range(0, n, images):
+            i1 = min(n, i0 + images)
+            r = (i1 - i0) * op
+            cols = scratch[0][:r * kk * c].reshape(g, r, kk * cg)
+            np.matmul(dy2[i0 * op:i1 * op].reshape(r, g, kg).transpose(1, 0, 2), wd, out=cols)
+            part = dx[i0:i1]
+            _gather(kern, "col2im", part.shape[0] * part.shape[1] * part.shape[2], cols, *geo,
+                    part)
+    finally:
+        _scratch.give(scratch)
+    return np.moveaxis(dx.reshape(n, *in_sp, c), -1, 1)
+
+
+def _wgrad_compiled(kern: _conv_jit.Kernels, x: np.ndarray, dy: np.ndarray,
+                    w_shape: Sequence[int], pre: Sequence[int], stride: Sequence[int],
+                    dilation: Sequence[int], groups: int) -> np.ndarray:
+    """Weight gradient: per tile of output pixels, the compiled im2col and one GEMM per group
+    (dy's rows transposed times the columns), the tiles' sums added in tile order."""
+    n, k, cg, ksize = x.shape[0], w_shape[0], w_shape[1], tuple(w_shape[2:])
+    g, kk = groups, prod(ksize)
+    kg = k // g
+    out_sp = tuple(dy.shape[2:])
+    total = n * prod(out_sp)
+    x5 = _cl5(kern, x)
+    dy2 = _cl5(kern, dy).reshape(total, k)
+    dw = np.zeros((g, kg, kk * cg), dtype=_F32)
+    tile = min(total, _rows_per_tile(g * kk * cg * 4))
+    geo = (_three(out_sp, 1), _three(ksize, 1), _three(stride, 1), _three(pre, 0),
+           _three(dilation, 1))
+    scratch = _scratch.take(1, g * tile * kk * cg)
+    try:
+        for m0 in range(0, total, tile):
+            r = min(tile, total - m0)
+            cols = scratch[0][:g * r * kk * cg].reshape(g, r, kk * cg)
+            _gather(kern, "im2col", r, x5, m0, *geo, cols)
+            full = r - r % WGRAD_CHUNK
+            if full:  # GEMMs over WGRAD_CHUNK rows each, their partial sums added in order
+                dyt = dy2[m0:m0 + full].reshape(full // WGRAD_CHUNK, WGRAD_CHUNK, g, kg)
+                parts = np.matmul(dyt.transpose(2, 0, 3, 1),
+                                  cols[:, :full].reshape(g, -1, WGRAD_CHUNK, kk * cg))
+                dw += np.add.reduce(parts, axis=1)
+            if r > full:
+                dw += np.matmul(dy2[m0 + full:m0 + r].reshape(r - full, g, kg).transpose(1, 2, 0),
+                                cols[:, full:])
+    finally:
+        _scratch.give(scratch)
+    return np.ascontiguousarray(np.moveaxis(dw.reshape(k, *ksize, cg), -1, 1))
+
+
+def _trivial(ksize: Sequence[int], pre: Sequence[int], post: Sequence[int],
+             stride: Sequence[int]) -> bool:
+    """A 1x1 filter, unit strides, no padding: a plain GEMM over the data as it lies (numpy's
+    path has no im2col then, so the compiled path is not taken)."""
+    return (prod(ksize) == 1 and not any(pre) and not any(post)
+            and all(s == 1 for s in stride))
+
+
 def conv_fprop(
     x: np.ndarray,
     w: np.ndarray,
@@ -384,6 +600,10 @@ def conv_fprop(
     """
     _check(x.shape, w.shape, groups, x.ndim - 2, pre_padding, post_padding, stride, dilation)
     y_dim = conv_output_dims(x.shape, w.shape, pre_padding, post_padding, stride, dilation)
+    kern = _compiled(acc, w.shape[1])
+    if kern is not None and min(y_dim) > 0 and not _trivial(w.shape[2:], pre_padding,
+                                                            post_padding, stride):
+        return _fprop_compiled(kern, x, w, y_dim[2:], pre_padding, stride, dilation, groups)
     slabs = _slabs(x.shape[0], y_dim[2:], w.shape[2:], x.shape[1], pre_padding, post_padding,
                    stride, dilation, np.dtype(acc).itemsize)
     if slabs is None:
@@ -411,6 +631,13 @@ def conv_dgrad(
     x_shape = tuple(int(v) for v in x_shape)
     _check(x_shape, w.shape, groups, dy.ndim - 2, pre_padding, post_padding, stride, dilation)
     y_dim = conv_output_dims(x_shape, w.shape, pre_padding, post_padding, stride, dilation)
+    gathered = w.shape[0] // groups if all(s == 1 for s in stride) else w.shape[1]
+    kern = _compiled(_F32, gathered)
+    if (kern is not None and tuple(dy.shape) == y_dim and min(y_dim) > 0 and min(x_shape) > 0
+            and not _trivial(w.shape[2:], pre_padding, post_padding, stride)):
+        dx = _dgrad_compiled(kern, dy, w, x_shape, pre_padding, stride, dilation, groups)
+        if dx is not None:
+            return dx
     slabs = _slabs(x_shape[0], y_dim[2:], w.shape[2:], x_shape[1], pre_padding, post_padding,
                    stride, dilation, 4)
     if slabs is None or tuple(dy.shape) != y_dim:
@@ -442,6 +669,10 @@ def conv_wgrad(
     w_shape = tuple(int(v) for v in w_shape)
     _check(x.shape, w_shape, groups, x.ndim - 2, pre_padding, post_padding, stride, dilation)
     y_dim = conv_output_dims(x.shape, w_shape, pre_padding, post_padding, stride, dilation)
+    kern = _compiled(_F32, w_shape[1])
+    if (kern is not None and tuple(dy.shape) == y_dim and min(y_dim) > 0
+            and not _trivial(w_shape[2:], pre_padding, post_padding, stride)):
+        return _wgrad_compiled(kern, x, dy, w_shape, pre_padding, stride, dilation, groups)
     slabs = _slabs(x.shape[0], y_dim[2:], w_shape[2:], x.shape[1], pre_padding, post_padding,
                    stride, dilation, 4)
     if slabs is None or tuple(dy.shape) != y_dim:

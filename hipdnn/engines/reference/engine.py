@@ -21,7 +21,7 @@ from hipdnn.backend.engine import Engine, ExecutionPlan
 from hipdnn.backend.knobs import Knob, KnobValue
 from hipdnn.core.errors import ExecutionError, GraphNotSupportedError, HipdnnError, VariantPackError
 from hipdnn.core.types import ConvolutionMode, DataType, PointwiseMode
-from hipdnn.engines.reference import _bn, _parallel
+from hipdnn.engines.reference import _bn, _conv, _parallel
 from hipdnn.engines.reference import kernels as K
 from hipdnn.engines.reference._bn import Deferred
 from hipdnn.engines.reference._norms import norm_backward, norm_forward
@@ -536,10 +536,11 @@ class ReferenceEngine(Engine):
     rank = 1000
 
     def runtime_details(self) -> dict[str, str]:
-        """The thread count and which batchnorm implementation runs (nothing imported)."""
+        """The thread count and which batchnorm and convolution implementations run (nothing
+        imported)."""
         return {"threads": f"{_parallel.workers()} (HIPDNN_REFERENCE_THREADS, else "
                            "OPENBLAS/OMP_NUM_THREADS, else the usable CPUs)",
-                "batchnorm": _bn.implementation()}
+                "batchnorm": _bn.implementation(), "convolution": _conv.implementation()}
 
     def check_support(self, graph: GraphView, handle: Handle | None) -> str | None:
         """None when every node is supported, else the first reason found."""
