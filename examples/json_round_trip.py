@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from _check import report
+from _check import report, workspace
 
 import hipdnn
 
@@ -47,7 +47,7 @@ def main() -> int:
         graph.build()
         report(graph)
         out = np.zeros((2, 3, 4, 4), np.float32)
-        graph.execute({1: x, 2: mean, 3: var, 4: scale, 5: bias, 10: out})
+        graph.execute({1: x, 2: mean, 3: var, 4: scale, 5: bias, 10: out}, workspace(graph))
         outs.append(out)
     c = (1, 3, 1, 1)
     want = np.maximum((x - mean.reshape(c)) / np.sqrt(var.reshape(c) + 1e-3) * scale.reshape(c)

@@ -81,3 +81,33 @@ def test_other_examples_pass_with_miopen_registered(name: str, emulated_miopen_e
     rc, out = _run(name, capsys)
     assert rc == 0, out
     assert "PASS" in out and "FAIL" not in out, out
+
+
+#: AMD provider rows beyond the seed: each example runs on MIOPEN_ENGINE and passes its check.
+PROVIDER = ["provider_bn_inference_relu", "provider_activation", "provider_binary"]
+
+
+@pytest.mark.parametrize("name", PROVIDER)
+def test_provider_example_runs_on_miopen(name: str, emulated_miopen_engine: Any,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out = _run(name, capsys)
+    assert rc == 0, out
+    assert "engine: MIOPEN_ENGINE " in out and "engine: CPU_REFERENCE_ENGINE" not in out, out
+    assert "PASS" in out and "FAIL" not in out, out
+
+
+def test_deterministic_example_runs_on_its_engine(emulated_device: Any, emulated_miopen_engine: Any,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from hipdnn.backend.registry import register, registry
+    from hipdnn.engines.miopen import MiopenDeterministicEngine
+
+    engine = MiopenDeterministicEngine(miopen_loader=lambda: emulated_device.miopen,
+                                       hip_loader=lambda: emulated_device.hip)
+    previous = registry()[engine.engine_id]
+    register(engine)
+    try:
+        rc, out = _run("provider_deterministic_conv", capsys)
+    finally:
+        register(previous)
+    assert rc == 0, out
+    assert "engine: MIOPEN_ENGINE_DETERMINISTIC" in out and "FAIL" not in out, out

@@ -213,3 +213,65 @@ def test_bn_inference_activation_clips(stub: Stub, row: Row, lower: float | None
     assert got["engine"] == "MIOPEN_ENGINE", got
     if stub.compiles_kernels:
         assert "execute" not in got, got
+
+
+_DET_CASES = [(row, dtype, layout) for row in (Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD)
+              for dtype in ("fp32", "fp16") for layout in ("NCHW", "NHWC")]
+
+
+@pytest.mark.parametrize("row,dtype,layout", _DET_CASES,
+                         ids=[f"{r.name.lower()}-{d}-{lay}" for r, d, lay in _DET_CASES])
+def test_deterministic_solution_list(stub: Stub, row: Row, dtype: str, layout: str) -> None:
+    """The real library's applicable solutions under MIOPEN_CONVOLUTION_ATTRIB_DETERMINISTIC are
+    a non-empty subset of the default list (on these Debian builds and shapes the lists are
+    equal: their applicable solvers, naive and GEMM, are deterministic; the atomic split-K
+    solvers MIOpen drops under the attribute are not among them); the descriptor the
+    MIOPEN_ENGINE_DETERMINISTIC plan owns holds the attribute, its solution is in the list and its
+    kernels launch."""
+    from hipdnn.backend.registry import registry
+    from hipdnn.engines.miopen.patterns import match
+
+    engines = {e.name: e for e in registry().values()}
+    default, det = engines["MIOPEN_ENGINE"], engines["MIOPEN_ENGINE_DETERMINISTIC"]
+    case = build(row, D.FLOAT if dtype == "fp32" else D.HALF, layout)
+    g = case.graph
+    g.validate()
+    state = default.handle_state(g.handle)  # type: ignore[attr-defined]
+    every = default._solutions(match(g), state)  # type: ignore[attr-defined]
+    only = det._solutions(det.match(g), det.handle_state(g.handle))  # type: ignore[attr-defined]
+    ids, det_ids = [s for s, _ in every], [s for s, _ in only]
+    record = {"kind": "deterministic", "version": stub.version, "arch": stub.arch,
+              "row": row.name.lower(), "dtype": dtype, "layout": layout, "solutions": ids,
+              "deterministic": det_ids, "excluded": sorted(set(ids) - set(det_ids))}
+    try:
+        assert det_ids and set(det_ids) <= set(ids), record
+        g.build_operation_graph()
+        g.create_execution_plan_ext("MIOPEN_ENGINE_DETERMINISTIC", {"global.benchmarking": 0})
+        g.build_plans()
+        plan = g.plans[0]
+        assert plan.engine is det
+        record["plan"] = plan.name
+        record["solution"] = plan.solution_id
+        assert plan.solution_id in det_ids
+        from hipdnn.engines.miopen.descriptors import ConvDesc
+        from miopen_ctypes.enums import miopenConvolutionAttrib_t as A
+
+        held = []
+        for o in plan.miopen_objects:  # what the real library holds on the descriptor
+            if isinstance(o, ConvDesc):
+                v = ctypes.c_int(-1)
+                det.libraries()[0].miopenGetConvolutionAttribute(  # type: ignore[attr-defined]
+                    o.raw, A.MIOPEN_CONVOLUTION_ATTRIB_DETERMINISTIC, ctypes.byref(v))
+                held.append(v.value)
+        assert held == [1], held
+        if stub.compiles_kernels:
+            mark = stub.log.mark()
+            outs = case.empty_outputs()
+            ws = g.get_workspace_size()
+            g.execute({**case.inputs, **{case.outputs[r]: a for r, a in outs.items()}},
+                      np.zeros(ws, np.uint8) if ws else None)
+            record["kernels"] = [e["kernel"] for e in stub.log.since(mark) if e["event"] == "launch"]
+            assert record["kernels"]
+    finally:
+        _report(record)
+        g.close()

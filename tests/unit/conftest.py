@@ -12,11 +12,14 @@ from hipdnn.engines import register, registry, unregister
 
 @pytest.fixture
 def reference_only() -> Iterator[None]:
-    """MIOPEN_ENGINE out of the registry for the test (plans come from the reference engine)."""
-    previous = registry().get(base.fnv1a_64("MIOPEN_ENGINE"))
-    unregister("MIOPEN_ENGINE")
+    """The MIOpen engines out of the registry for the test (plans come from the reference engine)."""
+    names = ("MIOPEN_ENGINE", "MIOPEN_ENGINE_DETERMINISTIC")
+    previous = [registry().get(base.fnv1a_64(n)) for n in names]
+    for n in names:
+        unregister(n)
     try:
         yield
     finally:
-        if previous is not None:
-            register(previous)
+        for engine in previous:
+            if engine is not None:
+                register(engine)

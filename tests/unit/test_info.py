@@ -45,8 +45,10 @@ def test_info_json_and_version() -> None:
     doc = json.loads(res.stdout)
     assert doc["hipdnn"] == hipdnn.__version__ and doc["miopen"]["found"] is False
     assert doc["miopen"]["tried"][0].startswith("$HIPDNN_MIOPEN_LIBRARY")
-    assert [e["name"] for e in doc["engines"]] == ["MIOPEN_ENGINE", "CPU_REFERENCE_ENGINE"]
-    assert doc["engines"][1]["can_run"] is True and doc["engines"][0]["reason"]
+    assert [e["name"] for e in doc["engines"]] == ["MIOPEN_ENGINE", "MIOPEN_ENGINE_DETERMINISTIC",
+                                                 "CPU_REFERENCE_ENGINE"]
+    assert doc["engines"][2]["can_run"] is True and doc["engines"][0]["reason"]
+    assert doc["engines"][1]["can_run"] is False and doc["engines"][1]["reason"]
     assert doc["environment"]["HIPDNN_MIOPEN_LIBRARY"] == "/nonexistent/libMIOpen.so.1"
     ver = run("--version")
     assert ver.returncode == 0 and ver.stdout.strip() == f"hipdnn {hipdnn.__version__}"

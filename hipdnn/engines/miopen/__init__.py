@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from hipdnn.backend.registry import register
 from hipdnn.engines.miopen.conv import NO_LIMIT
-from hipdnn.engines.miopen.engine import MiopenEngine, Unavailable
+from hipdnn.engines.miopen.engine import MiopenDeterministicEngine, MiopenEngine, Unavailable
 from hipdnn.engines.miopen.errors import (
     MiopenBuildError,
     MiopenCallError,
@@ -45,11 +45,13 @@ from hipdnn.engines.miopen.plan import MiopenPlan
 from hipdnn.engines.miopen.rules import Declined
 
 __all__ = [
+    "DETERMINISTIC_ENGINE",
     "ENGINE",
     "NO_LIMIT",
     "Declined",
     "MiopenBuildError",
     "MiopenCallError",
+    "MiopenDeterministicEngine",
     "MiopenEngine",
     "MiopenExecutionError",
     "MiopenNotSupportedError",
@@ -60,3 +62,5 @@ __all__ = [
 
 #: The registered default instance (miopen_ctypes.load / miopen_ctypes.hip.load_hip).
 ENGINE = register(MiopenEngine())
+#: MIOPEN_ENGINE_DETERMINISTIC: convolutions with MIOpen's deterministic attribute.
+DETERMINISTIC_ENGINE = register(MiopenDeterministicEngine())

@@ -97,13 +97,14 @@ class ConvOp:
     """
 
     def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, node: Any, direction: Direction,
-                 operands: Sequence[tuple[Any, tuple[int, ...]]], layout: str) -> None:
+                 operands: Sequence[tuple[Any, tuple[int, ...]]], layout: str,
+                 deterministic: bool = False) -> None:
         self.lib, self.hip, self.res, self.direction = lib, hip, res, direction
         a, b, c = (res.add(TensorDesc(lib, dtype, dims, packed_strides(dims, layout)))
                    for dtype, dims in operands)
         self.descs: tuple[TensorDesc, TensorDesc, TensorDesc] = (a, b, c)
         pad, stride, dilation, groups = conv_geometry(node)
-        self.conv = res.add(ConvDesc(lib, pad, stride, dilation, groups))
+        self.conv = res.add(ConvDesc(lib, pad, stride, dilation, groups, deterministic))
         self.benchmarking = 0
         self.solution_id: int | None = None
         self.workspace_size = 0

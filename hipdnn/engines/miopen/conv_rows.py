@@ -35,7 +35,7 @@ def conv_op_for(lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match) -
         assert isinstance(t, (ConvFprop, ConvDgrad, ConvWgrad))
         direction = DIRECTIONS[m.row]
         operands = [(o.data_type, tuple(o.dim)) for o in t.operands()]
-    return ConvOp(lib, hip, res, m.conv, direction, operands, m.layout)
+    return ConvOp(lib, hip, res, m.conv, direction, operands, m.layout, m.deterministic)
 
 
 class ConvRunner(Runner[ConvFprop[int] | ConvDgrad[int] | ConvWgrad[int]]):

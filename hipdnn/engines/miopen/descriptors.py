@@ -18,6 +18,7 @@ from hipdnn.core.types import DataType
 from miopen_ctypes import types as mt
 from miopen_ctypes.enums import (
     miopenBatchNormMode_t,
+    miopenConvolutionAttrib_t,
     miopenConvolutionMode_t,
     miopenDataType_t,
 )
@@ -136,12 +137,13 @@ def bn_param_desc(lib: MIOpenLibrary, x_desc: TensorDesc) -> TensorDesc:
 
 
 class ConvDesc(Owned):
-    """Cross-correlation ``miopenConvolutionDescriptor_t`` (Nd init, then group count if > 1)."""
+    """Cross-correlation ``miopenConvolutionDescriptor_t`` (Nd init, then group count if > 1,
+    then MIOpen's deterministic attribute when asked)."""
 
     kind = "convolution descriptor"
 
     def __init__(self, lib: MIOpenLibrary, padding: Sequence[int], stride: Sequence[int],
-                 dilation: Sequence[int], groups: int) -> None:
+                 dilation: Sequence[int], groups: int, deterministic: bool = False) -> None:
         handle = _create(lib, "miopenCreateConvolutionDescriptor", mt.miopenConvolutionDescriptor_t)
         super().__init__(lib, handle, "miopenDestroyConvolutionDescriptor")
         n = len(padding)
@@ -150,6 +152,9 @@ class ConvDesc(Owned):
                                               arr(*dilation), miopenConvolutionMode_t.miopenConvolution)
         if groups != 1:
             lib.miopenSetConvolutionGroupCount(handle, int(groups))
+        if deterministic:  # MIOpen then applies only solvers with reproducible results
+            lib.miopenSetConvolutionAttribute(
+                handle, miopenConvolutionAttrib_t.MIOPEN_CONVOLUTION_ATTRIB_DETERMINISTIC, 1)
 
 
 class ActivationDesc(Owned):

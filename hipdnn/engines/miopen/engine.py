@@ -59,7 +59,8 @@ if TYPE_CHECKING:
     from hipdnn.core.handle import Handle
     from hipdnn.ir.view import GraphView
 
-__all__ = ["MiopenEngine", "Unavailable", "check_library_rules"]
+__all__ = ["DETERMINISTIC_ROWS", "MiopenDeterministicEngine", "MiopenEngine", "Unavailable",
+           "check_library_rules"]
 
 _serials = itertools.count(1)
 #: Solution lists kept per MIOpen handle between check_support, get_knobs and build_plan.
@@ -291,6 +292,10 @@ class MiopenEngine(Engine):
         except Exception as exc:  # nothing is stored: the next call tries again
             raise Unavailable(_handle_failure(exc, h.device)) from exc
 
+    def match(self, graph: GraphView) -> Match:
+        """The row ``graph`` is on this engine, or raise :class:`Declined` naming the rule."""
+        return match(graph)
+
     # ----------------------------------------------------------------------------- the contract
     def check_support(self, graph: GraphView, handle: Handle | None) -> str | None:
         """None when a seed row matches and MIOpen can run it here, else the reason (never raises).
@@ -301,7 +306,7 @@ class MiopenEngine(Engine):
         call failing, e.g. out of memory) is a :class:`TransientReason` naming the call and its
         status: the planner does not cache it, and the next build asks again."""
         try:
-            m = match(graph)
+            m = self.match(graph)
             state = self.handle_state(handle)
             check_library_rules(m, state.lib)
             with translating(f"{m.row.value}: device query", building=True):
@@ -356,7 +361,7 @@ class MiopenEngine(Engine):
                       "0: heuristic solution (immediate mode); 1: exhaustive search (Find 2.0 "
                       "with tuning, results kept in MIOpen's user databases)")]
         try:
-            m = match(graph)
+            m = self.match(graph)
         except Declined:
             return knobs
         if m.has_conv:
@@ -422,7 +427,7 @@ class MiopenEngine(Engine):
     def _build(self, graph: GraphView, knobs: dict[str, KnobValue], handle: Handle | None,
                preset: dict[str, Any] | None) -> MiopenPlan:
         try:
-            m = match(graph)
+            m = self.match(graph)
             state = self.handle_state(handle)
             check_library_rules(m, state.lib)
             with translating(f"{m.row.value} (plan build)", building=True):
@@ -477,3 +482,32 @@ def _problem_key(m: Match) -> Hashable:
     operands = t.operands() if hasattr(t, "operands") else (t.w, t.x, t.conv_y)
     return (m.row, m.layout, tuple((int(o.data_type), tuple(o.dim)) for o in operands),
             repr(conv_geometry(m.conv)))
+
+
+#: The rows MIOPEN_ENGINE_DETERMINISTIC runs (AMD's: its conv plan builders only).
+DETERMINISTIC_ROWS = (Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD, Row.CONV_BIAS_ACT)
+
+
+class MiopenDeterministicEngine(MiopenEngine):
+    """MIOPEN_ENGINE_DETERMINISTIC (AMD's provider's second engine): the three convolutions and
+    conv + bias + activation with MIOpen's deterministic convolution attribute
+    (``MIOPEN_CONVOLUTION_ATTRIB_DETERMINISTIC``: only solvers whose results are bit-reproducible
+    apply, e.g. no atomics); batchnorm and pointwise graphs are declined, as AMD's does.
+
+    Rank 1: after MIOPEN_ENGINE, before CPU_REFERENCE_ENGINE; pick it by name or id
+    (``create_execution_plan_ext("MIOPEN_ENGINE_DETERMINISTIC")``,
+    ``set_preferred_engine_id_ext``). Same knobs as MIOPEN_ENGINE.
+    """
+
+    name = "MIOPEN_ENGINE_DETERMINISTIC"
+    rank = 1
+
+    def match(self, graph: GraphView) -> Match:
+        m = match(graph)
+        if m.row not in DETERMINISTIC_ROWS:
+            raise Declined(f"{m.row.value}: {self.name} runs convolutions only (fprop, dgrad, "
+                           "wgrad, conv + bias + activation); MIOpen has no deterministic mode "
+                           "for batchnorm or pointwise ops (AMD's provider declines them too): "
+                           "use MIOPEN_ENGINE")
+        m.deterministic = True
+        return m

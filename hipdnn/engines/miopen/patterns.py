@@ -91,6 +91,9 @@ class Match:
     layout: str = "NCHW"
     activation: Activation | None = None
     conv: Any = None
+    #: MIOPEN_ENGINE_DETERMINISTIC: the convolution descriptor gets MIOpen's deterministic
+    #: attribute (only solvers with bit-reproducible results apply).
+    deterministic: bool = False
 
     @property
     def has_conv(self) -> bool:
