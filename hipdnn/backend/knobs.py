@@ -29,6 +29,7 @@ __all__ = [
     "KnobSettings",
     "KnobValue",
     "StringConstraint",
+    "knob_setting_pairs",
     "resolve_knob_settings",
 ]
 
@@ -178,28 +179,35 @@ class KnobSetting:
 KnobSettings = Sequence[KnobSetting] | Mapping[str, KnobValue] | None
 
 
+def knob_setting_pairs(settings: object, engine: str) -> list[tuple[str, Any]]:
+    """Knob settings as (knob id, value) pairs, in order: ``None``, a dict {knob id: value}, one
+    ``KnobSetting`` or an iterable of them (the one reader of the native API and of
+    hipdnn.frontend's ``create_execution_plan_ext``); anything else raises KnobError."""
+    if settings is None:
+        return []
+    if isinstance(settings, Mapping):
+        return [(str(getattr(k, "name", k)), v) for k, v in settings.items()]
+    if isinstance(settings, KnobSetting):
+        return [(settings.id, settings.value)]
+    if isinstance(settings, (str, bytes)) or not isinstance(settings, Iterable):
+        raise KnobError(f"knob settings for engine {engine}: {settings!r:.60} "
+                        f"({type(settings).__name__}) is not a knob setting; valid: None, a dict "
+                        f"{{knob id: value}}, or a list of KnobSetting(id, value)")
+    pairs = []
+    for s in settings:
+        if not isinstance(s, KnobSetting):
+            raise KnobError(f"knob settings must be KnobSetting(id, value) objects or a "
+                            f"dict, got {s!r}")
+        pairs.append((s.id, s.value))
+    return pairs
+
+
 def resolve_knob_settings(knobs: Sequence[Knob], settings: KnobSettings, engine: str,
                           graph: str) -> dict[str, KnobValue]:
     """Every knob's value: its default, or the checked setting. A setting that is not a
     KnobSetting, names an unknown knob, repeats a knob or is out of range raises KnobError."""
     by_id = {k.id: k for k in knobs}
-    if settings is None:
-        pairs: list[tuple[str, Any]] = []
-    elif isinstance(settings, Mapping):
-        pairs = [(str(getattr(k, "name", k)), v) for k, v in settings.items()]
-    elif isinstance(settings, KnobSetting):
-        pairs = [(settings.id, settings.value)]
-    elif isinstance(settings, (str, bytes)) or not isinstance(settings, Iterable):
-        raise KnobError(f"knob settings for engine {engine}: {settings!r:.60} "
-                        f"({type(settings).__name__}) is not a knob setting; valid: None, a dict "
-                        f"{{knob id: value}}, or a list of KnobSetting(id, value)")
-    else:
-        pairs = []
-        for s in settings:
-            if not isinstance(s, KnobSetting):
-                raise KnobError(f"knob settings must be KnobSetting(id, value) objects or a "
-                                f"dict, got {s!r}")
-            pairs.append((s.id, s.value))
+    pairs = knob_setting_pairs(settings, engine)
     values = {k.id: k.default for k in by_id.values()}
     seen: set[str] = set()
     for kid, value in pairs:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hipdnn.backend.engine import ExecutionPlan, fnv1a_64
-from hipdnn.backend.knobs import BENCHMARKING_KNOB, WORKSPACE_SIZE_LIMIT_KNOB
+from hipdnn.backend.knobs import BENCHMARKING_KNOB, WORKSPACE_SIZE_LIMIT_KNOB, knob_setting_pairs
 from hipdnn.backend.knobs import NO_WORKSPACE_LIMIT as NO_LIMIT
 from hipdnn.backend.knobs import Knob as NativeKnob
 from hipdnn.backend.knobs import KnobSetting as NativeKnobSetting
@@ -30,7 +30,7 @@ from hipdnn.core.types import BuildPlanPolicy, HeurMode
 from hipdnn.engines import registry
 from hipdnn.frontend._enums import AutotuneStrategy, PrimingFailurePolicy, TuneMode
 from hipdnn.frontend._errors import Error, ErrorCode, error_from
-from hipdnn.frontend._graph_run import GraphRun, setting_pairs
+from hipdnn.frontend._graph_run import GraphRun
 from hipdnn.frontend._handle import native_handle, optional_handle
 
 __all__ = [
@@ -266,7 +266,7 @@ class GraphAutotune(GraphRun):
                                  f"that can: {ranked}")
                 knobs = {k.id: k for k in self._native.get_knobs_for_engine(int(engine_id))}
                 checked = {}
-                for kid, value in setting_pairs(values):
+                for kid, value in knob_setting_pairs(values, str(engine_id)):
                     if kid not in knobs:
                         return Error(ErrorCode.INVALID_VALUE,
                                      f"{what}(): engine {engine_id} has no knob {kid!r}; its "

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from hipdnn.backend.engine import ExecutionPlan, fnv1a_64
-from hipdnn.backend.knobs import KnobSetting as NativeKnobSetting
+from hipdnn.backend.knobs import knob_setting_pairs
 from hipdnn.core.errors import HipdnnError, VariantPackError
 from hipdnn.core.handle import Handle as NativeHandle
 from hipdnn.core.types import BuildPlanPolicy, DataType, HeurMode, to_enum
@@ -33,25 +33,10 @@ from hipdnn.interop import dlpack as _dlpack
 from hipdnn.interop.hostmem import element_span
 from hipdnn.ir.tensor import Tensor as NativeTensor
 
-__all__ = ["ExecutionTiming", "GraphRun", "known_settings", "setting_pairs"]
+__all__ = ["ExecutionTiming", "GraphRun", "known_settings"]
 
 _NEED_OP_GRAPH = "build_operation_graph(handle) has not succeeded on this graph"
 _NEED_PLANS = "create_execution_plans() has not succeeded on this graph"
-
-
-def setting_pairs(values: Mapping[str, Any] | Iterable[Any] | None) -> list[tuple[str, Any]]:
-    """Knob settings given as a mapping or as ``KnobSetting`` objects, as (knob id, value)."""
-    if values is None:
-        return []
-    if isinstance(values, Mapping):
-        return [(str(k), v) for k, v in values.items()]
-    out = []
-    for s in values:
-        if not isinstance(s, NativeKnobSetting):
-            raise TypeError(f"knob settings are KnobSetting(knob_id, value) objects, got "
-                            f"{type(s).__name__}")
-        out.append((s.id, s.value))
-    return out
 
 
 def known_settings(native: NativeGraph, engine_id: int,
@@ -60,7 +45,7 @@ def known_settings(native: NativeGraph, engine_id: int,
     upstream); values are checked when the plan is selected."""
     offered = {k.id for k in native.get_knobs_for_engine(int(engine_id))}
     kept = {}
-    for kid, value in setting_pairs(values):
+    for kid, value in knob_setting_pairs(values, str(engine_id)):
         if kid in offered:
             kept[kid] = value
         else:

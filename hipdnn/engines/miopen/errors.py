@@ -13,6 +13,7 @@ __all__ = [
     "MiopenCallError",
     "MiopenExecutionError",
     "MiopenNotSupportedError",
+    "execution_error",
     "translating",
 ]
 
@@ -62,6 +63,13 @@ class MiopenNotSupportedError(MiopenBuildError):
         self.status = getattr(cause, "status", None)
 
 
+def execution_error(operation: str, exc: MIOpenError) -> MiopenExecutionError:
+    """The hipdnn error for a binding error (``MIOpenError``, incl. ``HipError``) raised while a
+    plan executed: the one translation of :func:`translating` and of the plan's hot loops (which
+    raise it from a plain ``except`` instead of entering a context manager on every run)."""
+    return MiopenExecutionError(operation, getattr(exc, "function", type(exc).__name__), exc)
+
+
 @contextmanager
 def translating(operation: str, *, building: bool = False) -> Iterator[None]:
     """Re-raise any binding error (``MIOpenError``, incl. ``HipError``) as a hipdnn error.
@@ -73,6 +81,7 @@ def translating(operation: str, *, building: bool = False) -> Iterator[None]:
     try:
         yield
     except MIOpenError as exc:
-        function = getattr(exc, "function", type(exc).__name__)
-        cls = MiopenBuildError if building else MiopenExecutionError
-        raise cls(operation, function, exc) from exc
+        if building:
+            raise MiopenBuildError(operation, getattr(exc, "function", type(exc).__name__),
+                                   exc) from exc
+        raise execution_error(operation, exc) from exc

@@ -11,7 +11,7 @@ from hipdnn.backend.engine import Engine, ExecutionPlan
 from hipdnn.backend.knobs import KnobValue
 from hipdnn.core.errors import GraphStateError, PlanClosedError, VariantPackError
 from hipdnn.engines.miopen.descriptors import Resources
-from hipdnn.engines.miopen.errors import MiopenExecutionError, translating
+from hipdnn.engines.miopen.errors import execution_error, translating
 from hipdnn.engines.miopen.memory import MiopenHandleState, Staging, check_workspace, scalar_value
 from hipdnn.engines.miopen.patterns import Match
 from hipdnn.engines.miopen.roles import is_scalar
@@ -62,7 +62,7 @@ def _bound_runner(plan: MiopenPlan, state: MiopenHandleState, ctx: Ctx,
                     _refuse(plan)
                 run_row(Ctx(ctx.handle, ctx.ptr, ctx.ws, ctx.ws_size, state.stream))
             except MIOpenError as exc:
-                raise MiopenExecutionError(operation, getattr(exc, "function", "?"), exc) from exc
+                raise execution_error(operation, exc) from exc
             finally:
                 leave()
         return run_runner
@@ -78,7 +78,7 @@ def _bound_runner(plan: MiopenPlan, state: MiopenHandleState, ctx: Ctx,
                     _refuse(plan)
                 cfunc(*cargs)
             except MIOpenError as exc:
-                raise MiopenExecutionError(operation, getattr(exc, "function", "?"), exc) from exc
+                raise execution_error(operation, exc) from exc
             finally:
                 leave()
         run_one.prepared = prepared  # type: ignore[attr-defined]  # (cfunc, cargs): benchmarks
@@ -94,7 +94,7 @@ def _bound_runner(plan: MiopenPlan, state: MiopenHandleState, ctx: Ctx,
             for cfunc, cargs in prepared:
                 cfunc(*cargs)
         except MIOpenError as exc:
-            raise MiopenExecutionError(operation, getattr(exc, "function", "?"), exc) from exc
+            raise execution_error(operation, exc) from exc
         finally:
             leave()
     run_calls.prepared = prepared  # type: ignore[attr-defined]
@@ -233,8 +233,7 @@ class MiopenPlan(ExecutionPlan):
                 try:
                     self.runner.run(Ctx(state.handle, self._row_cls(*vals), ws, size, state.stream))
                 except MIOpenError as exc:
-                    raise MiopenExecutionError(self.operation, getattr(exc, "function", "?"),
-                                               exc) from exc
+                    raise execution_error(self.operation, exc) from exc
                 return
             self._execute_staged(buffers, workspace, state, vals)
         finally:
