@@ -8,7 +8,7 @@ binding, synchronize the Handle, close the graph and the Handle. :func:`baseline
 HIP/MIOpen call of a fault-free life (each on a fresh emulated device, so lives are identical);
 :func:`run_fault` replays the life with one call made to fail (``EmulatedDevice.fail``) and checks:
 
-- the failure is a typed :class:`~hipdnn.errors.HipdnnError` naming the call, or the build fell
+- the failure is a typed :class:`~hipdnn.core.errors.HipdnnError` naming the call, or the build fell
   back to another engine with a reason naming the call (a transient support-check failure), or
   MIOpen's own fallback absorbed it (e.g. a failed Find runs the heuristic solution) with right
   results; a failing destroy/free during cleanup is ignored by design (nothing to retry);
