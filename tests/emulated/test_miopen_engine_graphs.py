@@ -289,15 +289,17 @@ def _p(v: np.ndarray, rank: int) -> np.ndarray:
 
 def bn_inference_case(dtype: DataType, layout: str, seed: int = 0, *, inv: bool = False,
                       eps: float = SEED_EPSILON, activation: bool = False, lower: float | None = None,
-                      upper: float | None = None) -> Case:
+                      upper: float | None = None, variance_scale: float = 1.0) -> Case:
     """BN inference with variance (batchnorm_inference_variance_ext) and ``eps``, or with the
     inverse variance 1/sqrt(var + eps) when ``inv``; with ``activation`` followed by RELU_FWD
-    (clips ``lower``/``upper``), the batchnorm's Y virtual FP32."""
+    (clips ``lower``/``upper``), the batchnorm's Y virtual FP32. The variances are 0.5 .. 1.5
+    times ``variance_scale``."""
     rng = np.random.default_rng(seed)
     xd = _bn_shape(layout)
     rank = len(xd)
     x = _rq(rng.standard_normal(xd, np.float32), dtype)
     p = _bn_params(rng, xd[1])
+    p["variance"] = (p["variance"] * np.float32(variance_scale)).astype(np.float32)
     g = new_graph(dtype)
     tx = _data(g, "x", xd, dtype, layout)
     tp = {k: _param(g, k, xd[1], rank) for k in p}

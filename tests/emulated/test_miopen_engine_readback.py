@@ -110,3 +110,17 @@ def test_random_geometry_differs_on_every_axis() -> None:
             geo = random_geometry(seed, n)
             for key in ("padding", "stride", "dilation"):
                 assert len(set(geo[key])) == n, (seed, n, geo)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_inverse_variance_of_a_small_variance(emulated_device: EmulatedDevice,
+                                              recorded: tuple[MiopenEngine, RecordingLib],
+                                              layout: str) -> None:
+    """Variances near 1e-4 and epsilon 1e-6: the variance derived from the inverse variance must
+    reach MIOpen exactly (no epsilon added again: 1e-5 more would be 10% here)."""
+    engine, lib = recorded
+    case = build(Row.BN_INFERENCE_INV, DataType.FLOAT, layout, eps=1e-6, variance_scale=1e-4)
+    if refusal(Row.BN_INFERENCE_INV, case.dtype, emulated_device.version_name, layout):
+        assert_refused(emulated_device, engine, case)
+        return
+    run_and_read_back(engine, lib, case, f"BN_INFERENCE_INV {layout}, variance ~1e-4, eps 1e-6")
