@@ -39,13 +39,16 @@ def recorded(emulated_device: EmulatedDevice) -> Iterator[tuple[MiopenEngine, Re
     yield MiopenEngine(miopen_loader=lambda: lib, hip_loader=lambda: emulated_device.hip), lib
 
 
-def run_and_read_back(engine: MiopenEngine, lib: Any, case: Case, what: str) -> None:
-    """Build and run ``case``; its outputs must match PyTorch and what MIOpen holds the graph."""
+def run_and_read_back(engine: MiopenEngine, lib: Any, case: Case, what: str,
+                      knobs: dict[str, Any] | None = None) -> MiopenPlan:
+    """Build (with ``knobs`` over the defaults) and run ``case``; its outputs must match PyTorch
+    and what MIOpen holds the graph. Returns the (closed) plan."""
     h = Handle()
     try:
         reason = engine.check_support(case.graph, h)
         assert reason is None, f"{what}: {reason}"
-        knobs = {k.id: k.default for k in engine.get_knobs(case.graph, h)}
+        values = {k.id: k.default for k in engine.get_knobs(case.graph, h)}
+        knobs = {**values, **(knobs or {})}
         plan = engine.build_plan(case.graph, knobs, h)
         assert isinstance(plan, MiopenPlan)
         with plan:
@@ -60,6 +63,7 @@ def run_and_read_back(engine: MiopenEngine, lib: Any, case: Case, what: str) -> 
             for role, want in case.expected.items():
                 np.testing.assert_allclose(outs[role].astype(np.float32), want, atol=atol, rtol=rtol,
                                            err_msg=f"{what} ({plan.name}): {role}")
+        return plan
     finally:
         h.close()
 
@@ -124,3 +128,18 @@ def test_inverse_variance_of_a_small_variance(emulated_device: EmulatedDevice,
         assert_refused(emulated_device, engine, case)
         return
     run_and_read_back(engine, lib, case, f"BN_INFERENCE_INV {layout}, variance ~1e-4, eps 1e-6")
+
+
+@pytest.mark.parametrize("name,row,layout,kw", [c for c in ARG_CASES if c[1] in
+                                                (Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD)],
+                         ids=[c[0] for c in ARG_CASES if c[1] in (Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD)])
+def test_find2_on_the_argument_cases(recorded: tuple[MiopenEngine, RecordingLib], name: str, row: Row,
+                                     layout: str, kw: dict[str, Any]) -> None:
+    """Find 2.0 (global.benchmarking 1) succeeds on the emulated device (no fallback to the
+    heuristic solution, which would hide a bad Find setup: a short scratch output, wrong
+    preallocated tensors) and its solution computes PyTorch's answer."""
+    engine, lib = recorded
+    case = arg_case(row, layout, kw)
+    plan = run_and_read_back(engine, lib, case, f"{name} find2", {"global.benchmarking": 1})
+    assert plan.path == "find2" and not [n for n in plan.notes if "Find 2.0 failed" in n], plan.notes
+    assert [n for n, _ in lib.calls].count("miopenFindSolutions") == 1
