@@ -15,6 +15,7 @@ from asm import f16, f32, f64, run, v, vop1, vop2, vop3, vop3p, vop3sd, vopc, vo
 from rdna3 import EmulationError, Memory, Wave
 
 NAN32, INF32, DENORM32 = 0x7FC00000, 0x7F800000, 0x00000001  # smallest f32 denormal
+NINF32 = 0xFF800000
 M = 0xFFFFFFFF
 
 
@@ -95,6 +96,20 @@ CASES = [
      {"v0": f64(2.0) & M, "v1": f64(2.0) >> 32}),
     ("v_rsq_f64 zero", vop1("v_rsq_f64", 0, v(2)), {"v2": 0, "v3": 0}, {"v0": 0, "v1": 0x7FF00000}),
     ("v_sqrt_f32", vop1("v_sqrt_f32", 0, v(1)), {"v1": f32(2.25)}, {"v0": f32(1.5)}),
+    ("v_frexp_mant_f32", vop1("v_frexp_mant_f32", 0, v(1)), {"v1": [f32(12.0), f32(-0.75), DENORM32, INF32] * 8},
+     {"v0": [f32(0.75), f32(-0.75), f32(0.5), NAN32] * 8}),
+    ("v_frexp_exp_i32_f32", vop1("v_frexp_exp_i32_f32", 0, v(1)), {"v1": [f32(12.0), f32(0.75), DENORM32, INF32] * 8},
+     {"v0": [4, 0, 0xFFFFFF6C, 0] * 8}),
+    ("v_exp_f32", vop1("v_exp_f32", 0, v(1)), {"v1": [f32(3.0), f32(-1.0), f32(200.0), NINF32] * 8},
+     {"v0": [f32(8.0), f32(0.5), INF32, 0] * 8}),
+    ("v_log_f32", vop1("v_log_f32", 0, v(1)), {"v1": [f32(8.0), f32(0.0), f32(-1.0), INF32] * 8},
+     {"v0": [f32(3.0), NINF32, NAN32, INF32] * 8}),
+    ("v_rndne_f32 ties to even", vop1("v_rndne_f32", 0, v(1)), {"v1": [f32(2.5), f32(3.5), f32(-2.5), f32(-0.4)] * 8},
+     {"v0": [f32(2.0), f32(4.0), f32(-2.0), 0x80000000] * 8}),
+    ("v_floor_f32", vop1("v_floor_f32", 0, v(1)), {"v1": [f32(-1.5), f32(1.5)] * 16},
+     {"v0": [f32(-2.0), f32(1.0)] * 16}),
+    ("v_ceil_f32", vop1("v_ceil_f32", 0, v(1)), {"v1": [f32(-1.5), f32(1.5)] * 16}, {"v0": [0xBF800000, f32(2.0)] * 16}),
+    ("v_trunc_f32", vop1("v_trunc_f32", 0, v(1)), {"v1": [f32(-1.5), f32(1.5)] * 16}, {"v0": [0xBF800000, f32(1.0)] * 16}),
     ("v_readfirstlane_b32", vop1("v_readfirstlane_b32", 5, v(1)), {"v1": list(range(32)), "exec": 0xF0},
      {"s5": 4}),
     # f32 arithmetic
@@ -167,6 +182,10 @@ CASES = [
      {"v1": 0x0000_3C00, "v2": 0x0000_4000}, {"v0": 0x4000_BC00}),
     ("v_mul_hi_u32", vop3("v_mul_hi_u32", 0, v(1), v(2)), {"v1": M, "v2": M}, {"v0": 0xFFFFFFFE}),
     ("v_max_i32", vop2("v_max_i32", 0, v(1), v(2)), {"v1": 0xFFFFFFFF, "v2": 0xFFFFFFFE}, {"v0": M}),
+    ("v_max_u32 (unsigned)", vop2("v_max_u32", 0, v(1), 2),
+     {"v1": 0xFFFFFFFF, "v2": 1}, {"v0": 0xFFFFFFFF}),
+    ("v_min_u32", vop2("v_min_u32", 0, v(1), 2), {"v1": 0xFFFFFFFF, "v2": 1}, {"v0": 1}),
+    ("v_min_i32", vop2("v_min_i32", 0, v(1), 2), {"v1": 0xFFFFFFFF, "v2": 1}, {"v0": 0xFFFFFFFF}),
     ("v_med3_i32", vop3("v_med3_i32", 0, v(1), v(2), v(3)), {"v1": 0xFFFFFFF0, "v2": 9, "v3": 3}, {"v0": 3}),
     ("v_and_b32", vop2("v_and_b32", 0, v(1), v(2)), {"v1": 0xF0F0, "v2": 0xFF00}, {"v0": 0xF000}),
     ("v_or_b32", vop2("v_or_b32", 0, v(1), v(2)), {"v1": 0xF0F0, "v2": 0xFF00}, {"v0": 0xFFF0}),
@@ -183,7 +202,13 @@ CASES = [
     ("v_and_or_b32", vop3("v_and_or_b32", 0, v(1), v(2), v(3)), {"v1": 0xFF, "v2": 0x0F, "v3": 0x100},
      {"v0": 0x10F}),
     ("v_or3_b32", vop3("v_or3_b32", 0, v(1), v(2), v(3)), {"v1": 1, "v2": 2, "v3": 4}, {"v0": 7}),
+    ("v_fmamk_f32 (v1 * K + v2)", vop2("v_fmamk_f32", 0, v(1), 2, f32(3.0)), {"v1": f32(2.0), "v2": f32(0.5)},
+     {"v0": f32(6.5)}),
+    ("v_fmaak_f32 (v1 * v2 + K)", vop2("v_fmaak_f32", 0, v(1), 2, f32(3.0)), {"v1": f32(2.0), "v2": f32(0.5)},
+     {"v0": f32(4.0)}),
     ("v_bfe_u32", vop3("v_bfe_u32", 0, v(1), v(2), v(3)), {"v1": 0xABCD, "v2": 4, "v3": 8}, {"v0": 0xBC}),
+    ("v_ldexp_f32", vop3("v_ldexp_f32", 0, v(1), v(2)), {"v1": [f32(1.5), f32(1.0), f32(3.0), f32(1.0)] * 8,
+     "v2": [3, 0xFFFFFFFF, 200, 0xFFFFFF6B] * 8}, {"v0": [f32(12.0), f32(0.5), INF32, DENORM32] * 8}),
     ("v_cndmask_b32 vcc", vop2("v_cndmask_b32", 0, v(1), v(2)), {"v1": 1, "v2": 2, "vcc": 0x5},
      {"v0": [2, 1, 2] + [1] * 29}),
     ("v_cndmask_b32 e64 sgpr mask + neg", vop3("v_cndmask_b32", 0, v(1), v(2), 4, neg=0b10),
@@ -243,6 +268,14 @@ CASES = [
      {"exec": 0x55555555, "vcc": 7}),
     ("v_cmpx_gt_u32", vopc("v_cmpx_gt_u32", v(1), 2), {"v1": list(range(32)), "v2": 15}, {"exec": 0xFFFF0000}),
     ("v_cmpx_lt_i32", vopc("v_cmpx_lt_i32", v(1), 2), {"v1": M, "v2": 0}, {"exec": M}),
+    ("v_cmpx_nge_f32 (NaN is not >=)", vopc("v_cmpx_nge_f32", v(1), 2),
+     {"v1": [f32(1.0), f32(3.0), NAN32, f32(2.0)] * 8, "v2": f32(2.0)}, {"exec": 0x55555555}),
+    ("v_cmp_nlt_f32 e64 to an sgpr", vop3("v_cmp_nlt_f32", 6, v(1), v(2)),
+     {"v1": [f32(1.0), f32(3.0), NAN32, f32(2.0)] * 8, "v2": f32(2.0)}, {"s6": 0xEEEEEEEE}),
+    ("v_cmp_le_u64", vopc("v_cmp_le_u64", v(2), 4), {"v2": [5, 7, 6, 0] * 8, "v3": [0, 0, 0, 1] * 8, "v4": 6, "v5": 0},
+     {"vcc": 0x55555555}),
+    ("v_cmp_nge_f32", vopc("v_cmp_nge_f32", v(1), 2), {"v1": [f32(1.0), f32(3.0)] * 16, "v2": f32(2.0)},
+     {"vcc": 0x55555555}),
     ("v_cmpx_gt_i32 e64", vop3("v_cmpx_gt_i32", 0, v(1), v(2)), {"v1": 1, "v2": M, "exec": 0xF}, {"exec": 0xF}),
     # exec masking
     ("inactive lanes keep their value", vop1("v_mov_b32", 0, 129), {"v0": 9, "exec": 0x1}, {"v0": [1] + [9] * 31}),

@@ -17,7 +17,7 @@ class UnsupportedInstruction(NotImplementedError):
     """An instruction (encoding or opcode) this emulator does not implement."""
 
 
-SOP1 = {0: "s_mov_b32", 1: "s_mov_b64", 21: "s_abs_i32", 32: "s_and_saveexec_b32",
+SOP1 = {0: "s_mov_b32", 1: "s_mov_b64", 8: "s_ctz_i32_b32", 10: "s_clz_i32_u32", 21: "s_abs_i32", 32: "s_and_saveexec_b32",
         48: "s_and_not1_saveexec_b32"}
 SOP2 = {0: "s_add_u32", 1: "s_sub_u32", 2: "s_add_i32", 3: "s_sub_i32", 4: "s_addc_u32",
         8: "s_lshl_b32", 9: "s_lshl_b64", 10: "s_lshr_b32", 12: "s_ashr_i32", 15: "s_lshl2_add_u32",
@@ -37,23 +37,27 @@ SMEM = {0: "s_load_b32", 1: "s_load_b64", 2: "s_load_b128", 3: "s_load_b256", 4:
 VOP1 = {1: "v_mov_b32", 2: "v_readfirstlane_b32", 3: "v_cvt_i32_f64", 5: "v_cvt_f32_i32",
         6: "v_cvt_f32_u32", 7: "v_cvt_u32_f32", 8: "v_cvt_i32_f32", 10: "v_cvt_f16_f32",
         11: "v_cvt_f32_f16", 15: "v_cvt_f32_f64", 16: "v_cvt_f64_f32", 28: "v_mov_b16",
-        42: "v_rcp_f32", 43: "v_rcp_iflag_f32", 46: "v_rsq_f32", 49: "v_rsq_f64", 51: "v_sqrt_f32"}
+        33: "v_trunc_f32", 34: "v_ceil_f32", 35: "v_rndne_f32", 36: "v_floor_f32", 37: "v_exp_f32",
+        39: "v_log_f32", 42: "v_rcp_f32", 43: "v_rcp_iflag_f32", 46: "v_rsq_f32", 49: "v_rsq_f64", 51: "v_sqrt_f32",
+        63: "v_frexp_exp_i32_f32", 64: "v_frexp_mant_f32"}
 VOP2 = {1: "v_cndmask_b32", 3: "v_add_f32", 4: "v_sub_f32", 5: "v_subrev_f32", 8: "v_mul_f32",
-        9: "v_mul_i32_i24", 11: "v_mul_u32_u24", 15: "v_min_f32", 16: "v_max_f32", 18: "v_max_i32",
+        9: "v_mul_i32_i24", 11: "v_mul_u32_u24", 15: "v_min_f32", 16: "v_max_f32", 17: "v_min_i32", 18: "v_max_i32",
+        19: "v_min_u32", 20: "v_max_u32",
         24: "v_lshlrev_b32", 25: "v_lshrrev_b32", 26: "v_ashrrev_i32", 27: "v_and_b32", 28: "v_or_b32",
         29: "v_xor_b32", 37: "v_add_nc_u32", 38: "v_sub_nc_u32", 39: "v_subrev_nc_u32",
-        43: "v_fmac_f32", 50: "v_add_f16", 53: "v_mul_f16", 54: "v_fmac_f16"}
+        43: "v_fmac_f32", 44: "v_fmamk_f32", 45: "v_fmaak_f32", 50: "v_add_f16", 53: "v_mul_f16", 54: "v_fmac_f16"}
 VOPC = {1: "v_cmp_lt_f16", 2: "v_cmp_eq_f16", 17: "v_cmp_lt_f32", 18: "v_cmp_eq_f32",
         20: "v_cmp_gt_f32", 27: "v_cmp_ngt_f32", 45: "v_cmp_neq_f64", 65: "v_cmp_lt_i32",
         66: "v_cmp_eq_i32", 67: "v_cmp_le_i32", 68: "v_cmp_gt_i32", 73: "v_cmp_lt_u32",
         74: "v_cmp_eq_u32", 75: "v_cmp_le_u32", 76: "v_cmp_gt_u32", 77: "v_cmp_ne_u32",
         78: "v_cmp_ge_u32", 81: "v_cmp_lt_i64", 84: "v_cmp_gt_i64", 89: "v_cmp_lt_u64",
-        90: "v_cmp_eq_u64", 92: "v_cmp_gt_u64", 93: "v_cmp_ne_u64", 193: "v_cmpx_lt_i32", 196: "v_cmpx_gt_i32", 202: "v_cmpx_eq_u32",
-        126: "v_cmp_class_f32", 127: "v_cmp_class_f64", 204: "v_cmpx_gt_u32"}
+        90: "v_cmp_eq_u64", 91: "v_cmp_le_u64", 92: "v_cmp_gt_u64", 93: "v_cmp_ne_u64", 193: "v_cmpx_lt_i32", 196: "v_cmpx_gt_i32", 202: "v_cmpx_eq_u32",
+        126: "v_cmp_class_f32", 127: "v_cmp_class_f64", 204: "v_cmpx_gt_u32", 25: "v_cmp_nge_f32",
+        30: "v_cmp_nlt_f32", 153: "v_cmpx_nge_f32"}
 VOP3_ONLY = {522: "v_mad_i32_i24", 523: "v_mad_u32_u24", 528: "v_bfe_u32", 531: "v_fma_f32",
              532: "v_fma_f64", 544: "v_med3_i32", 582: "v_lshl_add_u32", 583: "v_add_lshl_u32",
              597: "v_add3_u32", 598: "v_lshl_or_b32", 599: "v_and_or_b32", 600: "v_or3_b32",
-             605: "v_cndmask_b16", 771: "v_add_nc_u16", 772: "v_sub_nc_u16", 773: "v_mul_lo_u16", 785: "v_pack_b32_f16", 807: "v_add_f64", 808: "v_mul_f64", 812: "v_mul_lo_u32",
+             605: "v_cndmask_b16", 771: "v_add_nc_u16", 772: "v_sub_nc_u16", 773: "v_mul_lo_u16", 785: "v_pack_b32_f16", 796: "v_ldexp_f32", 807: "v_add_f64", 808: "v_mul_f64", 812: "v_mul_lo_u32",
              813: "v_mul_hi_u32", 828: "v_lshlrev_b64"}
 VOP3SD = {288: "v_add_co_ci_u32", 289: "v_sub_co_ci_u32", 766: "v_mad_u64_u32", 767: "v_mad_i64_i32",
           768: "v_add_co_u32", 769: "v_sub_co_u32"}
@@ -152,7 +156,7 @@ def decode(raw: bytes, addr: int = 0) -> Inst:
         inst = Inst("VOP2", _lookup(VOP2, "VOP2", _bits(w0, 30, 25), addr, raw), 4, f)
     else:
         return _decode_wide(w0, w1, w2, raw, addr)
-    if inst.f["src0"] == LITERAL:
+    if inst.f["src0"] == LITERAL or inst.name in ("v_fmamk_f32", "v_fmaak_f32"):  # these always carry K
         inst.literal, inst.size = w1, 8
     return inst
 

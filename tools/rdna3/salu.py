@@ -158,6 +158,12 @@ def _sop1(name: str, src: int, sdst: int, lit: int | None, nxt: int) -> Callable
             w.swrite(sdst, w.sread(src, lit))
         elif name == "s_mov_b64":
             w.swrite64(sdst, w.sread64(src, lit))
+        elif name in ("s_ctz_i32_b32", "s_clz_i32_u32"):  # -1 when no bit is set; SCC kept
+            s0 = w.sread(src, lit)
+            if s0 == 0:
+                w.swrite(sdst, M32)
+            else:
+                w.swrite(sdst, (s0 & -s0).bit_length() - 1 if name == "s_ctz_i32_b32" else 32 - s0.bit_length())
         elif name == "s_abs_i32":
             r = abs(_i32(w.sread(src, lit))) & M32
             w.swrite(sdst, r)

@@ -5,7 +5,7 @@ Each op is (destination type, source types, function of typed lane arrays). Type
 (round to nearest even; denormals kept, or for f32 flushed to signed zero on every f32 operand
 read and result written when the kernel's mode says so: ``Wave.flush_f32``, except
 ``v_cmp_class``, which classifies what it is given): numpy's f32/f64 arithmetic is IEEE;
-fused ops round once (:mod:`.fp`). ``v_rcp*``/``v_rsq``/``v_sqrt`` are computed exactly rounded,
+fused ops round once (:mod:`.fp`). ``v_rcp*``/``v_rsq``/``v_sqrt``/``v_exp``/``v_log`` are computed exactly rounded,
 within the ISA's 1 ulp. 16-bit operands of e32 encodings name a VGPR half with bit 7 of the
 register field (true16); VOP3 encodings use op_sel.
 """
@@ -62,6 +62,36 @@ def _sqrt(a: np.ndarray) -> np.ndarray:
         return np.sqrt(a.astype(F64)).astype(F32)
 
 
+def _exp2(a: np.ndarray) -> np.ndarray:
+    """2**a exactly rounded (the ISA allows 1 ulp)."""
+    with np.errstate(over="ignore", under="ignore"):
+        return np.exp2(a.astype(F64)).astype(F32)
+
+
+def _ldexp(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """a * 2**e rounded once (exact in f64 for every f32 a and clipped e, then one rounding)."""
+    with np.errstate(over="ignore", under="ignore"):
+        return np.ldexp(a.astype(F64), np.clip(e, -400, 400).astype(np.int32)).astype(F32)
+
+
+def _frexp_mant(a: np.ndarray) -> np.ndarray:
+    """The signed mantissa in [0.5, 1) (denormals normalised); NaN for +-inf and NaN."""
+    m, _e = np.frexp(a.astype(F64))
+    return np.where(np.isfinite(a), m, np.nan).astype(F32)
+
+
+def _frexp_exp(a: np.ndarray) -> np.ndarray:
+    """The exponent e of a = m * 2**e, m in [0.5, 1); 0 for +-inf and NaN."""
+    _m, e = np.frexp(a.astype(F64))
+    return np.where(np.isfinite(a), e, 0).astype(I32)
+
+
+def _log2(a: np.ndarray) -> np.ndarray:
+    """log2(a) exactly rounded (the ISA allows 1 ulp): -inf at +-0, NaN below 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log2(a.astype(F64)).astype(F32)
+
+
 _F32_MIN_NORMAL = np.float32(np.finfo(np.float32).tiny)
 
 
@@ -97,6 +127,14 @@ PLAIN: dict[str, Op] = {
     "v_rcp_iflag_f32": ("f32", ("f32",), lambda a: _div(1.0, a)),
     "v_rsq_f32": ("f32", ("f32",), _rsq),
     "v_sqrt_f32": ("f32", ("f32",), _sqrt),
+    "v_trunc_f32": ("f32", ("f32",), np.trunc),
+    "v_ceil_f32": ("f32", ("f32",), np.ceil),
+    "v_rndne_f32": ("f32", ("f32",), np.rint),  # round half to even
+    "v_floor_f32": ("f32", ("f32",), np.floor),
+    "v_exp_f32": ("f32", ("f32",), _exp2),
+    "v_frexp_mant_f32": ("f32", ("f32",), _frexp_mant),
+    "v_frexp_exp_i32_f32": ("i32", ("f32",), _frexp_exp),
+    "v_log_f32": ("f32", ("f32",), _log2),
     "v_rsq_f64": ("f64", ("f64",), lambda a: 1.0 / np.sqrt(a)),
     "v_add_f32": ("f32", ("f32", "f32"), lambda a, b: a + b),
     "v_sub_f32": ("f32", ("f32", "f32"), lambda a, b: a - b),
@@ -113,6 +151,9 @@ PLAIN: dict[str, Op] = {
     "v_mul_f64": ("f64", ("f64", "f64"), lambda a, b: a * b),
     "v_add_f64": ("f64", ("f64", "f64"), lambda a, b: a + b),
     "v_max_i32": ("i32", ("i32", "i32"), np.maximum),
+    "v_min_i32": ("i32", ("i32", "i32"), np.minimum),
+    "v_min_u32": ("u32", ("u32", "u32"), np.minimum),
+    "v_max_u32": ("u32", ("u32", "u32"), np.maximum),
     "v_med3_i32": ("i32", ("i32", "i32", "i32"), _med3),
     "v_add_nc_u32": ("u32", ("u32", "u32"), lambda a, b: a + b),
     "v_sub_nc_u32": ("u32", ("u32", "u32"), lambda a, b: a - b),
@@ -137,6 +178,7 @@ PLAIN: dict[str, Op] = {
     "v_lshl_or_b32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: (a << (b & U32(31))) | c),
     "v_and_or_b32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: (a & b) | c),
     "v_or3_b32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: a | b | c),
+    "v_ldexp_f32": ("f32", ("f32", "i32"), lambda a, b: _ldexp(a, b)),
     "v_bfe_u32": ("u32", ("u32", "u32", "u32"),
                   lambda a, b, c: (a >> (b & U32(31))) & ((U32(1) << (c & U32(31))) - U32(1))),
 }
@@ -144,7 +186,8 @@ PLAIN: dict[str, Op] = {
 _CMP_FN: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
     "ne": np.not_equal, "lg": np.not_equal,
-    "ngt": lambda a, b: ~(a > b), "neq": lambda a, b: ~(a == b)}
+    "ngt": lambda a, b: ~(a > b), "neq": lambda a, b: ~(a == b), "nge": lambda a, b: ~(a >= b),
+    "nlt": lambda a, b: ~(a < b)}
 
 
 def _compare(name: str) -> tuple[str, Callable[[np.ndarray, np.ndarray], np.ndarray]]:
@@ -283,6 +326,18 @@ def compile_valu(inst: Inst, pc: int) -> Callable[[Wave], int]:
             w.swrite(sdst, int(w.vread(src, inst.literal)[lane]))
             return nxt
         return readfirstlane
+    if name in ("v_fmamk_f32", "v_fmaak_f32"):  # VOP2 with the constant K as literal
+        ra, rb = ops.reader(0, codes[0], "f32"), ops.reader(1, codes[1], "f32")
+        k = np.full(LANES, inst.literal, U32).view(F32)
+        write_k = ops.writer("f32", inst.f["vdst"])
+        mk = name == "v_fmamk_f32"
+
+        def fma_k(w: Wave) -> int:
+            with np.errstate(all="ignore"):
+                a, b = ra(w), rb(w)
+                write_k(w, fma_narrow(a, k, b, F32) if mk else fma_narrow(a, b, k, F32))
+            return nxt
+        return fma_k
     if name not in PLAIN:
         raise UnsupportedInstruction(f"{name} ({inst.fmt}) at {pc:#x} is not implemented")
     dtype, stypes, fn = PLAIN[name]
