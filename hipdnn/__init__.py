@@ -97,6 +97,7 @@ from hipdnn.ir.tensor import Tensor
 from hipdnn.pipeline.executor import BoundExecution, PlanTiming
 from hipdnn.pipeline.plan_cache import clear_plan_cache, plan_cache
 from hipdnn.pipeline.plan_store import plan_store, set_plan_store
+from hipdnn.pipeline.precompile import PrecompileSummary, precompile
 
 if TYPE_CHECKING:
     from hipdnn import frontend
@@ -201,6 +202,8 @@ __all__ = [  # noqa: RUF022  (native names, then the hipdnn_frontend re-exports)
     "clear_plan_cache",
     "plan_store",
     "set_plan_store",
+    "precompile",
+    "PrecompileSummary",
     "convolution_mode",
     "create_device_properties",
     "create_handle",

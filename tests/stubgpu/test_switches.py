@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from stubgpu_util import SWITCHES, Stub, run_build_child, without_compiler
+from stubgpu_util import SWITCHES, Stub, lane_version, run_build_child, without_compiler
 from test_decisions import SOLUTION_KERNELS
 from test_miopen_engine_graphs import build
 
@@ -159,3 +159,27 @@ def test_a_second_process_runs_the_stored_find_result(stub: Stub, tmp_path: Path
     assert second["counts"].get("miopenLoadSolution") == 1
     assert (second["solution"], second["workspace"]) == (first["solution"], first["workspace"])
     assert second["kernels"] == first["kernels"] and second["kernels"]
+
+
+if lane_version() == "7.2.4":  # the benchmark picks MIOpen 3.5.1 itself: run it in one process
+
+    def test_bench_first_call_quick(stub: Stub, tmp_path: Path) -> None:
+        """benchmarks/bench_first_call.py --quick (CI's quick form): a cold process compiles,
+        a second one with the plan store warm builds without one solution enumeration."""
+        import subprocess
+        import sys
+
+        root = Path(__file__).resolve().parents[2]
+        proc = subprocess.run([os.path.realpath(sys.executable), str(root / "benchmarks" / "bench_first_call.py"),
+                               "--quick", "--work", str(tmp_path)], capture_output=True, text=True,
+                              timeout=900, cwd=root)
+        assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
+        last = proc.stdout.strip().splitlines()[-1]
+        found = re.fullmatch(r"first-call: cold ([\d.]+) s, warm-store ([\d.]+) s, "
+                             r"enumerations in the warm process: (\d+)", last)
+        assert found, proc.stdout[-2000:]
+        cold, warm, enumerations = float(found[1]), float(found[2]), int(found[3])
+        assert enumerations == 0
+        assert warm < cold  # the cold process compiled the kernel; the warm one loaded it
+        rows = [ln for ln in proc.stdout.splitlines() if ln.startswith("| 3.5.1 | conv |")]
+        assert [r.split("|")[4].strip() for r in rows] == ["cold", "warm MIOpen", "warm store"]
