@@ -143,3 +143,33 @@ def test_find2_on_the_argument_cases(recorded: tuple[MiopenEngine, RecordingLib]
     plan = run_and_read_back(engine, lib, case, f"{name} find2", {"global.benchmarking": 1})
     assert plan.path == "find2" and not [n for n in plan.notes if "Find 2.0 failed" in n], plan.notes
     assert [n for n, _ in lib.calls].count("miopenFindSolutions") == 1
+
+
+def test_binary_output_overlapping_the_last_input_element_is_refused(
+        emulated_device: EmulatedDevice, emulated_miopen_engine: MiopenEngine) -> None:
+    """OUT_0's buffer starting at IN_0's LAST element (one element shared) is refused: the
+    aliasing check covers each tensor's whole byte span, the last element included."""
+    import ctypes
+
+    from test_miopen_engine_graphs import pointwise_binary_case
+
+    from hipdnn.core.errors import VariantPackError
+
+    case = pointwise_binary_case(DataType.FLOAT, "NCHW", op="add")
+    g = case.graph
+    g.build()
+    a_t, b_t = list(case.inputs)
+    c_t = case.outputs["c"]
+    a_host, b_host = case.inputs[a_t], case.inputs[b_t]
+    n = a_host.size
+    block = emulated_device.alloc(4 * 2 * n)
+    ctypes.memmove(block, np.ascontiguousarray(a_host).ctypes.data, a_host.nbytes)
+    b_ptr = emulated_device.alloc(b_host.nbytes)
+    ctypes.memmove(b_ptr, np.ascontiguousarray(b_host).ctypes.data, b_host.nbytes)
+    with pytest.raises(VariantPackError, match="OUT_0 buffer overlaps the IN_0 buffer"):
+        g.execute({a_t: block, b_t: b_ptr, c_t: block + 4 * (n - 1)}, None)
+    g.execute({a_t: block, b_t: b_ptr, c_t: block + 4 * n}, None)  # adjacent, not overlapping
+    got = np.empty(n, np.float32)
+    ctypes.memmove(got.ctypes.data, block + 4 * n, got.nbytes)
+    np.testing.assert_allclose(got.reshape(case.expected["c"].shape), case.expected["c"], rtol=1e-6, atol=1e-6)
+    g.close()
