@@ -309,7 +309,7 @@ class GraphBuild:
         if self._deferred:
             return self._deferred[0]
         # unset conv output strides follow the data input's layout (upstream's rule) in the
-        # native graph itself (hipdnn/ir/nodes/__init__.py)
+        # native graph itself (hipdnn/ir/nodes/conv.py)
         return attempt(self._native.validate)
 
     # -- serialization ------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """conv_dgrad / conv_wgrad whose output strides are left to inference run on MIOPEN_ENGINE.
 
-The output follows its data input's layout (hipdnn/ir/nodes/__init__.py; AMD hipDNN's frontend rule), so
+The output follows its data input's layout (hipdnn/ir/nodes/conv.py; AMD hipDNN's frontend rule), so
 NCHW DY and W give an NCHW DX (it used to be channels-last, a mixed-layout problem the engine
 declined, leaving the graph to CPU_REFERENCE_ENGINE). Numbers vs PyTorch; the real library's
 acceptance of the same graphs: tests/stubgpu/test_inferred_layout.py.

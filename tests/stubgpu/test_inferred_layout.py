@@ -1,5 +1,5 @@
 """conv_dgrad / conv_wgrad with NCHW inputs and the output's strides left to inference, on the
-REAL libMIOpen: the inferred output is NCHW too (hipdnn/ir/nodes/__init__.py), MIOPEN_ENGINE builds the
+REAL libMIOpen: the inferred output is NCHW too (hipdnn/ir/nodes/conv.py), MIOPEN_ENGINE builds the
 plan from the real solution list and its kernels launch with no failing call (nothing is
 computed here; the numbers: tests/emulated/test_miopen_engine_inferred_layout.py).
 """
