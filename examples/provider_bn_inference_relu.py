@@ -4,9 +4,9 @@ each followed by a clipped ReLU; FP32 NCHW, the batchnorm's Y a virtual FP32 int
 
     python examples/provider_bn_inference_relu.py
 
-MIOpen 3.5: miopenBatchNormForwardInferenceActivation (the inverse variance first becomes a
-variance on the device: POWER activation + miopenScaleTensor); 3.4: _V2 then
-miopenActivationForward. Checked against PyTorch (numpy without PyTorch).
+MIOpen 3.5: miopenBatchNormForwardInferenceActivation (the inverse variance is first folded into
+the scale on the device: miopenOpTensor, with a variance of ones from miopenSetTensor); 3.4: _V2
+then miopenActivationForward. Checked against PyTorch (numpy without PyTorch).
 """
 
 from __future__ import annotations

@@ -85,7 +85,8 @@ def _declined_by_34(row: Row, dtype: str, layout: str) -> str | None:
         return None
     if dtype == "bf16" and row in (Row.BN_TRAINING_ACT, Row.BN_INF_DRELU_BN_BWD):
         return "MIOpen >= 3.5"
-    if layout.endswith("C") and row in (Row.BN_INFERENCE, Row.BN_INFERENCE_INV, Row.BN_INF_DRELU_BN_BWD):
+    if layout.endswith("C") and row in (Row.BN_INFERENCE, Row.BN_INFERENCE_INV, Row.BN_INF_DRELU_BN_BWD,
+                                        Row.BN_INFERENCE_ACT, Row.BN_INFERENCE_INV_ACT):
         return "NCHW only"
     if layout == "NDHWC" and row in (Row.BN_TRAINING, Row.BN_BACKWARD, Row.BN_TRAINING_ACT):
         return "in NDHWC needs MIOpen >= 3.5"
@@ -183,3 +184,47 @@ def test_amd_kernels_compute_the_graphs_arguments(launches: Any, request: pytest
     if known is not None:
         request.applymarker(pytest.mark.xfail(reason=known, strict=True))
     _check(launches, row, "fp32", layout, name, report=False, case=arg_case(row, layout, kw))
+
+
+#: AMD's provider's later rows (few cases: this lane is slow): each row x FP32/FP16 x its
+#: layouts, and each standalone activation in FP32 NCHW. Outputs start NaN, PyTorch decides.
+PROVIDER_CASES = [
+    (Row.BN_INFERENCE_INV_ACT, "fp32", "NCHW", "default"), (Row.BN_INFERENCE_INV_ACT, "fp16", "NHWC", "default"),
+    (Row.BN_INFERENCE_ACT, "fp32", "NHWC", "default"), (Row.BN_INFERENCE_ACT, "fp16", "NCHW", "default"),
+    (Row.POINTWISE_ACT, "fp32", "NHWC", "default"), (Row.POINTWISE_ACT, "fp16", "NCHW", "default"),
+    (Row.POINTWISE_BINARY, "fp32", "NCHW", "default"), (Row.POINTWISE_BINARY, "fp16", "NCDHW", "default"),
+    (Row.BN_INFERENCE_INV, "fp16", "NCHW", "default"),
+]
+ACT_CASES = ["relu", "clipped_relu", "sigmoid", "tanh"]
+
+
+#: Activations whose MIOpenActiveFwdLite build uses an instruction tools/rdna3 does not emulate
+#: (the emulator, not AMD's kernel: strict xfail, it fails the same on 3.4.0 and 3.5.1).
+EMULATOR_GAPS = {"clipped_relu": "VOP3 opcode 606", "leaky_relu": "VOPC opcode 30 (fp16: 14)",
+                 "sigmoid": "VOPC opcode 30", "tanh": "VOP1 opcode 35"}
+
+
+@pytest.mark.parametrize("row,dtype,layout,shape", PROVIDER_CASES,
+                         ids=[f"{r.name.lower()}-{d}-{lay}" for r, d, lay, _ in PROVIDER_CASES])
+def test_amd_kernels_provider_rows(launches: Any, row: Row, dtype: str, layout: str,
+                                   shape: str) -> None:
+    case = None
+    if row == Row.POINTWISE_ACT:  # ReLU: the activation tools/rdna3 emulates (EMULATOR_GAPS)
+        from test_miopen_engine_graphs import pointwise_act_case
+
+        case = pointwise_act_case(DTYPES[dtype], layout, act="relu")
+        case.graph.validate()
+    _check(launches, row, dtype, layout, shape, report=True, case=case)
+
+
+@pytest.mark.parametrize("act", ["relu", *EMULATOR_GAPS])
+def test_amd_kernels_standalone_activations(launches: Any, request: pytest.FixtureRequest,
+                                            act: str) -> None:
+    from test_miopen_engine_graphs import pointwise_act_case
+
+    if act in EMULATOR_GAPS:
+        request.applymarker(pytest.mark.xfail(
+            reason=f"tools/rdna3 does not emulate {EMULATOR_GAPS[act]}", strict=True))
+    case = pointwise_act_case(DataType.FLOAT, "NCHW", act=act)
+    case.graph.validate()
+    _check(launches, Row.POINTWISE_ACT, "fp32", "NCHW", act, report=False, case=case)

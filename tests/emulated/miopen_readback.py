@@ -85,8 +85,6 @@ def _activations(plan: Any, client: Client, calls: list[tuple[str, dict[str, Any
     from hipdnn.engines.miopen.descriptors import ActivationDesc
 
     out = [client.get_activation(o.raw)[:3] for o in plan.miopen_objects if isinstance(o, ActivationDesc)]
-    # POWER is the inverse variance's conversion to a variance on the device, not the graph's
-    out = [a for a in out if a[0] != M.miopenActivationPOWER]
     if str(plan.path) != "fused":
         return out  # a fusion plan tried and declined leaves its ops in the calls
     modes = [int(a["mode"]) for n, a in calls if n.startswith("miopenCreateOpActivation")]

@@ -32,7 +32,7 @@ EXEC_CALLS: dict[tuple[Row, str, str], list[str]] = {}
 for _v in ("3.4", "3.5"):
     EXEC_CALLS.update({
         (Row.BN_INFERENCE, _v, "v2"): ["miopenBatchNormalizationForwardInference_V2"],
-        (Row.BN_INFERENCE_INV, _v, "v2"): ["miopenActivationForward", "miopenScaleTensor",
+        (Row.BN_INFERENCE_INV, _v, "v2"): ["miopenSetTensor", "miopenOpTensor",
                                             "miopenBatchNormalizationForwardInference_V2"],
         (Row.POINTWISE_ACT, _v, "activation"): ["miopenActivationForward"],
         (Row.POINTWISE_BINARY, _v, "op_tensor"): ["miopenOpTensor"],
@@ -46,7 +46,7 @@ for _v in ("3.4", "3.5"):
         (Row.BN_TRAINING_ACT, _v, "unfused"): ["miopenBatchNormalizationForwardTraining_V2",
                                                "miopenActivationForward"],
         (Row.BN_INF_DRELU_BN_BWD, _v, "unfused"): [
-            "miopenActivationForward", "miopenScaleTensor",
+            "miopenSetTensor", "miopenOpTensor",
             "miopenBatchNormalizationForwardInference_V2", "miopenActivationBackward",
             "miopenBatchNormalizationBackward_V2"],
         (Row.BN_TRAINING_ACT, _v, "fused"): ["miopenSetOpArgsBatchNormForward",
@@ -65,12 +65,12 @@ EXEC_CALLS[(Row.CONV_BIAS_ACT, "3.5", "fused")] = [
 EXEC_CALLS[(Row.BN_INFERENCE_ACT, "3.4", "unfused")] = [
     "miopenBatchNormalizationForwardInference_V2", "miopenActivationForward"]
 EXEC_CALLS[(Row.BN_INFERENCE_INV_ACT, "3.4", "unfused")] = [
-    "miopenActivationForward", "miopenScaleTensor", "miopenBatchNormalizationForwardInference_V2",
+    "miopenSetTensor", "miopenOpTensor", "miopenBatchNormalizationForwardInference_V2",
     "miopenActivationForward"]
 EXEC_CALLS[(Row.BN_INFERENCE_ACT, "3.5", "bn_activation")] = [
     "miopenBatchNormForwardInferenceActivation"]
 EXEC_CALLS[(Row.BN_INFERENCE_INV_ACT, "3.5", "bn_activation")] = [
-    "miopenActivationForward", "miopenScaleTensor", "miopenBatchNormForwardInferenceActivation"]
+    "miopenSetTensor", "miopenOpTensor", "miopenBatchNormForwardInferenceActivation"]
 EXEC_CALLS[(Row.BN_TRAINING_ACT, "3.5", "bn_activation")] = [
     "miopenBatchNormForwardTrainingActivation"]
 EXEC_CALLS[(Row.BN_INF_DRELU_BN_BWD, "3.5", "bn_activation")] = [

@@ -40,10 +40,10 @@ BN_ACTIVATION_ROWS = (Row.BN_TRAINING_ACT, Row.BN_INF_DRELU_BN_BWD)
 #: AMD's batchnorm inference + activation rows (3.5: miopenBatchNormForwardInferenceActivation;
 #: 3.4: _V2 then miopenActivationForward).
 BN_INF_ACT_ROWS = (Row.BN_INFERENCE_ACT, Row.BN_INFERENCE_INV_ACT)
-#: Rows whose inverse variance becomes a variance on the device first (POWER activation, then
-#: miopenScaleTensor): their first two kernels.
+#: Rows whose inverse variance is folded into the scale on the device first (miopenSetTensor of
+#: a variance of ones, miopenOpTensor scale * inv_variance): their first two kernels.
 INV_ROWS = (Row.BN_INFERENCE_INV, Row.BN_INFERENCE_INV_ACT)
-INV_KERNELS = (r"^MIOpenActiveFwd", r"^SubTensorOpWithScalar\dd$")  # POWER; miopenScaleTensor
+INV_KERNELS = (r"^SubTensorOpWithScalar\dd$", r"^(OpTensorFwdBias|Op\w*Tensor\w*)$")  # set 1s; scale * inv
 #: Standalone pointwise rows' kernels.
 POINTWISE_KERNELS = {Row.POINTWISE_ACT: r"^MIOpenActiveFwd",
                      Row.POINTWISE_BINARY: r"^(OpTensorFwdBias|Op[1-5]dTensor\w*|OpTensor\w*)$"}
@@ -128,8 +128,8 @@ def _check_kernels(row: Row, plan: Any, kernels: list[str]) -> None:
         if plan.path == "unfused":  # batchnorm kernels, and the activation's between them
             bn = [k for k in kernels if re.match(r"^MIOpenBatchNorm", k)]
             act = [k for k in kernels if re.match(r"^MIOpenActive", k)]
-            scale = [k for k in kernels if re.match(INV_KERNELS[1], k)]  # the derived variance
-            assert bn and act and len(bn) + len(act) + len(scale) == len(kernels), (plan.path, kernels)
+            fold = [k for k in kernels if re.match(INV_KERNELS[0], k) or re.match(INV_KERNELS[1], k)]
+            assert bn and act and len(bn) + len(act) + len(fold) == len(kernels), (plan.path, kernels)
             return
         pattern = BN_FUSED_KERNELS[row] if plan.path == "fused" else BN_KERNELS[row]
         assert all(re.match(pattern, k) for k in kernels), (plan.path, kernels)

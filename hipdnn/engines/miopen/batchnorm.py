@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import ctypes
 from typing import Any
 
 from hipdnn.core.types import DataType
@@ -23,7 +22,7 @@ from hipdnn.engines.miopen.roles import (
 )
 from hipdnn.engines.miopen.rules import Tensor, descriptor_strides
 from hipdnn.engines.miopen.runtime import Arena, Call, Ctx, Path, Runner, replay
-from miopen_ctypes.enums import miopenActivationMode_t, miopenBatchNormMode_t
+from miopen_ctypes.enums import miopenBatchNormMode_t, miopenTensorOp_t
 from miopen_ctypes.hip import HipLibrary
 from miopen_ctypes.loader import MIOpenLibrary
 
@@ -32,7 +31,7 @@ __all__ = [
     "BnBackwardRunner",
     "BnInferenceRunner",
     "BnTrainingRunner",
-    "VarianceFromInverse",
+    "FoldInverse",
 ]
 
 _SPATIAL = miopenBatchNormMode_t.miopenBNSpatial
@@ -56,19 +55,11 @@ def _act(lib: MIOpenLibrary, res: Resources, m: Match) -> ActivationDesc:
     return res.add(ActivationDesc(lib, a.mode, a.alpha, a.beta, a.gamma))
 
 
-#: Scale of the inverse variance inside POWER: MIOpen's POWER activation returns 0 where its base
-#: is <= 1e-6 (MIOpenNeuron.cl's EPSILON for fp32); with the base K * inv that is inv <= 1e-9
-#: (a variance of 1e18), and (K * inv)^-2 stays a normal float for inv up to 1e16.
-_POW_SCALE = 1024.0
-_pow_back = ctypes.c_float(_POW_SCALE * _POW_SCALE)
-#: Address of the host float K^2 (miopenScaleTensor's alpha): exact, a power of two.
-POW_BACK = ctypes.addressof(_pow_back)
-
-
-class VarianceFromInverse:
-    """variance = 1 / inv_variance^2 on the device, into a workspace block: MIOpen's POWER
-    activation ((0 + K * inv)^-2) then miopenScaleTensor by K^2. The batchnorm call then takes
-    this variance with epsilon 0 (rsqrt(variance + 0) gives back inv_variance): no host copy.
+class FoldInverse:
+    """The inverse variance folded into the scale on the device: scale' = scale * inv_variance
+    (miopenOpTensor Mul) and a variance of ones (miopenSetTensor) in workspace blocks. MIOpen's
+    batchnorm call with epsilon 0 then computes rsqrt(1 + 0) = 1 exactly, so
+    y = scale' * (x - mean) + bias: no host copy, one rounding (scale * inv) as in the formula.
 
     MIOpen 3.4 and 3.5 have no inverse-variance batchnorm inference call (the
     ``*InvVariance`` calls AMD's provider uses came later)."""
@@ -76,14 +67,14 @@ class VarianceFromInverse:
     def __init__(self, lib: MIOpenLibrary, res: Resources, channels: int, rank: int) -> None:
         dims = (1, channels) + (1,) * (rank - 2)
         self.desc = res.add(TensorDesc(lib, DataType.FLOAT, dims, (channels,) + (1,) * (rank - 1)))
-        self.pow = res.add(ActivationDesc(lib, int(miopenActivationMode_t.miopenActivationPOWER),
-                                          0.0, _POW_SCALE, -2.0))
         self.nbytes = channels * 4
 
-    def calls(self, handle: Any, inv_variance: int, dst: int) -> list[Call]:
+    def calls(self, handle: Any, scale: int, inv_variance: int, scale_dst: int,
+              ones_dst: int) -> list[Call]:
         d = self.desc.raw
-        return [("miopenActivationForward", (handle, self.pow.raw, ONE, d, inv_variance, ZERO, d, dst)),
-                ("miopenScaleTensor", (handle, d, dst, POW_BACK))]
+        return [("miopenSetTensor", (handle, d, ones_dst, ONE)),
+                ("miopenOpTensor", (handle, int(miopenTensorOp_t.miopenTensorOpMul), ONE, d, scale,
+                                    ONE, d, inv_variance, ZERO, d, scale_dst))]
 
 
 _InfRow = BnInference[int, float] | BnInferenceInv[int]
@@ -94,8 +85,8 @@ class BnInferenceRunner(Runner[_InfRow]):
 
     The variance form calls miopenBatchNormalizationForwardInference_V2 (with an activation:
     3.5's miopenBatchNormForwardInferenceActivation, else _V2 into the workspace then
-    miopenActivationForward). The inverse-variance form first derives the variance on the device
-    (:class:`VarianceFromInverse`) and passes epsilon 0."""
+    miopenActivationForward). The inverse-variance form first folds the inverse variance into
+    the scale on the device (:class:`FoldInverse`) and passes a variance of ones, epsilon 0."""
 
     def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
         self.lib, self.hip = lib, hip
@@ -106,10 +97,11 @@ class BnInferenceRunner(Runner[_InfRow]):
         self.channels = int(t.x.dim[1])
         self.inv = isinstance(t, BnInferenceInv)
         self.arena = Arena()
-        self.derive: VarianceFromInverse | None = None
+        self.fold: FoldInverse | None = None
         if self.inv:
-            self.derive = VarianceFromInverse(lib, res, self.channels, len(t.x.dim))
-            self.arena.reserve("variance", self.derive.nbytes)
+            self.fold = FoldInverse(lib, res, self.channels, len(t.x.dim))
+            self.arena.reserve("scale", self.fold.nbytes)
+            self.arena.reserve("variance", self.fold.nbytes)
         self.act: ActivationDesc | None = None
         if not isinstance(t, (BnInferenceAct, BnInferenceInvAct)):
             self.path = Path.V2
@@ -127,12 +119,12 @@ class BnInferenceRunner(Runner[_InfRow]):
         p, q = ctx.ptr, self.p.raw
         out: list[Call] = []
         if isinstance(p, BnInferenceInv):
-            assert self.derive is not None
-            variance, eps = self.arena.at(ctx, "variance"), 0.0
-            out += self.derive.calls(ctx.handle, p.inv_variance, variance)
+            assert self.fold is not None
+            scale, variance, eps = self.arena.at(ctx, "scale"), self.arena.at(ctx, "variance"), 0.0
+            out += self.fold.calls(ctx.handle, p.scale, p.inv_variance, scale, variance)
         else:
-            variance, eps = p.variance, p.epsilon
-        params = (q, q, q, q, p.scale, p.bias, p.mean, variance, eps)
+            scale, variance, eps = p.scale, p.variance, p.epsilon
+        params = (q, q, q, q, scale, p.bias, p.mean, variance, eps)
         common = (ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p.x)
         if self.path == Path.BN_ACTIVATION:
             assert self.act is not None
@@ -265,8 +257,8 @@ class BnTrainingRunner(Runner[BnTraining[int, float]]):
 class BnBackwardRunner(Runner[BnBackward[int] | BnInfDreluBnBwd[int]]):
     """BN backward (_V2), and BN inference + DReLU + BN backward: 3.5
     miopenBatchNormBackwardActivation, else the fusion plan [BatchNormBackward,
-    ActivationBackward], else recompute (ForwardInference_V2 with the variance derived on the device
-    from the saved inverse variance) + miopenActivationBackward + Backward_V2."""
+    ActivationBackward], else recompute (ForwardInference_V2 with the saved inverse variance folded into
+    the scale on the device) + miopenActivationBackward + Backward_V2."""
 
     def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
         self.lib, self.hip, self.m = lib, hip, m
@@ -279,7 +271,7 @@ class BnBackwardRunner(Runner[BnBackward[int] | BnInfDreluBnBwd[int]]):
         self.arena = Arena()
         self.fusion: FusionPlan | None = None
         self.act: ActivationDesc | None = None
-        self.derive: VarianceFromInverse | None = None
+        self.fold: FoldInverse | None = None
         if isinstance(t, BnBackward):
             self.path = Path.V2
         elif lib.capabilities.has("miopenBatchNormBackwardActivation"):
@@ -298,8 +290,9 @@ class BnBackwardRunner(Runner[BnBackward[int] | BnInfDreluBnBwd[int]]):
                 self.path, self.act = Path.UNFUSED, _act(lib, res, m)
                 self.notes = (plan.declined_note() if plan is not None else FUSION_NCHW_ONLY,)
                 nbytes = tensor_nbytes(t.x)
-                self.derive = VarianceFromInverse(lib, res, self.channels, len(t.x.dim))
-                self.arena.reserve("variance", self.derive.nbytes)
+                self.fold = FoldInverse(lib, res, self.channels, len(t.x.dim))
+                self.arena.reserve("scale", self.fold.nbytes)
+                self.arena.reserve("variance", self.fold.nbytes)
                 self.arena.reserve("bn_y", nbytes)
                 self.arena.reserve("drelu", nbytes)
         self.workspace_size = self.arena.size
@@ -337,15 +330,17 @@ class BnBackwardRunner(Runner[BnBackward[int] | BnInfDreluBnBwd[int]]):
 
     def _unfused(self, ctx: Ctx[BnBackward[int] | BnInfDreluBnBwd[int]],
                  p: BnInfDreluBnBwd[int]) -> list[Call]:
-        """Recompute (variance derived on the device), activation backward, backward."""
+        """Recompute (the inverse variance folded into the scale on the device), activation
+        backward, backward."""
         q, ar = self.p.raw, self.arena
         var, bn_y, drelu = ar.at(ctx, "variance"), ar.at(ctx, "bn_y"), ar.at(ctx, "drelu")
-        assert self.act is not None and self.derive is not None
+        scale = ar.at(ctx, "scale")
+        assert self.act is not None and self.fold is not None
         return [
-            *self.derive.calls(ctx.handle, p.inv_variance, var),
+            *self.fold.calls(ctx.handle, p.scale, p.inv_variance, scale, var),
             ("miopenBatchNormalizationForwardInference_V2",
              (ctx.handle, _SPATIAL, ONE, ZERO, self.x.raw, p.x, self.x.raw, bn_y,
-              q, q, q, q, p.scale, p.bias, p.mean, var, 0.0)),
+              q, q, q, q, scale, p.bias, p.mean, var, 0.0)),
             # y = x = the recomputed pre-activation: ReLU/clipped ReLU/clamp derivatives gate on x
             ("miopenActivationBackward",
              (ctx.handle, self.act.raw, ONE, self.x.raw, bn_y, self.dy.raw, p.dy, self.x.raw,
