@@ -76,8 +76,6 @@ AMDKERNELS_KNOWN: dict[tuple[str, str], str] = {
                                               "(MIOpenActiveFwdLite, 3-D)",
     ("bn_training_act-eps-clamp", "7.2.4"): "tools/rdna3 does not implement VOP3 opcode 607 "
                                            "(MIOpenBatchNormFwdTrainSpatial with activation)",
-    ("bn_inf_drelu_bn_bwd-lower", "7.2.4"): "tools/rdna3 does not implement VOP3 opcode 30 "
-                                           "(MIOpenBatchNormBwdSpatial with activation)",
 }
 
 
