@@ -46,14 +46,19 @@ VOP2 = {1: "v_cndmask_b32", 3: "v_add_f32", 4: "v_sub_f32", 5: "v_subrev_f32", 8
         24: "v_lshlrev_b32", 25: "v_lshrrev_b32", 26: "v_ashrrev_i32", 27: "v_and_b32", 28: "v_or_b32",
         29: "v_xor_b32", 37: "v_add_nc_u32", 38: "v_sub_nc_u32", 39: "v_subrev_nc_u32",
         43: "v_fmac_f32", 44: "v_fmamk_f32", 45: "v_fmaak_f32", 50: "v_add_f16", 53: "v_mul_f16", 54: "v_fmac_f16"}
+#: The sixteen floating-point conditions in opcode order (the ISA's VOPC table for each type).
+_F32_CONDITIONS = ("f", "lt", "eq", "le", "gt", "lg", "ge", "o", "u", "nge", "nlg", "ngt", "nle",
+                   "neq", "nlt", "t")
 VOPC = {1: "v_cmp_lt_f16", 2: "v_cmp_eq_f16", 17: "v_cmp_lt_f32", 18: "v_cmp_eq_f32",
         20: "v_cmp_gt_f32", 27: "v_cmp_ngt_f32", 45: "v_cmp_neq_f64", 65: "v_cmp_lt_i32",
         66: "v_cmp_eq_i32", 67: "v_cmp_le_i32", 68: "v_cmp_gt_i32", 73: "v_cmp_lt_u32",
         74: "v_cmp_eq_u32", 75: "v_cmp_le_u32", 76: "v_cmp_gt_u32", 77: "v_cmp_ne_u32",
         78: "v_cmp_ge_u32", 81: "v_cmp_lt_i64", 84: "v_cmp_gt_i64", 89: "v_cmp_lt_u64",
         90: "v_cmp_eq_u64", 91: "v_cmp_le_u64", 92: "v_cmp_gt_u64", 93: "v_cmp_ne_u64", 193: "v_cmpx_lt_i32", 196: "v_cmpx_gt_i32", 202: "v_cmpx_eq_u32",
-        126: "v_cmp_class_f32", 127: "v_cmp_class_f64", 204: "v_cmpx_gt_u32", 25: "v_cmp_nge_f32",
-        30: "v_cmp_nlt_f32", 153: "v_cmpx_nge_f32"}
+        126: "v_cmp_class_f32", 127: "v_cmp_class_f64", 204: "v_cmpx_gt_u32",
+        # the rest of the f32 comparisons (VOPC 16-31) and their exec-writing forms (144-159)
+        **{16 + i: f"v_cmp_{c}_f32" for i, c in enumerate(_F32_CONDITIONS)},
+        **{144 + i: f"v_cmpx_{c}_f32" for i, c in enumerate(_F32_CONDITIONS)}}
 VOP3_ONLY = {522: "v_mad_i32_i24", 523: "v_mad_u32_u24", 528: "v_bfe_u32", 531: "v_fma_f32",
              532: "v_fma_f64", 544: "v_med3_i32", 582: "v_lshl_add_u32", 583: "v_add_lshl_u32",
              597: "v_add3_u32", 598: "v_lshl_or_b32", 599: "v_and_or_b32", 600: "v_or3_b32",

@@ -185,9 +185,14 @@ PLAIN: dict[str, Op] = {
 
 _CMP_FN: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
-    "ne": np.not_equal, "lg": np.not_equal,
-    "ngt": lambda a, b: ~(a > b), "neq": lambda a, b: ~(a == b), "nge": lambda a, b: ~(a >= b),
-    "nlt": lambda a, b: ~(a < b)}
+    "ne": np.not_equal, "lg": lambda a, b: (a < b) | (a > b),  # ordered: false for NaN
+    "ngt": lambda a, b: ~(a > b), "neq": lambda a, b: ~(a == b),
+    # the negated and ordered/unordered conditions are true when unordered (a NaN) exactly as
+    # the ISA defines them: "not >=" is true for NaN, "o" is false
+    "nge": lambda a, b: ~(a >= b), "nle": lambda a, b: ~(a <= b), "nlt": lambda a, b: ~(a < b),
+    "nlg": lambda a, b: ~((a < b) | (a > b)), "o": lambda a, b: ~(np.isnan(a) | np.isnan(b)),
+    "u": lambda a, b: np.isnan(a) | np.isnan(b), "f": lambda a, b: np.zeros(np.shape(a), bool),
+    "t": lambda a, b: np.ones(np.shape(a), bool)}
 
 
 def _compare(name: str) -> tuple[str, Callable[[np.ndarray, np.ndarray], np.ndarray]]:
