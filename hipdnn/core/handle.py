@@ -112,7 +112,22 @@ def check_handle(handle: Any, what: str) -> Handle | None:
 
 
 class Handle:
-    """A device (ordinal) and a stream (an int ``hipStream_t``, None = the default stream)."""
+    """A device (ordinal) and a stream (an int ``hipStream_t``, None = the default stream).
+
+    Parameters
+    ----------
+    device : int
+        The GPU ordinal, >= 0 (0 is the first GPU).
+    stream : int or None
+        A ``hipStream_t`` address, or None / 0 for the default stream.
+
+    Raises
+    ------
+    ArgumentError
+        ``device`` or ``stream`` is not an int.
+    ValidationError
+        ``device`` or ``stream`` is negative or out of range.
+    """
 
     def __init__(self, device: int = 0, stream: int | None = None) -> None:
         self.device = _device(device)
@@ -126,7 +141,25 @@ class Handle:
         weakref.finalize(self, _collected.append, self.serial).atexit = False
 
     def state(self, key: Hashable, factory: Callable[[Handle], T]) -> T:
-        """The engine state stored under ``key``, created with ``factory(self)`` on first use."""
+        """The engine state stored under ``key``, created with ``factory(self)`` on first use.
+
+        Parameters
+        ----------
+        key : Hashable
+            The engine's key (one state per engine and Handle).
+        factory : callable
+            Called once with this Handle to make the state.
+
+        Returns
+        -------
+        T
+            The state (the same object on every later call).
+
+        Raises
+        ------
+        GraphStateError
+            The Handle is closed.
+        """
         if self._closed:
             raise GraphStateError(f"{self!r} is closed")
         with self._lock:
@@ -135,7 +168,18 @@ class Handle:
             return self._states[key]  # type: ignore[no-any-return,unused-ignore]
 
     def peek_state(self, key: Hashable) -> Any:
-        """The state under ``key`` if it was created, else None (never creates it)."""
+        """The state under ``key`` if it was created, else None (never creates it).
+
+        Parameters
+        ----------
+        key : Hashable
+            The engine's key.
+
+        Returns
+        -------
+        Any
+            The state, or None.
+        """
         return self._states.get(key)
 
     def set_stream(self, stream: int | None) -> None:
@@ -144,7 +188,20 @@ class Handle:
         All or nothing: when an engine state cannot switch (e.g. ``miopenSetStream`` fails),
         the states already switched are set back, the Handle keeps its stream (``get_stream()``
         and every engine still use the old one) and :class:`~hipdnn.core.errors.HandleError` names
-        the call; calling ``set_stream`` again retries."""
+        the call; calling ``set_stream`` again retries.
+
+        Parameters
+        ----------
+        stream : int or None
+            A ``hipStream_t`` address, or None / 0 for the default stream.
+
+        Raises
+        ------
+        ArgumentError, ValidationError
+            ``stream`` is not an int, or out of range.
+        HandleError
+            An engine state could not switch (nothing switched).
+        """
         stream = _stream(stream)
         if stream == self.stream:
             return
@@ -169,12 +226,23 @@ class Handle:
         self.stream = stream
 
     def get_stream(self) -> int | None:
-        """The current stream (None: default stream)."""
+        """The current stream.
+
+        Returns
+        -------
+        int or None
+            The ``hipStream_t`` address, None for the default stream.
+        """
         return self.stream
 
     def synchronize(self) -> None:
         """Wait for work on the stream: engine states with ``synchronize`` are asked to.
-        A failing wait raises :class:`~hipdnn.core.errors.HandleError` naming the call."""
+
+        Raises
+        ------
+        HandleError
+            A wait failed; the error names the call.
+        """
         for st in list(self._states.values()):
             sync = getattr(st, "synchronize", None)
             if callable(sync):

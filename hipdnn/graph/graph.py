@@ -273,6 +273,29 @@ class Graph(MathOps, NormOps, MatmulOps):
         Unlike cudnn-frontend, where ``build()`` without arguments stops after the operation
         graph, this always builds plans (default heuristics), so ``execute`` can follow.
         ``progress`` is passed to :meth:`build_plans`.
+
+        Parameters
+        ----------
+        modes : HeurMode or sequence of HeurMode, optional
+            Heuristic modes, checked and accepted as cudnn-frontend takes them; every
+            registered engine that supports the graph is a candidate, best rank first.
+        policy : BuildPlanPolicy
+            Which candidates ``build_plans`` builds (``HEURISTICS_CHOICE``: the first that
+            builds; ``ALL``: every one).
+        progress : bool, optional
+            Show a progress line (None: on a terminal or notebook when it takes long).
+
+        Returns
+        -------
+        Graph
+            This graph, built.
+
+        Raises
+        ------
+        ValidationError
+            The graph is malformed (names the node, port and tensor).
+        GraphNotSupportedError
+            No engine can run it (the reasons per engine are in the message).
         """
         self._planner.build(modes, policy, progress)
         return self
@@ -366,6 +389,26 @@ class Graph(MathOps, NormOps, MatmulOps):
         (type, data pointer, shape, strides, dtype, device, read-only flag, read afresh on
         each call by a :mod:`hipdnn.pipeline.packsig` matcher), so the checks a new pack would get
         are still made on every call without resolving the pack again.
+
+        Parameters
+        ----------
+        variant_pack : Mapping
+            {graph tensor or uid: value}; a value is an int device pointer, a Python float
+            (pass-by-value tensors), a numpy array, a torch tensor, or any ``__dlpack__`` /
+            ``__cuda_array_interface__`` / ``__array_interface__`` object.
+        workspace : optional
+            At least ``get_workspace_size()`` bytes (same kinds of value); None when that is 0.
+        handle : Handle, optional
+            The Handle to run on (default: the graph's).
+
+        Raises
+        ------
+        VariantPackError
+            A value is missing, of another dtype or shape than its tensor, or unreadable.
+        WorkspaceError
+            The workspace is missing or too small.
+        GraphChangedError, PlanClosedError
+            The graph was edited since ``build()``, or it, the plan or the handle is closed.
         """
         fast = self._fast  # the executor's list: a hit costs no call into the executor
         if fast:
@@ -401,6 +444,25 @@ class Graph(MathOps, NormOps, MatmulOps):
         The binding belongs to the plan selected now (it keeps running that plan after the
         graph is rebuilt or another plan is selected); closing the graph, the plan or the
         plan's handle makes later calls raise ``PlanClosedError``.
+
+        Parameters
+        ----------
+        variant_pack : Mapping
+            {graph tensor or uid: value}, as for :meth:`execute`.
+        workspace : optional
+            As for :meth:`execute`.
+        handle : Handle, optional
+            The Handle to run on (default: the graph's).
+
+        Returns
+        -------
+        BoundExecution
+            Call it (no arguments) to run the plan on the bound memory.
+
+        Raises
+        ------
+        VariantPackError, WorkspaceError, GraphChangedError, PlanClosedError
+            As :meth:`execute`, raised here once instead of on each run.
         """
         return self._executor.bind(variant_pack, workspace, handle)
 
@@ -442,6 +504,16 @@ class Graph(MathOps, NormOps, MatmulOps):
 
         A structure identical to one validated successfully before (names, dims, strides,
         dtypes, uids, virtuality, attributes and wiring all equal) is served from a memo.
+
+        Returns
+        -------
+        Graph
+            This graph, with ``tensors`` (uid -> tensor) filled.
+
+        Raises
+        ------
+        ValidationError
+            Names the node, port and tensor at fault and what is valid.
         """
         self.tensors, self._planner.validated = validate_structure(self)
         return self
