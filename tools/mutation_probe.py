@@ -60,8 +60,8 @@ class Mutant:
 MUTANTS: tuple[Mutant, ...] = (
     # --- the three of issue 35
     Mutant("bn_inference_epsilon_default", f"{MIOPEN}/batchnorm.py",
-           "variance, eps = p.variance, p.epsilon",
-           "variance, eps = p.variance, DEFAULT_EPSILON",
+           "scale, variance, eps = p.scale, p.variance, p.epsilon",
+           "scale, variance, eps = p.scale, p.variance, DEFAULT_EPSILON",
            "BN inference passes MIOpen's default epsilon 1e-5 instead of the graph's"),
     Mutant("conv_padding_reversed", f"{MIOPEN}/descriptors.py",
            "lib.miopenInitConvolutionNdDescriptor(handle, n, arr(*padding), arr(*stride),",
@@ -104,9 +104,9 @@ MUTANTS: tuple[Mutant, ...] = (
            "return p.next_running_mean, p.next_running_variance, 0.1",
            "BN training passes momentum 0.1 instead of the graph's"),
     Mutant("bn_derived_variance_eps_default", f"{MIOPEN}/batchnorm.py",
-           'variance, eps = self.arena.at(ctx, "variance"), 0.0',
-           'variance, eps = self.arena.at(ctx, "variance"), DEFAULT_EPSILON',
-           "the variance derived from the inverse variance gets MIOpen's epsilon added again"),
+           'self.arena.at(ctx, "variance"), 0.0',
+           'self.arena.at(ctx, "variance"), DEFAULT_EPSILON',
+           "the inverse-variance form (scale folded, variance of ones) gets MIOpen's epsilon added"),
     Mutant("bn_backward_scale_bias_swapped", f"{MIOPEN}/batchnorm.py",
            "self.dx.raw, p.dx, q, q, q, q, p.scale, p.dscale, p.dbias,",
            "self.dx.raw, p.dx, q, q, q, q, p.scale, p.dbias, p.dscale,",

@@ -315,7 +315,7 @@ def bn_inference_case(dtype: DataType, layout: str, seed: int = 0, *, inv: bool 
     ty = _out(ty, layout)
     row = ((Row.BN_INFERENCE_INV_ACT if inv else Row.BN_INFERENCE_ACT) if activation
            else Row.BN_INFERENCE_INV if inv else Row.BN_INFERENCE)
-    c = Case(row, g, dtype, layout, args={} if inv else {"epsilon": eps})
+    c = Case(row, g, dtype, layout, args={"epsilon": 0.0 if inv else eps})  # inv: MIOpen must add no epsilon
     c.inputs = {tx: host_array(x, dtype, layout), **{tp[k]: _p(v, rank) for k, v in p.items()}}
     c.outputs = {"y": ty}
     pp = {k: _p(v, rank).astype(np.float64) for k, v in p.items()}
