@@ -99,6 +99,8 @@ def conv_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
         return "numpy"
     monkeypatch.delenv(_bn_jit.ENV, raising=False)
     monkeypatch.setattr(_conv, "MIN_COMPILED_CHANNELS", 1)  # few-channel test data too
+    monkeypatch.setattr(_conv, "COMPILED_RANKS", dict.fromkeys(("fprop", "dgrad", "wgrad"),
+                                                                (1, 2, 3)))  # every problem
     if _conv_jit.kernels() is None:
         require_or_skip("HIPDNN_REQUIRE_JIT", "numba is not installed (or could not compile the "
                         "reference convolution loops): pip install numba")

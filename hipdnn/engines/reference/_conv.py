@@ -7,7 +7,8 @@ image with the pixels as the fast axis). Python loops run only over kernel offse
 everything else is strided views, one contiguous copy, and ``np.matmul``.
 
 With numba (:mod:`._conv_jit`) float32-accumulated problems of 16 or more channels per group
-(:data:`MIN_COMPILED_CHANNELS`) take the compiled path instead (:func:`implementation`):
+(:data:`MIN_COMPILED_CHANNELS`), of the directions and ranks in :data:`COMPILED_RANKS`, take
+the compiled path instead (:func:`implementation`):
 channels-last float32 data, im2col in tiles of :data:`TILE_BYTES` (padding read in place, no
 padded copy), one GEMM per tile and group; a unit-stride data gradient as the forward
 convolution of dy with the flipped filter, a strided one as GEMMs and a compiled col2im gather;
@@ -397,8 +398,8 @@ def implementation() -> str:
     except metadata.PackageNotFoundError:
         return ("im2col/col2im in numpy + BLAS GEMMs (numba not installed: pip install "
                 "'hipdnn-ctypes[jit]')")
-    return (f"tiled im2col/col2im compiled by numba {numba} + BLAS GEMMs (numpy's for 1x1 "
-            f"unstrided unpadded filters)")
+    return (f"3-D dgrad/wgrad: tiled im2col/col2im compiled by numba {numba} + BLAS GEMMs; "
+            f"the rest: im2col/col2im in numpy + BLAS GEMMs")
 
 
 #: Fewest channels per group of the gathered tensor (x; dy for a unit-stride dgrad; dx for a
@@ -408,10 +409,20 @@ def implementation() -> str:
 MIN_COMPILED_CHANNELS = 16
 
 
-def _compiled(acc: type, channels: int) -> _conv_jit.Kernels | None:
+#: Direction -> spatial ranks that take the compiled path. Measured on the 2-core host against
+#: the numpy path (bench_reference.py, whole suite each, ratio to PyTorch per family), the
+#: compiled path helped 3-D dgrad and wgrad and was slower for 2-D and for 3-D fprop at 2 and
+#: 16 threads (its tiles alternate a gather on the pool with a threaded BLAS GEMM), so only
+#: those two run it by default; the tests run every direction and rank on both paths.
+COMPILED_RANKS: dict[str, tuple[int, ...]] = {"fprop": (), "dgrad": (3,), "wgrad": (3,)}
+
+
+def _compiled(acc: type, channels: int, direction: str = "fprop",
+              nsp: int = 2) -> _conv_jit.Kernels | None:
     """The compiled loops, for float32 accumulation (float64, the exact INT8 path, stays numpy)
-    of ``channels`` per group or more."""
-    if np.dtype(acc) != np.float32 or channels < MIN_COMPILED_CHANNELS:
+    of ``channels`` per group or more, where :data:`COMPILED_RANKS` takes them."""
+    if (np.dtype(acc) != np.float32 or channels < MIN_COMPILED_CHANNELS
+            or nsp not in COMPILED_RANKS[direction]):
         return None
     return _conv_jit.kernels()
 
@@ -600,7 +611,7 @@ def conv_fprop(
     """
     _check(x.shape, w.shape, groups, x.ndim - 2, pre_padding, post_padding, stride, dilation)
     y_dim = conv_output_dims(x.shape, w.shape, pre_padding, post_padding, stride, dilation)
-    kern = _compiled(acc, w.shape[1])
+    kern = _compiled(acc, w.shape[1], "fprop", x.ndim - 2)
     if kern is not None and min(y_dim) > 0 and not _trivial(w.shape[2:], pre_padding,
                                                             post_padding, stride):
         return _fprop_compiled(kern, x, w, y_dim[2:], pre_padding, stride, dilation, groups)
@@ -632,7 +643,7 @@ def conv_dgrad(
     _check(x_shape, w.shape, groups, dy.ndim - 2, pre_padding, post_padding, stride, dilation)
     y_dim = conv_output_dims(x_shape, w.shape, pre_padding, post_padding, stride, dilation)
     gathered = w.shape[0] // groups if all(s == 1 for s in stride) else w.shape[1]
-    kern = _compiled(_F32, gathered)
+    kern = _compiled(_F32, gathered, "dgrad", dy.ndim - 2)
     if (kern is not None and tuple(dy.shape) == y_dim and min(y_dim) > 0 and min(x_shape) > 0
             and not _trivial(w.shape[2:], pre_padding, post_padding, stride)):
         dx = _dgrad_compiled(kern, dy, w, x_shape, pre_padding, stride, dilation, groups)
@@ -669,7 +680,7 @@ def conv_wgrad(
     w_shape = tuple(int(v) for v in w_shape)
     _check(x.shape, w_shape, groups, x.ndim - 2, pre_padding, post_padding, stride, dilation)
     y_dim = conv_output_dims(x.shape, w_shape, pre_padding, post_padding, stride, dilation)
-    kern = _compiled(_F32, w_shape[1])
+    kern = _compiled(_F32, w_shape[1], "wgrad", x.ndim - 2)
     if (kern is not None and tuple(dy.shape) == y_dim and min(y_dim) > 0
             and not _trivial(w_shape[2:], pre_padding, post_padding, stride)):
         return _wgrad_compiled(kern, x, dy, w_shape, pre_padding, stride, dilation, groups)

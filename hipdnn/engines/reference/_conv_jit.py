@@ -5,8 +5,8 @@ each one parallel loop; the arithmetic stays in BLAS GEMMs (:mod:`._conv`).
 numba is optional, as for the batchnorm loops (:mod:`._bn_jit`, whose switch and launch lock
 these share): without it, with ``HIPDNN_REFERENCE_JIT=0``, or if compiling fails (a warning
 says why, once), :mod:`._conv` runs its numpy im2col/col2im instead. The first use compiles the
-loops (about 2-4 s; numba's on-disk cache makes later processes load them in a fraction of
-that).
+loops, with the batchnorm loops if not yet compiled (15 s on the 16-core host, 15-22 s on the
+busy 2-core one); numba's on-disk cache makes later processes load them in about 1.6 s.
 
 Every array is channels-last and 5-D: (N, D, H, W, C) for the data, 2-D and 1-D problems as
 D = 1 (and H = 1). Columns are (G, rows, KD*KH*KW*Cg): one row per output pixel (n, od, oh, ow)
