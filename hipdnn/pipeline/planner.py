@@ -216,15 +216,17 @@ class Planner:
         found, reason = plan_cache.answer(ck)
         if found:
             return reason
-        if self._stored_answers(engine):  # the plan store answered for the engine
-            plan_cache.store_answer(ck, None)
-            return None
+        stored, reason = self._stored_answers(engine)
+        if stored:  # the plan store answered for the engine: it is not asked
+            plan_cache.store_answer(ck, reason)
+            return reason
         try:
             reason = engine.check_support(self._view(), self.graph.handle)
         except HipdnnError as exc:
             return TransientReason(f"{type(exc).__name__}: {exc}")
         if not isinstance(reason, TransientReason):
             plan_cache.store_answer(ck, reason)
+            self._keep_support(engine, reason)
         return reason
 
     def _applicable(self) -> list[Engine]:
@@ -481,24 +483,38 @@ class Planner:
             return None
         return None if token is None else (store, token)
 
-    def _stored_answers(self, engine: Engine) -> bool:
-        """True when the plan store holds this engine's answers for the graph (supported, and
-        its knob list, which is then served as the engine's knob answer): the engine is not
-        asked (for MIOpen: no solution enumeration)."""
+    def _stored_answers(self, engine: Engine) -> tuple[bool, str | None]:
+        """(True, answer) when the plan store holds this engine's support answer for the graph
+        (and, when it is supported and a plan was built, its knob list, then served as the
+        engine's knob answer): the engine is not asked (for MIOpen: no solution enumeration)."""
         kept = self._store_for(engine)
         if kept is None:
-            return False
+            return False, None
         store, token = kept
         found = store.get(store.key("answers", engine.name, token, self._store_graph()))
-        if not isinstance(found, dict) or found.get("support", "") is not None:
-            return False
-        try:
-            knobs = knobs_from_json(found.get("knobs"))
-        except ValueError:
-            return False
-        plan_cache.store_answer((self._graph_key(), engine.cache_token, "knobs",
-                                 self.graph.handle.serial), knobs)
-        return True
+        if not isinstance(found, dict) or "support" not in found:
+            return False, None
+        reason = found["support"]
+        if reason is not None:
+            return (True, reason) if isinstance(reason, str) else (False, None)
+        if found.get("knobs") is not None:
+            try:
+                knobs = knobs_from_json(found["knobs"])
+            except ValueError:
+                return False, None
+            plan_cache.store_answer((self._graph_key(), engine.cache_token, "knobs",
+                                     self.graph.handle.serial), knobs)
+        return True, None
+
+    def _keep_support(self, engine: Engine, reason: str | None) -> None:
+        """Write an engine's definitive support answer to the plan store (knobs come with the
+        first plan built; never raises)."""
+        kept = self._store_for(engine)
+        if kept is not None:
+            store, token = kept
+            store.put(store.key("answers", engine.name, token, self._store_graph()),
+                      {"support": reason, "knobs": None}, kind="answers", engine=engine.name,
+                      token=token)
 
     def _plan_key(self, store: PlanStore, engine: Engine, token: str,
                   items: tuple[Any, ...]) -> str:

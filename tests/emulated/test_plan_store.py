@@ -208,3 +208,32 @@ def test_the_switch_turns_it_off(emulated_device: EmulatedDevice,
     finally:
         ps.set_plan_store(None)
         clear_plan_cache()
+
+
+def test_a_declined_answer_is_kept_too(emulated_device: EmulatedDevice,
+                                       emulated_miopen_engine: MiopenEngine, store: ps.PlanStore,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine's definitive answer (here a decline) is stored when it is given, so a later
+    process does not ask that engine again even though no plan of it was built."""
+    asked: list[int] = []
+    real = emulated_miopen_engine.check_support
+
+    def counted(graph: Any, handle: Any) -> Any:
+        asked.append(1)
+        return real(graph, handle)
+
+    monkeypatch.setattr(emulated_miopen_engine, "check_support", counted)
+
+    def attempt() -> dict[str, str | None]:
+        clear_plan_cache()
+        g = hipdnn.Graph(name="true_convolution", io_data_type=D.FLOAT, compute_data_type=D.FLOAT)
+        x = g.tensor(dim=[1, 4, 8, 8], name="x")
+        w = g.tensor(dim=[4, 4, 3, 3], name="w")
+        g.conv_fprop(x, w, padding=[1, 1], convolution_mode="CONVOLUTION", name="c").set_output(True)
+        g.build_operation_graph(Handle())
+        return g.engine_reasons()
+
+    first = attempt()
+    assert len(asked) == 1 and "CROSS_CORRELATION" in (first["MIOPEN_ENGINE"] or "")
+    second = attempt()
+    assert len(asked) == 1 and second["MIOPEN_ENGINE"] == first["MIOPEN_ENGINE"]

@@ -167,7 +167,8 @@ first = time.perf_counter() - t1
 kernels = [e["kernel"] for e in log.since(mark) if e["event"] == "launch"]
 print("RESULT " + json.dumps({{"plan": plan.name, "path": str(plan.path), "solution": plan.solution_id,
       "workspace": ws, "notes": list(plan.notes), "counts": counts, "kernels": kernels,
-      "build_s": built, "execute_s": first, "engine": plan.engine.name}}))
+      "build_s": built, "execute_s": first, "engine": plan.engine.name,
+      "miopen_engines": sum(1 for n, r in g.engine_reasons().items() if n.startswith("MIOPEN") and r is None)}}))
 """
 
 

@@ -33,8 +33,9 @@ def test_a_second_process_builds_from_the_store(stub: Stub, tmp_path: Path, row:
     assert second["kernels"] == first["kernels"] and first["kernels"]
     assert _enumerations(second["counts"]) == 0, second["counts"]
     assert "miopenFindSolutions" not in second["counts"]
-    if row.startswith("CONV"):
-        assert _enumerations(first["counts"]) == 1, first["counts"]
+    if row.startswith("CONV"):  # one per MIOpen engine that can run it (MIOPEN_ENGINE and
+        # MIOPEN_ENGINE_DETERMINISTIC both answer check_support), and no more
+        assert _enumerations(first["counts"]) == first["miopen_engines"] >= 1, first["counts"]
     if first["path"] == "unfused":  # the fusion compile MIOpen declined is not tried again
         assert "miopenCompileFusionPlan" not in second["counts"], second["counts"]
     assert len(list((tmp_path / "plans").glob("*.json"))) == 2
