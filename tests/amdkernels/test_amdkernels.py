@@ -200,8 +200,7 @@ ACT_CASES = ["relu", "clipped_relu", "sigmoid", "tanh"]
 
 #: Activations whose MIOpenActiveFwdLite build uses an instruction tools/rdna3 does not emulate
 #: (the emulator, not AMD's kernel: strict xfail, it fails the same on 3.4.0 and 3.5.1).
-EMULATOR_GAPS = {"clipped_relu": "VOP3 opcode 606", "leaky_relu": "VOPC opcode 30 (fp16: 14)",
-                 "sigmoid": "VOPC opcode 30", "tanh": "VOP1 opcode 35"}
+EMULATOR_GAPS = {"clipped_relu": "VOP3 opcode 606", "tanh": "VOP1 opcode 35"}
 
 
 @pytest.mark.parametrize("row,dtype,layout,shape", PROVIDER_CASES,
@@ -217,7 +216,7 @@ def test_amd_kernels_provider_rows(launches: Any, row: Row, dtype: str, layout: 
     _check(launches, row, dtype, layout, shape, report=True, case=case)
 
 
-@pytest.mark.parametrize("act", ["relu", *EMULATOR_GAPS])
+@pytest.mark.parametrize("act", ["relu", "leaky_relu", "sigmoid", *EMULATOR_GAPS])
 def test_amd_kernels_standalone_activations(launches: Any, request: pytest.FixtureRequest,
                                             act: str) -> None:
     from test_miopen_engine_graphs import pointwise_act_case
