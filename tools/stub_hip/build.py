@@ -38,7 +38,8 @@ ARCHS = {"gfx90a": ("gfx90a:sramecc+:xnack-", 104), "gfx942": ("gfx942:sramecc+:
          "gfx1100": ("gfx1100", 48)}
 #: HIP functions the stub exports beyond MIOpen's imports and miopen_ctypes.hip's table.
 _EXTRA = ("hipModuleLaunchKernel", "hipPeekAtLastError", "hipHostFree", "hipGetDeviceCount",
-          "hipdnn_stubgpu_lookup")
+          "hipdnn_stubgpu_lookup", "hipdnn_stubgpu_fail", "hipdnn_stubgpu_clear_faults",
+          "hipdnn_stubgpu_calls")
 #: hipRuntimeGetVersion of each HIP build (major*1e7 + minor*1e5 + patch).
 _HIP_VERSION = {"6": 60443000, "7": 70224000}
 _UND = re.compile(r"\*UND\*\s+\S+\s+(?:\(([^)]+)\)\s+)?(\S+)$")

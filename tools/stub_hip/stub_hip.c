@@ -94,6 +94,80 @@ static hipError_t failed(const char *function, hipError_t status, const char *wh
   return status;
 }
 
+/* -------------------------------------------------------------------------- fault injection */
+/* hipdnn_stubgpu_fail(function, nth, status): the nth call of `function` from now on returns
+ * `status` (once). hipdnn_stubgpu_calls(function): how many calls of it were made (counted for
+ * the functions that can be failed: hipSetDevice, hipGetDevicePropertiesR0600, hipMalloc,
+ * hipHostMalloc, hipMemcpy*, hipMemset*, hipStreamCreateWithFlags, hipStreamSynchronize,
+ * hipModuleLoad*, hipModuleGetFunction and the launches). Test tooling: tests/stubgpu. */
+#define MAX_FAULTS 64
+typedef struct { char name[64]; long nth; int status; } fault_t;
+typedef struct { char name[64]; unsigned long calls; } counter_t;
+static fault_t g_faults[MAX_FAULTS];
+static int g_nfaults;
+static counter_t g_counters[64];
+static int g_ncounters;
+
+EXPORT int hipdnn_stubgpu_fail(const char *function, long nth, int status) {
+  if (!function || nth < 1 || status == 0) return 1;
+  pthread_mutex_lock(&g_lock);
+  int rc = 1;
+  if (g_nfaults < MAX_FAULTS) {
+    snprintf(g_faults[g_nfaults].name, sizeof g_faults[0].name, "%s", function);
+    g_faults[g_nfaults].nth = nth;
+    g_faults[g_nfaults].status = status;
+    ++g_nfaults;
+    rc = 0;
+  }
+  pthread_mutex_unlock(&g_lock);
+  return rc;
+}
+
+EXPORT void hipdnn_stubgpu_clear_faults(void) {
+  pthread_mutex_lock(&g_lock);
+  g_nfaults = 0;
+  pthread_mutex_unlock(&g_lock);
+}
+
+EXPORT unsigned long hipdnn_stubgpu_calls(const char *function) {
+  unsigned long n = 0;
+  pthread_mutex_lock(&g_lock);
+  for (int i = 0; function && i < g_ncounters; ++i)
+    if (strcmp(g_counters[i].name, function) == 0) n = g_counters[i].calls;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+
+/* Count a call of `function`; the status an armed fault makes it return (0: none). */
+static int injected(const char *function) {
+  int status = 0;
+  pthread_mutex_lock(&g_lock);
+  int i = 0;
+  while (i < g_ncounters && strcmp(g_counters[i].name, function) != 0) ++i;
+  if (i == g_ncounters && g_ncounters < (int)(sizeof g_counters / sizeof g_counters[0])) {
+    snprintf(g_counters[i].name, sizeof g_counters[0].name, "%s", function);
+    g_counters[i].calls = 0;
+    ++g_ncounters;
+  }
+  if (i < g_ncounters) ++g_counters[i].calls;
+  for (int k = 0; k < g_nfaults; ++k) {
+    if (strcmp(g_faults[k].name, function) != 0) continue;
+    if (--g_faults[k].nth == 0 && status == 0) status = g_faults[k].status;
+  }
+  int kept = 0;
+  for (int k = 0; k < g_nfaults; ++k)
+    if (g_faults[k].nth > 0) g_faults[kept++] = g_faults[k];
+  g_nfaults = kept;
+  pthread_mutex_unlock(&g_lock);
+  return status;
+}
+
+#define INJECT(function)                                                                        \
+  do {                                                                                          \
+    int injected_ = injected(function);                                                         \
+    if (injected_) return failed(function, (hipError_t)injected_, "injected");                  \
+  } while (0)
+
 /* ------------------------------------------------------------------------------ allocations */
 typedef struct { char *base; size_t size; } alloc_t;
 static alloc_t *g_allocs;
@@ -124,6 +198,7 @@ static int overruns(const void *p, size_t n) {
 }
 
 static hipError_t dev_alloc(const char *api, void **out, size_t n) {
+  INJECT(api);
   if (!out) return failed(api, hipErrorInvalidValue, "NULL result pointer");
   size_t rounded = (n ? n : 1) + 255;
   rounded -= rounded % 256;
@@ -166,7 +241,7 @@ static hipError_t dev_free(const char *api, void *p) {
 EXPORT hipError_t hipInit(unsigned int flags) { (void)flags; log_line("\"event\":\"init\""); return hipSuccess; }
 EXPORT hipError_t hipGetDeviceCount(int *n) { if (!n) return hipErrorInvalidValue; *n = 1; return hipSuccess; }
 EXPORT hipError_t hipGetDevice(int *d) { if (!d) return hipErrorInvalidValue; *d = 0; return hipSuccess; }
-EXPORT hipError_t hipSetDevice(int d) { return d == 0 ? hipSuccess : failed("hipSetDevice", hipErrorInvalidDevice, "one device: 0"); }
+EXPORT hipError_t hipSetDevice(int d) { INJECT("hipSetDevice"); return d == 0 ? hipSuccess : failed("hipSetDevice", hipErrorInvalidDevice, "one device: 0"); }
 EXPORT hipError_t hipDeviceSynchronize(void) { return hipSuccess; }
 EXPORT hipError_t hipGetLastError(void) { hipError_t e = g_last; g_last = hipSuccess; return e; }
 EXPORT hipError_t hipPeekAtLastError(void) { return g_last; }
@@ -231,6 +306,7 @@ static void fill_props(hipDeviceProp_tR0600 *p) {
 }
 
 EXPORT hipError_t hipGetDevicePropertiesR0600(hipDeviceProp_tR0600 *p, int d) {
+  INJECT("hipGetDevicePropertiesR0600");
   if (!p) return failed("hipGetDevicePropertiesR0600", hipErrorInvalidValue, "NULL properties");
   if (d != 0) return failed("hipGetDevicePropertiesR0600", hipErrorInvalidDevice, "one device: 0");
   fill_props(p);
@@ -328,6 +404,7 @@ static const char *kind_name(hipMemcpyKind k) {
 }
 
 static hipError_t copy(const char *api, void *dst, const void *src, size_t n, hipMemcpyKind k, hipStream_t s) {
+  INJECT(api);
   if (n && (!dst || !src)) return failed(api, hipErrorInvalidValue, "NULL pointer");
   if (overruns(dst, n) || overruns(src, n)) return failed(api, hipErrorInvalidValue, "copy runs past an allocation");
   memmove(dst, src, n);
@@ -345,6 +422,7 @@ EXPORT hipError_t hipMemcpyWithStream(void *d, const void *s, size_t n, hipMemcp
 }
 
 static hipError_t fill(const char *api, void *d, int v, size_t n, hipStream_t s) {
+  INJECT(api);
   if (n && !d) return failed(api, hipErrorInvalidValue, "NULL pointer");
   if (overruns(d, n)) return failed(api, hipErrorInvalidValue, "memset runs past an allocation");
   memset(d, v, n);
@@ -365,6 +443,7 @@ static unsigned g_streams, g_events;
 static int bad_stream(hipStream_t s) { return s && ((stream_t *)s)->magic != STREAM_MAGIC; }
 
 EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *s, unsigned int flags) {
+  INJECT("hipStreamCreateWithFlags");
   if (!s) return failed("hipStreamCreateWithFlags", hipErrorInvalidValue, "NULL result");
   stream_t *st = calloc(1, sizeof *st);
   st->magic = STREAM_MAGIC;
@@ -382,6 +461,7 @@ EXPORT hipError_t hipStreamDestroy(hipStream_t s) {
   return hipSuccess;
 }
 EXPORT hipError_t hipStreamSynchronize(hipStream_t s) {
+  INJECT("hipStreamSynchronize");
   return bad_stream(s) ? failed("hipStreamSynchronize", hipErrorInvalidHandle, "not a stream") : hipSuccess;
 }
 
@@ -549,6 +629,7 @@ static const unsigned char *code_object(const unsigned char *image, size_t avail
 }
 
 EXPORT hipError_t hipModuleLoadData(hipModule_t *m, const void *image) {
+  INJECT("hipModuleLoadData");
   if (!m || !image) return failed("hipModuleLoadData", hipErrorInvalidValue, "NULL argument");
   size_t n;
   const unsigned char *elf = code_object(image, SIZE_MAX, &n);
@@ -558,6 +639,7 @@ EXPORT hipError_t hipModuleLoadData(hipModule_t *m, const void *image) {
 }
 
 EXPORT hipError_t hipModuleLoad(hipModule_t *m, const char *path) {
+  INJECT("hipModuleLoad");
   if (!m || !path) return failed("hipModuleLoad", hipErrorInvalidValue, "NULL argument");
   FILE *f = fopen(path, "rb");
   if (!f) return failed("hipModuleLoad", hipErrorFileNotFound, "cannot open the code object");
@@ -584,6 +666,7 @@ EXPORT hipError_t hipModuleUnload(hipModule_t m) {
 }
 
 EXPORT hipError_t hipModuleGetFunction(hipFunction_t *f, hipModule_t m, const char *name) {
+  INJECT("hipModuleGetFunction");
   if (!f || !m || !name) return failed("hipModuleGetFunction", hipErrorInvalidValue, "NULL argument");
   if (!elf_has_symbol((module_t *)m, name)) return failed("hipModuleGetFunction", hipErrorNotFound, "no such kernel in the module");
   function_t *fn = calloc(1, sizeof *fn);
@@ -625,6 +708,7 @@ static int hook_state(void) {
 
 static hipError_t launch(const char *api, function_t *fn, const unsigned global[3], const unsigned grid[3],
                          const unsigned block[3], unsigned shared, hipStream_t stream, void **params, void **extra) {
+  INJECT(api);
   if (!fn) return failed(api, hipErrorInvalidHandle, "NULL function");
   if (bad_stream(stream)) return failed(api, hipErrorInvalidHandle, "not a stream");
   for (int i = 0; i < 3; ++i)
