@@ -118,7 +118,10 @@ _BN_ACTIVATION_CALLS = {
 _BN_INFERENCE_ROWS = (Row.BN_INFERENCE, Row.BN_INFERENCE_INV, Row.BN_INF_DRELU_BN_BWD,
                       Row.BN_INFERENCE_ACT, Row.BN_INFERENCE_INV_ACT)
 #: Rows whose activation runs standalone on MIOpen 3.4 (miopenActivationForward).
-_ACTIVATION_34_ROWS = (Row.BN_INFERENCE_ACT, Row.BN_INFERENCE_INV_ACT, Row.POINTWISE_ACT)
+#: Rows that hand MIOpen an activation (fused or standalone): on MIOpen 3.4 a CLAMP there is
+#: computed as zeros (its MIOpenNeuron.cl has no CLAMP; AMD's kernels on tests/amdkernels).
+_ACTIVATION_34_ROWS = (Row.BN_INFERENCE_ACT, Row.BN_INFERENCE_INV_ACT, Row.POINTWISE_ACT,
+                       Row.CONV_BIAS_ACT, Row.BN_TRAINING_ACT, Row.BN_INF_DRELU_BN_BWD)
 #: Rows that run MIOpen 3.4's batchnorm training/backward kernels (the _V2 calls; the
 #: activation row's unfused path too).
 _BN_PLAIN_ROWS = (Row.BN_TRAINING, Row.BN_BACKWARD, Row.BN_TRAINING_ACT)
@@ -151,9 +154,12 @@ def check_library_rules(m: Match, lib: MIOpenLibrary) -> None:
                        "and tanh run")
     if (m.row in _ACTIVATION_34_ROWS and not lib.capabilities.has(_BN_35_MARKER)
             and m.activation is not None and m.activation.mode == int(ActivationMode.miopenActivationCLAMP)):
-        raise Declined(f"node {m.nodes[-1].name!r}: a lower clip (CLAMP) needs MIOpen >= 3.5: "
-                       "MIOpen 3.4's activation kernels (MIOpenNeuron.cl) have no CLAMP mode; "
-                       "ReLU, clipped ReLU (upper clip only) and leaky ReLU run there")
+        act = next((n for n in m.nodes if "RELU" in str(n.attributes().get("mode", ""))),
+                   m.nodes[-1])
+        raise Declined(f"node {act.name!r}: a lower clip (CLAMP) needs MIOpen >= 3.5: "
+                       "MIOpen 3.4's activation kernels (MIOpenNeuron.cl) have no CLAMP mode and "
+                       "compute zeros for it; ReLU, clipped ReLU (upper clip only) and leaky ReLU "
+                       "run there")
     if (m.row in (Row.BN_INFERENCE_ACT, Row.BN_INFERENCE_INV_ACT)
             and m.data_type == DataType.BFLOAT16
             and not lib.capabilities.has("miopenBatchNormForwardInferenceActivation")):
