@@ -62,6 +62,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "emulated"))
+# The emulated device's decisions must not come from (or go to) the user's persistent plan store:
+# a stored decision of another emulated configuration (e.g. "unfused") would change the rows.
+os.environ["HIPDNN_PLAN_STORE"] = "off"
 
 from emulated.device import EmulatedDevice  # noqa: E402  (test code: the emulated device)
 from test_miopen_engine_graphs import build  # noqa: E402  (test code: seed-row graphs)
