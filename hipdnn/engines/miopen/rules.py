@@ -216,10 +216,11 @@ def activation_of(node: Any, graph: Any) -> Activation:
             return Activation(int(M.miopenActivationRELU), lower_clip=lower)
         return Activation(int(M.miopenActivationCLAMP), alpha=lower, beta=_FLT_MAX,
                           lower_clip=lower)
-    if lower is None:
+    if lower is None or (lower == 0.0 and upper > 0):  # a lower clip of 0 is ReLU's own
         if upper <= 0:
             raise Declined(f"node {node.name!r}: relu_upper_clip {upper} must be > 0 without a lower clip")
-        return Activation(int(M.miopenActivationCLIPPEDRELU), alpha=upper, upper_clip=upper)
+        return Activation(int(M.miopenActivationCLIPPEDRELU), alpha=upper, lower_clip=lower,
+                          upper_clip=upper)
     return Activation(int(M.miopenActivationCLAMP), alpha=lower, beta=upper,
                       lower_clip=lower, upper_clip=upper)
 
