@@ -126,6 +126,14 @@ def _home() -> Path:
         return Path("~")
 
 
+def _expanded(path: Path) -> Path:
+    """``path`` with ``~`` expanded; as given when no home folder can be found."""
+    try:
+        return path.expanduser()
+    except RuntimeError:
+        return path
+
+
 def _folder(path: Path, pattern: str = "**/*") -> dict[str, Any]:
     """Where a cache folder is, whether it exists and can be written, its files and bytes."""
     out: dict[str, Any] = {"path": str(path), "exists": path.is_dir()}
@@ -152,8 +160,8 @@ def miopen_caches(lib_path: str | None = None) -> dict[str, Any]:
 
 
     home = _home()
-    user = Path(os.environ.get("MIOPEN_USER_DB_PATH") or home / ".config" / "miopen").expanduser()
-    kcache = Path(os.environ.get("MIOPEN_CUSTOM_CACHE_DIR") or home / ".cache" / "miopen").expanduser()
+    user = _expanded(Path(os.environ.get("MIOPEN_USER_DB_PATH") or home / ".config" / "miopen"))
+    kcache = _expanded(Path(os.environ.get("MIOPEN_CUSTOM_CACHE_DIR") or home / ".cache" / "miopen"))
     out: dict[str, Any] = {
         "user db (perf db *.updb.txt, MIOPEN_USER_DB_PATH)": _folder(user, "*.updb.txt"),
         "user find db (*.ufdb.txt, MIOPEN_USER_DB_PATH)": _folder(user, "*.ufdb.txt"),

@@ -45,6 +45,7 @@ import os
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,12 +65,29 @@ _OFF = {"0", "off", "false", "no", "none"}
 _SUFFIX = ".json"
 
 
-def default_store_dir() -> Path:
-    """``<user cache>/hipdnn-ctypes/plans``."""
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+def _replace(tmp: str, path: Path) -> None:
+    """``os.replace``; on Windows a reader holding ``path`` open makes it fail for a moment
+    (a sharing violation), so it is retried briefly before the error counts."""
+    for attempt in range(40):
+        try:
+            os.replace(tmp, path)
+            return
+        except PermissionError:
+            if sys.platform != "win32" or attempt == 39:
+                raise
+            time.sleep(0.002 * (attempt + 1))
+
+
+def default_store_dir() -> Path | None:
+    """``<user cache>/hipdnn-ctypes/plans``; None when the user has no home folder to find
+    (e.g. Windows with neither LOCALAPPDATA nor USERPROFILE): then there is no default store."""
+    try:
+        if sys.platform == "win32":
+            base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+        else:
+            base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    except (RuntimeError, KeyError):
+        return None
     return Path(base) / "hipdnn-ctypes" / "plans"
 
 
@@ -154,7 +172,7 @@ class PlanStore:
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=_SUFFIX, dir=self.directory)
             with os.fdopen(fd, "wb") as f:
                 f.write(body)
-            os.replace(tmp, path)
+            _replace(tmp, path)
             tmp = None
         except OSError as exc:
             self._warn(f"write:{self.directory}", f"plan store {self.directory} cannot be "
@@ -254,11 +272,16 @@ def plan_store() -> PlanStore | None:
     env = os.environ.get("HIPDNN_PLAN_STORE", "").strip()
     if env.lower() in _OFF:
         return None
-    return _store_at(Path(env) if env else default_store_dir())
+    where = Path(env) if env else default_store_dir()
+    return None if where is None else _store_at(where)
 
 
 def _store_at(path: Path) -> PlanStore:
-    key = str(path.expanduser())
+    try:
+        path = path.expanduser()
+    except RuntimeError:  # no home folder: the path as given
+        pass
+    key = str(path)
     with _stores_lock:
         store = _stores.get(key)
         if store is None:

@@ -21,12 +21,16 @@ import sys
 sys.path.insert(0, {root!r})
 from hipdnn.pipeline.plan_store import PlanStore
 store, me = PlanStore({where!r}), int(sys.argv[1])
+WINDOWS = sys.platform == "win32"
 for i in range(150):
     for k in range(4):  # every process writes the same four keys, each its own large value
-        assert store.put(f"key-{{k}}", {{"writer": me, "i": i, "pad": "x" * (20000 + 997 * me)}})
+        ok = store.put(f"key-{{k}}", {{"writer": me, "i": i, "pad": "x" * (20000 + 997 * me)}})
         got = store.get(f"key-{{(k + 1) % 4}}")
-        # once written the entry is always whole: a torn or half-written file would read as None
-        assert got is not None or i == 0, "an entry read as missing or corrupt mid-write"
+        # POSIX: a rename is atomic, so every write lands and once written the entry is always
+        # whole. Windows: a file held open by a reader cannot be replaced or opened for a
+        # moment, so a write or a read may miss (a rebuild, one warning), but never tears.
+        assert ok or WINDOWS, "a write failed"
+        assert got is not None or i == 0 or WINDOWS, "an entry read as missing or corrupt mid-write"
         assert got is None or len(got["pad"]) == 20000 + 997 * got["writer"], "a torn read"
 print("done")
 """
