@@ -8,7 +8,8 @@ run a case here, the test asserts the typed failure and says why (it fails the d
 the accurate instance-mode softmax and the pooling kernels do not compile in the Debian sysroot
 (their sources include rocrand / hip_runtime headers hiprtc does not find; 3.4.0 builds pooling with
 clang-21 and it runs), and MIOpen has no group-norm
-solver for gfx1100; the T5 (RMS) norm kernel needs v_div_scale_f32, which the emulator lacks.
+solver for gfx1100. Layer norm (3.5.1 and 3.4.0) and T5 (RMS) norm divide with the IEEE division
+sequence (v_div_scale/fmas/fixup_f32).
 Few, small cases: this lane is slow.
 """
 
@@ -101,29 +102,25 @@ def test_layer_norm_forward(launches: Any) -> None:
                                           torch.from_numpy(B.astype(np.float64)), 1e-5).numpy()
     with Session() as s:
         y, mean, rstd = _nan_like(s, N.shape), _nan_like(s, (4, 6)), _nan_like(s, (4, 6))
-        if VERSION == "6.4.3":  # 3.4.0's kernel divides with v_div_scale_f32: not emulated yet
-            with pytest.raises(errors.MIOpenUnknownError, match="miopenLayerNormForward"):
-                s.call("miopenLayerNormForward", miopenNormMode_t.MIOPEN_WEIGHT_BIAS, s.to_device(N),
-                       s.to_device(W), s.to_device(B), 1e-5, 2, y, mean, rstd)
-            return
         s.call("miopenLayerNormForward", miopenNormMode_t.MIOPEN_WEIGHT_BIAS, s.to_device(N), s.to_device(W),
                s.to_device(B), 1e-5, 2, y, mean, rstd)
         np.testing.assert_allclose(y.numpy(), want, rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(mean.numpy(), N.astype(np.float64).mean(-1), rtol=1e-5, atol=1e-6)
+        n64 = N.astype(np.float64)
+        np.testing.assert_allclose(rstd.numpy(), 1.0 / np.sqrt(n64.var(-1) + 1e-5), rtol=1e-5, atol=1e-6)
 
 
 def test_t5_layer_norm_forward(launches: Any) -> None:
     """T5 layer norm is RMS norm: x / sqrt(mean(x^2) + eps) * weight."""
     n64 = N.astype(np.float64)
     inv = 1.0 / np.sqrt((n64 ** 2).mean(-1, keepdims=True) + 1e-5)
+    want = torch.from_numpy(n64 * inv * W.astype(np.float64)).numpy()
     with Session() as s:
         y, rstd = _nan_like(s, N.shape), _nan_like(s, (4, 6, 1))
-        # MIOpen compiles it for gfx1100; its IEEE division sequence (v_div_scale_f32, VOP3 764) is
-        # not emulated yet: the launch fails typed, nothing is written
-        with pytest.raises(errors.MIOpenUnknownError, match="miopenT5LayerNormForward"):
-            s.call("miopenT5LayerNormForward", miopenNormMode_t.MIOPEN_WEIGHT_BIAS_T5, s.to_device(N),
-                   s.to_device(W), 1e-5, y, rstd)
-        assert np.isnan(y.numpy()).all() and inv.shape == (4, 6, 1)
+        s.call("miopenT5LayerNormForward", miopenNormMode_t.MIOPEN_WEIGHT_BIAS_T5, s.to_device(N),
+               s.to_device(W), 1e-5, y, rstd)
+        np.testing.assert_allclose(y.numpy(), want, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(rstd.numpy(), inv, rtol=1e-5, atol=1e-6)
 
 
 def test_group_norm_forward(launches: Any) -> None:

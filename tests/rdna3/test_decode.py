@@ -25,6 +25,18 @@ def test_known_encodings(raw: int, name: str, fields: dict[str, int]) -> None:
     assert {k: inst.f[k] for k in fields} == fields
 
 
+@pytest.mark.parametrize("raw,name,fields", [
+    # bytes as LLVM's gfx1100 assembler encodes these (llvm-mc -mcpu=gfx1100 -show-encoding)
+    ("016afcd602070a04", "v_div_scale_f32", {"vdst": 1, "sdst": 106, "src0": 258, "src1": 259, "src2": 258}),
+    ("050037d601050e04", "v_div_fmas_f32", {"vdst": 5, "src0": 257, "src1": 258, "src2": 259}),
+    ("050027d601050e04", "v_div_fixup_f32", {"vdst": 5, "src0": 257, "src1": 258, "src2": 259}),
+])
+def test_known_wide_encodings(raw: str, name: str, fields: dict[str, int]) -> None:
+    inst = decode(bytes.fromhex(raw.replace(" ", "")))
+    assert inst.name == name and inst.size == 8
+    assert {k: inst.f[k] for k in fields} == fields
+
+
 def test_literal_sizes() -> None:
     assert decode(sop2("s_add_u32", 0, 1, 255, 7)).size == 8
     assert decode(vop2("v_mul_f32", 0, 255, 1, 0x3F800000)).literal == 0x3F800000

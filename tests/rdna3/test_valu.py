@@ -134,6 +134,48 @@ CASES = [
      {"v0": f32(1.0)}),
     ("v_add_f32 omod*2", vop3("v_add_f32", 0, v(1), v(2), omod=1), {"v1": f32(3.0), "v2": f32(2.0)},
      {"v0": f32(10.0)}),
+    # the IEEE division macro's three steps (the ISA's V_DIV_SCALE/FMAS/FIXUP_F32 pseudocode):
+    # S1 is the denominator, S2 the numerator, S0 the value to scale
+    ("v_div_scale_f32 plain: unchanged, vcc 0", vop3sd("v_div_scale_f32", 0, 106, v(1), v(1), v(2)),
+     {"v1": f32(3.0), "v2": f32(6.0), "vcc": M}, {"v0": f32(3.0), "vcc": 0}),
+    ("v_div_scale_f32 n/d near max: denominator * 2**64, vcc", vop3sd("v_div_scale_f32", 0, 106, v(1), v(1), v(2)),
+     {"v1": f32(1.0), "v2": f32(2.0**100)}, {"v0": f32(2.0**64), "vcc": M}),
+    ("v_div_scale_f32 n/d near max: numerator kept, vcc", vop3sd("v_div_scale_f32", 0, 106, v(2), v(1), v(2)),
+     {"v1": f32(1.0), "v2": f32(2.0**100)}, {"v0": f32(2.0**100), "vcc": M}),
+    ("v_div_scale_f32 denormal quotient: numerator * 2**64, vcc to an sgpr",
+     vop3sd("v_div_scale_f32", 0, 8, v(2), v(1), v(2)), {"v1": f32(2.0**10), "v2": f32(2.0**-120)},
+     {"v0": f32(2.0**-56), "s8": M}),
+    ("v_div_scale_f32 denormal quotient: denominator kept", vop3sd("v_div_scale_f32", 0, 8, v(1), v(1), v(2)),
+     {"v1": f32(2.0**10), "v2": f32(2.0**-120)}, {"v0": f32(2.0**10), "s8": M}),
+    ("v_div_scale_f32 denormal denominator * 2**64, no vcc", vop3sd("v_div_scale_f32", 0, 106, v(1), v(1), v(2)),
+     {"v1": f32(2.0**-140), "v2": f32(2.0**-140), "vcc": M}, {"v0": f32(2.0**-76), "vcc": 0}),
+    ("v_div_scale_f32 tiny numerator * 2**64, no vcc", vop3sd("v_div_scale_f32", 0, 106, v(2), v(1), v(2)),
+     {"v1": f32(1.0), "v2": f32(2.0**-110)}, {"v0": f32(2.0**-46), "vcc": 0}),
+    ("v_div_scale_f32 zero denominator: NaN", vop3sd("v_div_scale_f32", 0, 106, v(2), v(1), v(2)),
+     {"v1": 0x80000000, "v2": f32(1.0)}, {"v0": NAN32, "vcc": 0}),
+    ("v_div_scale_f32 vcc of inactive lanes 0, null sdst keeps vcc",
+     vop3sd("v_div_scale_f32", 0, 8, v(1), v(1), v(2)) + vop3sd("v_div_scale_f32", 3, 124, v(1), v(1), v(2)),
+     {"v1": f32(1.0), "v2": f32(2.0**100), "exec": 0xF, "vcc": 5},
+     {"s8": 0xF, "vcc": 5, "v3": [f32(2.0**64)] * 4 + [0] * 28}),
+    ("v_div_fmas_f32 vcc 0: fma", vop3("v_div_fmas_f32", 0, v(1), v(2), v(3)),
+     {"v1": f32(2.0), "v2": f32(3.0), "v3": f32(1.0), "vcc": 0}, {"v0": f32(7.0)}),
+    ("v_div_fmas_f32 vcc, estimate >= 2: * 2**64", vop3("v_div_fmas_f32", 0, v(1), v(2), v(3)),
+     {"v1": f32(1.0), "v2": f32(1.0), "v3": f32(4.0), "vcc": M}, {"v0": f32(5.0 * 2.0**64)}),
+    ("v_div_fmas_f32 vcc, estimate < 2: * 2**-64", vop3("v_div_fmas_f32", 0, v(1), v(2), v(3)),
+     {"v1": f32(1.0), "v2": f32(0.5), "v3": f32(0.5), "vcc": 0x1}, {"v0": [f32(2.0**-64)] + [f32(1.0)] * 31}),
+    # exact 2**-150 + 2**-179 after scaling: one rounding gives the smallest denormal; rounding the
+    # fma first (to 2**-86) and then scaling would land on the tie 2**-150 and give 0
+    ("v_div_fmas_f32 scales into the denormals with one rounding", vop3("v_div_fmas_f32", 0, v(1), v(2), v(3)),
+     {"v1": f32(2.0**-86), "v2": f32(1.0), "v3": f32(2.0**-115), "vcc": M}, {"v0": DENORM32}),
+    ("v_div_fixup_f32 sign of n/d on the quotient", vop3("v_div_fixup_f32", 0, v(1), v(2), v(3)),
+     {"v1": f32(2.0), "v2": f32(-1.0), "v3": f32(2.0)}, {"v0": f32(-2.0)}),
+    ("v_div_fixup_f32 special cases", vop3("v_div_fixup_f32", 0, v(1), v(2), v(3)),
+     {"v1": f32(5.0),
+      "v2": [0, 0x80000000, 0, INF32, f32(2.0), INF32, f32(3.0), NAN32, f32(2.0**30), f32(-1.0)] + [f32(1.0)] * 22,
+      "v3": [f32(1.0), f32(1.0), 0, NINF32, NINF32, f32(-1.0), NAN32, f32(1.0), f32(2.0**-140), 0] + [f32(1.0)] * 22},
+     {"v0": [INF32, NINF32, NAN32, NAN32, NINF32, 0x80000000, NAN32, NAN32, 0, 0x80000000] + [f32(5.0)] * 22}),
+    ("v_div_fixup_f32 NaN quotient of ordinary operands is the overflow", vop3("v_div_fixup_f32", 0, v(1), v(2), v(3)),
+     {"v1": NAN32, "v2": f32(-2.0**-126), "v3": f32(2.0**127)}, {"v0": NINF32}),
     # f16
     ("v_add_f16", vop2("v_add_f16", 0, v(1), v(2)), {"v1": f16(1.5), "v2": f16(2.25), "v0": 0xAAAA0000},
      {"v0": 0xAAAA0000 | f16(3.75)}),
@@ -394,3 +436,41 @@ def test_integer_modifier_is_refused() -> None:
 def test_dpp_source_is_refused() -> None:
     with pytest.raises(EmulationError, match="operand code 250"):
         run(vop2("v_add_nc_u32", 0, 250, 1, 0))
+
+
+@pytest.mark.parametrize("batch", range(4))
+def test_division_macro_is_ieee_division(batch: int) -> None:
+    """LLVM's f32 division sequence for gfx1100 (as MIOpen's norm kernels contain it) on the
+    emulator gives numpy's correctly rounded n / d bit for bit: ordinary values, huge and tiny
+    ratios, denormal numerators, denominators and quotients, zeros, infinities, NaN, signs."""
+    rng = np.random.default_rng(3 + batch)
+    specials = [(1.0, 3.0), (2.0**100, 2.0**-30), (2.0**-120, 2.0**10), (2.0**-140, 3.0), (3.0, 2.0**-140),
+                (2.0**-140, 2.0**-145), (0.0, 5.0), (-0.0, 5.0), (5.0, 0.0), (5.0, -0.0), (0.0, 0.0),
+                (math.inf, 2.0), (2.0, math.inf), (math.inf, -math.inf), (math.nan, 1.0), (1.0, math.nan),
+                (-7.0, 3.0), (3.4e38, 0.5), (1e-45, 1e38), (2.0**127, 2.0**-126)]
+    if batch:  # the other batches: random operands only
+        specials = []
+    n = np.array([a for a, _ in specials], np.float32)
+    d = np.array([b for _, b in specials], np.float32)
+    extra = 32 - len(specials)
+    n = np.concatenate([n, (rng.standard_normal(extra) * 2.0 ** rng.integers(-140, 120, extra)).astype(np.float32)])
+    d = np.concatenate([d, (rng.standard_normal(extra) * 2.0 ** rng.integers(-140, 120, extra)).astype(np.float32)])
+    code = (vop3sd("v_div_scale_f32", 2, 124, v(1), v(1), v(0))     # denominator, scaled
+            + vop3sd("v_div_scale_f32", 5, 106, v(0), v(1), v(0))   # numerator, scaled; vcc
+            + vop1("v_rcp_f32", 3, v(2))
+            + vop3("v_fma_f32", 4, v(2), v(3), 242, neg=0b001)      # 1 - d*r
+            + vop2("v_fmac_f32", 3, v(4), v(3))                     # r += r*e
+            + vop2("v_mul_f32", 4, v(5), v(3))                      # q = n*r
+            + vop3("v_fma_f32", 6, v(2), v(4), v(5), neg=0b001)     # n - d*q
+            + vop2("v_fmac_f32", 4, v(6), v(3))                     # q += r*rem
+            + vop3("v_fma_f32", 2, v(2), v(4), v(5), neg=0b001)     # final remainder
+            + vop3("v_div_fmas_f32", 2, v(2), v(3), v(4))
+            + vop3("v_div_fixup_f32", 0, v(2), v(1), v(0)))
+    w = run(code, _wave({"v0": n.view(np.uint32).tolist(), "v1": d.view(np.uint32).tolist()}))
+    with np.errstate(all="ignore"):
+        want = n / d
+    got = w.v[0].view(np.float32)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    assert got[ok].view(np.uint32).tolist() == want[ok].view(np.uint32).tolist(), \
+        [(float(a), float(b), float(g), float(x)) for a, b, g, x in zip(n, d, got, want, strict=True) if g != x]

@@ -60,11 +60,12 @@ VOPC = {1: "v_cmp_lt_f16", 2: "v_cmp_eq_f16", 17: "v_cmp_lt_f32", 18: "v_cmp_eq_
         **{16 + i: f"v_cmp_{c}_f32" for i, c in enumerate(_F32_CONDITIONS)},
         **{144 + i: f"v_cmpx_{c}_f32" for i, c in enumerate(_F32_CONDITIONS)}}
 VOP3_ONLY = {522: "v_mad_i32_i24", 523: "v_mad_u32_u24", 528: "v_bfe_u32", 531: "v_fma_f32",
+             551: "v_div_fixup_f32", 567: "v_div_fmas_f32",
              532: "v_fma_f64", 544: "v_med3_i32", 582: "v_lshl_add_u32", 583: "v_add_lshl_u32",
              597: "v_add3_u32", 598: "v_lshl_or_b32", 599: "v_and_or_b32", 600: "v_or3_b32",
              605: "v_cndmask_b16", 771: "v_add_nc_u16", 772: "v_sub_nc_u16", 773: "v_mul_lo_u16", 785: "v_pack_b32_f16", 796: "v_ldexp_f32", 807: "v_add_f64", 808: "v_mul_f64", 812: "v_mul_lo_u32",
              813: "v_mul_hi_u32", 828: "v_lshlrev_b64"}
-VOP3SD = {288: "v_add_co_ci_u32", 289: "v_sub_co_ci_u32", 766: "v_mad_u64_u32", 767: "v_mad_i64_i32",
+VOP3SD = {288: "v_add_co_ci_u32", 289: "v_sub_co_ci_u32", 764: "v_div_scale_f32", 766: "v_mad_u64_u32", 767: "v_mad_i64_i32",
           768: "v_add_co_u32", 769: "v_sub_co_u32"}
 VOP3P = {16: "v_pk_mul_f16", 32: "v_fma_mix_f32", 33: "v_fma_mixlo_f16", 34: "v_fma_mixhi_f16"}
 VOPD = {0: "v_fmac_f32", 1: "v_fmaak_f32", 2: "v_fmamk_f32", 3: "v_mul_f32", 4: "v_add_f32",

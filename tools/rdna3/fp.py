@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["fma_f64", "fma_narrow", "round_to"]
+__all__ = ["fma_f64", "fma_narrow", "fma_scaled", "round_to"]
 
 _F64 = np.float64
 
@@ -44,6 +44,18 @@ def fma_narrow(a: np.ndarray, b: np.ndarray, c: np.ndarray, dtype: type) -> np.n
     p = a.astype(_F64) * b.astype(_F64)  # exact: at most 2x24 significant bits
     s, e = _two_sum(p, c.astype(_F64))
     return round_to(s, e, dtype)
+
+
+def fma_scaled(a: np.ndarray, b: np.ndarray, c: np.ndarray, scale: np.ndarray, dtype: type) -> np.ndarray:
+    """``(a*b + c) * scale`` rounded once to ``dtype`` (``scale`` a power of two per lane).
+
+    The exact sum and its error are both scaled (exact in float64 for f32 inputs and scales of
+    2**+-64), so a result scaled into the denormal range is rounded only there.
+    """
+    p = a.astype(_F64) * b.astype(_F64)
+    s, e = _two_sum(p, c.astype(_F64))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return round_to(s * scale, e * scale, dtype)
 
 
 def _split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .decode import Inst, UnsupportedInstruction
-from .fp import fma_f64, fma_narrow
+from .fp import fma_f64, fma_narrow, fma_scaled
 from .wave import LANES, VCC_LO, Wave, bits_of, mask_of
 
 __all__ = ["PLAIN", "compile_valu"]
@@ -101,6 +101,85 @@ def flush_f32(x: np.ndarray) -> np.ndarray:
     return np.where(den, np.copysign(np.float32(0), x), x).astype(F32) if den.any() else x
 
 
+def _exponent(x: np.ndarray) -> np.ndarray:
+    """The biased exponent field of f32 values (0 for zeros and denormals, 255 for inf/NaN)."""
+    return ((np.asarray(x, F32).view(U32) >> U32(23)) & U32(0xFF)).astype(np.int64)
+
+
+def _is_denorm(x: np.ndarray) -> np.ndarray:
+    return (_exponent(x) == 0) & (x != 0)
+
+
+def _div_scale(s0: np.ndarray, s1: np.ndarray, s2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """V_DIV_SCALE_F32 (S0 the value to scale, S1 the denominator, S2 the numerator): the value and
+    the VCC lane bits, case by case in the ISA's order (the first case that holds decides).
+
+    The result is S0 unless a case scales it by 2**64 (or 2**-64); VCC says the quotient must be
+    scaled back afterwards (by V_DIV_FMAS_F32).
+    """
+    f64 = np.float64
+    up = _ldexp(s0, np.full(s0.shape, 64, I32))
+    down = _ldexp(s0, np.full(s0.shape, -64, I32))
+    nan = np.full(s0.shape, np.nan, F32)
+    with np.errstate(all="ignore"):
+        quot = (s2 / s1).astype(F32)  # the f32 quotient, only to ask whether it is denormal
+        inv = f64(1.0) / s1.astype(f64)
+    inv_denorm = (np.abs(inv) < np.finfo(f64).tiny) & (inv != 0)  # never for an f32 S1; kept as written
+    quot_denorm = _is_denorm(quot)
+    e1, e2 = _exponent(s1), _exponent(s2)
+    # (condition, result, vcc) in the ISA's order
+    cases = [
+        ((s2 == 0) | (s1 == 0), nan, False),
+        (e2 - e1 >= 96, np.where(s0 == s1, up, s0), True),
+        (_is_denorm(s1), up, False),
+        (inv_denorm & quot_denorm, np.where(s0 == s1, up, s0), True),
+        (inv_denorm, down, False),
+        (quot_denorm, np.where(s0 == s2, up, s0), True),
+        (e2 <= 23, up, False),
+    ]
+    out, vcc = s0.copy(), np.zeros(s0.shape, bool)
+    taken = np.zeros(s0.shape, bool)
+    for cond, res, sets_vcc in cases:
+        hit = cond & ~taken
+        out = np.where(hit, res, out)
+        if sets_vcc:
+            vcc |= hit
+        taken |= hit
+    return out.astype(F32), vcc
+
+
+def _div_fmas_scale(vcc: np.ndarray, s2: np.ndarray) -> np.ndarray:
+    """The post-scale V_DIV_FMAS_F32 applies in lanes whose VCC is set: 2**64 when the quotient
+    estimate S2 is at least 2 (V_DIV_SCALE scaled the denominator up), else 2**-64 (it scaled the
+    numerator up). The ISA's pseudocode prints a fixed 2**32, which would not undo either scaling."""
+    big = _exponent(s2) > 127
+    return np.where(vcc, np.where(big, 2.0 ** 64, 2.0 ** -64), 1.0)
+
+
+def _div_fixup(q: np.ndarray, d: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """V_DIV_FIXUP_F32 (S0 the quotient, S1 the denominator, S2 the numerator): the special cases
+    of n / d in the ISA's order, else the quotient's magnitude with the sign of n / d.
+
+    A NaN quotient from ordinary operands is an overflow: the scaled estimate became inf and the
+    Newton steps turned it into NaN (e.g. 2**127 / 2**-126); the result is then +-inf, which the
+    compiler's correctly rounded division relies on (the ISA's own OVERFLOW case tests
+    ``exponent(S1) == 255``, which the earlier cases already took).
+    """
+    sign = np.signbit(d) ^ np.signbit(n)
+    inf = np.where(sign, -np.inf, np.inf).astype(F32)
+    zero = np.where(sign, F32(-0.0), F32(0.0)).astype(F32)
+    nan = np.full(q.shape, np.nan, F32)
+    dinf, ninf = np.isinf(d), np.isinf(n)
+    with np.errstate(invalid="ignore"):
+        conds = [np.isnan(n), np.isnan(d), (d == 0) & (n == 0), dinf & ninf, (d == 0) | ninf,
+                 dinf | (n == 0), _exponent(n) - _exponent(d) < -150, _exponent(d) == 255]
+        choices = [nan, nan, nan, nan, inf, zero, zero, inf]  # UNDERFLOW rounds to 0, OVERFLOW to inf
+        conds.append(np.isnan(q))
+        choices.append(inf)
+        mag = np.abs(q)
+        return np.select(conds, choices, np.where(sign, -mag, mag)).astype(F32)
+
+
 def _med3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
 
@@ -144,6 +223,7 @@ PLAIN: dict[str, Op] = {
     "v_min_f32": ("f32", ("f32", "f32"), np.fmin),
     "v_fmac_f32": ("f32", ("f32", "f32", "f32"), lambda a, b, c: fma_narrow(a, b, c, F32)),
     "v_fma_f32": ("f32", ("f32", "f32", "f32"), lambda a, b, c: fma_narrow(a, b, c, F32)),
+    "v_div_fixup_f32": ("f32", ("f32", "f32", "f32"), _div_fixup),
     "v_add_f16": ("f16", ("f16", "f16"), lambda a, b: a + b),
     "v_mul_f16": ("f16", ("f16", "f16"), lambda a, b: a * b),
     "v_fmac_f16": ("f16", ("f16", "f16", "f16"), lambda a, b, c: fma_narrow(a, b, c, F16)),
@@ -319,6 +399,10 @@ def compile_valu(inst: Inst, pc: int) -> Callable[[Wave], int]:
     codes = ops.codes()
     if inst.fmt in ("VOPC",) or name.startswith("v_cmp"):
         return _compile_cmp(inst, ops, codes, nxt)
+    if name == "v_div_scale_f32":
+        return _compile_div_scale(inst, ops, codes, nxt)
+    if name == "v_div_fmas_f32":
+        return _compile_div_fmas(inst, ops, codes, nxt)
     if inst.fmt == "VOP3SD":
         return _compile_carry(inst, ops, codes, nxt)
     if name in ("v_cndmask_b32", "v_cndmask_b16"):
@@ -421,6 +505,31 @@ def _compile_cndmask(inst: Inst, ops: _Operands, codes: list[int], nxt: int) -> 
         a = _bitmods(ra(w), *mods[0], sign)
         b = _bitmods(rb(w), *mods[1], sign)
         write(w, np.where(mask_of(w.sread(mask_code, inst.literal)), b, a))
+        return nxt
+    return run
+
+
+def _compile_div_scale(inst: Inst, ops: _Operands, codes: list[int], nxt: int) -> Callable[[Wave], int]:
+    readers = [ops.reader(i, codes[i], "f32") for i in range(3)]
+    write, sdst = ops.writer("f32", inst.f["vdst"]), inst.f["sdst"]
+
+    def run(w: Wave) -> int:
+        res, vcc = _div_scale(*[r(w) for r in readers])
+        write(w, res)
+        w.swrite(sdst, bits_of(vcc & w.exec_mask()))
+        return nxt
+    return run
+
+
+def _compile_div_fmas(inst: Inst, ops: _Operands, codes: list[int], nxt: int) -> Callable[[Wave], int]:
+    readers = [ops.reader(i, codes[i], "f32") for i in range(3)]
+    write = ops.writer("f32", inst.f["vdst"])
+
+    def run(w: Wave) -> int:
+        a, b, c = (r(w) for r in readers)
+        scale = _div_fmas_scale(mask_of(w.s[VCC_LO]), c)
+        with np.errstate(all="ignore"):
+            write(w, fma_scaled(a, b, c, scale, F32))
         return nxt
     return run
 
