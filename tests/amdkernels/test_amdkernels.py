@@ -213,17 +213,12 @@ PROVIDER_CASES = [
 ACT_CASES = ["relu", "clipped_relu", "sigmoid", "tanh"]
 
 
-#: Activations whose MIOpenActiveFwdLite build uses an instruction tools/rdna3 does not emulate
-#: (the emulator, not AMD's kernel: strict xfail, it fails the same on 3.4.0 and 3.5.1).
-EMULATOR_GAPS = {"clipped_relu": "VOP3 opcode 606", "tanh": "VOP1 opcode 35"}
-
-
 @pytest.mark.parametrize("row,dtype,layout,shape", PROVIDER_CASES,
                          ids=[f"{r.name.lower()}-{d}-{lay}" for r, d, lay, _ in PROVIDER_CASES])
 def test_amd_kernels_provider_rows(launches: Any, row: Row, dtype: str, layout: str,
                                    shape: str) -> None:
     case = None
-    if row == Row.POINTWISE_ACT:  # ReLU: the activation tools/rdna3 emulates (EMULATOR_GAPS)
+    if row == Row.POINTWISE_ACT:  # ReLU (the other activations: test_amd_kernels_standalone_activations)
         from test_miopen_engine_graphs import pointwise_act_case
 
         case = pointwise_act_case(DTYPES[dtype], layout, act="relu")
@@ -231,14 +226,12 @@ def test_amd_kernels_provider_rows(launches: Any, row: Row, dtype: str, layout: 
     _check(launches, row, dtype, layout, shape, report=True, case=case)
 
 
-@pytest.mark.parametrize("act", ["relu", "leaky_relu", "sigmoid", *EMULATOR_GAPS])
-def test_amd_kernels_standalone_activations(launches: Any, request: pytest.FixtureRequest,
-                                            act: str) -> None:
+@pytest.mark.parametrize("act", ["relu", "leaky_relu", "sigmoid", "clipped_relu", "tanh"])
+def test_amd_kernels_standalone_activations(launches: Any, act: str) -> None:
+    """Each activation through MIOpen's MIOpenActiveFwdLite (clipped ReLU uses v_maxmin_f32; tanh
+    v_bfi_b32, v_frexp_exp_i32_f64, v_subrev_co_ci_u32 and v_cmp_nlt_f16 in its builds)."""
     from test_miopen_engine_graphs import pointwise_act_case
 
-    if act in EMULATOR_GAPS:
-        request.applymarker(pytest.mark.xfail(
-            reason=f"tools/rdna3 does not emulate {EMULATOR_GAPS[act]}", strict=True))
     case = pointwise_act_case(DataType.FLOAT, "NCHW", act=act)
     case.graph.validate()
     _check(launches, Row.POINTWISE_ACT, "fp32", "NCHW", act, report=False, case=case)

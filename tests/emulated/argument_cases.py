@@ -88,14 +88,7 @@ _NO_CLAMP_34 = ("MIOpen 3.4's kernels have no CLAMP activation (its MIOpenNeuron
 #: (case id, MIOpen Debian version) -> why AMD's kernels on tools/rdna3 do not give PyTorch's
 #: answer today (tests/amdkernels marks these xfail, strict: a fix turns them into failures that
 #: ask for this entry to go).
-AMDKERNELS_KNOWN: dict[tuple[str, str], str] = {
-    ("conv_bias_act-3d-clippedrelu", "6.4.3"): "tools/rdna3 does not implement VOP3 opcode 606 "
-                                              "(MIOpenActiveFwdLite, 3-D)",
-    ("conv_bias_act-3d-clippedrelu", "7.2.4"): "tools/rdna3 does not implement VOP3 opcode 606 "
-                                              "(MIOpenActiveFwdLite, 3-D)",
-    ("bn_training_act-eps-clamp", "7.2.4"): "tools/rdna3 does not implement VOP3 opcode 607 "
-                                           "(MIOpenBatchNormFwdTrainSpatial with activation)",
-}
+AMDKERNELS_KNOWN: dict[tuple[str, str], str] = {}
 
 
 def arg_case(row: Row, layout: str, kw: dict[str, Any], dtype: DataType = DataType.FLOAT) -> Case:

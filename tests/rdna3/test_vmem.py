@@ -55,6 +55,19 @@ def test_ds_2addr_offsets_scale_by_size() -> None:
     assert w.lds[40:44].view(np.uint32)[0] == 3  # second address = 5 * 8 bytes
 
 
+def test_ds_bytes() -> None:
+    """ds_store_b8 writes the low byte only; ds_load_u8 zero-extends (ISA: D.u32 = {24'0, MEM.u8})."""
+    w = _wave(lds=64)
+    w.lds[:] = 0x11
+    w.v[1] = np.arange(32, dtype=np.uint32)  # one byte per lane
+    w.v[2] = np.uint32(0xABCDEF80) + np.arange(32, dtype=np.uint32)
+    w.v[3] = np.full(32, 0xFFFFFFFF, np.uint32)
+    w = run(ds("ds_store_b8", addr=1, data0=2, off0=3) + ds("ds_load_u8", vdst=3, addr=1, off0=3), w)
+    assert w.lds[:3].tolist() == [0x11] * 3 and w.lds[35:].tolist() == [0x11] * 29
+    assert w.lds[3:35].tolist() == [(0x80 + i) & 0xFF for i in range(32)]
+    assert w.v[3].tolist() == [(0x80 + i) & 0xFF for i in range(32)]
+
+
 def test_ds_inactive_lanes_touch_nothing() -> None:
     w = _wave(exec_mask=0x1, lds=16)
     w.v[1] = np.full(32, 0xFFFFF000, np.uint32)  # garbage addresses in inactive lanes
@@ -109,9 +122,13 @@ def test_global_sub_dword() -> None:
     w.v[11] = np.uint32(0xAAAABBBB)
     code = (glob("global_load_u8", vdst=4, addr=2) + glob("global_load_i8", vdst=5, addr=2)
             + glob("global_load_u16", vdst=6, addr=2) + glob("global_load_d16_b16", vdst=10, addr=2, offset=2)
-            + glob("global_load_d16_hi_b16", vdst=11, addr=2, offset=2))
+            + glob("global_load_d16_hi_b16", vdst=11, addr=2, offset=2)
+            + glob("global_load_d16_u8", vdst=13, addr=2))
+    w.v[13] = np.uint32(0xAAAABBBB)
     w = run(code, w)
-    assert [int(w.v[r][0]) for r in (4, 5, 6, 10, 11)] == [0x81, 0xFFFFFF81, 0x8081, 0xAAAAF00D, 0xF00DBBBB]
+    # d16_u8: the byte zero-extended into the low half, the high half kept
+    assert [int(w.v[r][0]) for r in (4, 5, 6, 10, 11, 13)] == [0x81, 0xFFFFFF81, 0x8081, 0xAAAAF00D, 0xF00DBBBB,
+                                                               0xAAAA0081]
     w.v[12] = np.uint32(0x12345678)
     w = run(glob("global_store_b16", addr=2, data=12, offset=4) + glob("global_store_d16_hi_b16", addr=2,
                                                                        data=12, offset=6)

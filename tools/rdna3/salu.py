@@ -130,6 +130,13 @@ def compile_scalar(inst: Inst, pc: int) -> Callable[[Wave], int]:
             w.scc = int(r != 0)
             return nxt
         return lshl64
+    if name == "s_or_b64":
+        def or64(w: Wave) -> int:
+            r = w.sread64(a_code, lit) | w.sread64(b_code, lit)
+            w.swrite64(sdst, r)
+            w.scc = int(r != 0)
+            return nxt
+        return or64
     if name == "s_bfe_i64":
         def bfe_i64(w: Wave) -> int:
             ctl = w.sread(b_code, lit)

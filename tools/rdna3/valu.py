@@ -86,6 +86,12 @@ def _frexp_exp(a: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(a), e, 0).astype(I32)
 
 
+def _frexp_exp64(a: np.ndarray) -> np.ndarray:
+    """The exponent e of an f64 a = m * 2**e, m in [0.5, 1); 0 for +-inf and NaN."""
+    _m, e = np.frexp(a)
+    return np.where(np.isfinite(a), e, 0).astype(I32)
+
+
 def _log2(a: np.ndarray) -> np.ndarray:
     """log2(a) exactly rounded (the ISA allows 1 ulp): -inf at +-0, NaN below 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -213,6 +219,7 @@ PLAIN: dict[str, Op] = {
     "v_exp_f32": ("f32", ("f32",), _exp2),
     "v_frexp_mant_f32": ("f32", ("f32",), _frexp_mant),
     "v_frexp_exp_i32_f32": ("i32", ("f32",), _frexp_exp),
+    "v_frexp_exp_i32_f64": ("i32", ("f64",), _frexp_exp64),
     "v_log_f32": ("f32", ("f32",), _log2),
     "v_rsq_f64": ("f64", ("f64",), lambda a: 1.0 / np.sqrt(a)),
     "v_add_f32": ("f32", ("f32", "f32"), lambda a, b: a + b),
@@ -235,6 +242,10 @@ PLAIN: dict[str, Op] = {
     "v_min_u32": ("u32", ("u32", "u32"), np.minimum),
     "v_max_u32": ("u32", ("u32", "u32"), np.maximum),
     "v_med3_i32": ("i32", ("i32", "i32", "i32"), _med3),
+    # min/max of f32 as v_min_f32/v_max_f32 (a NaN operand loses to a number)
+    "v_maxmin_f32": ("f32", ("f32", "f32", "f32"), lambda a, b, c: np.fmin(np.fmax(a, b), c)),
+    "v_minmax_f32": ("f32", ("f32", "f32", "f32"), lambda a, b, c: np.fmax(np.fmin(a, b), c)),
+    "v_bfi_b32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: (a & b) | (~a & c)),
     "v_add_nc_u32": ("u32", ("u32", "u32"), lambda a, b: a + b),
     "v_sub_nc_u32": ("u32", ("u32", "u32"), lambda a, b: a - b),
     "v_subrev_nc_u32": ("u32", ("u32", "u32"), lambda a, b: b - a),
@@ -252,6 +263,7 @@ PLAIN: dict[str, Op] = {
     "v_lshrrev_b32": ("u32", ("u32", "u32"), lambda a, b: b >> (a & U32(31))),
     "v_ashrrev_i32": ("i32", ("u32", "i32"), lambda a, b: b >> (a & U32(31)).astype(I32)),
     "v_lshlrev_b64": ("u64", ("u32", "u64"), lambda a, b: b << (a & U32(63)).astype(U64)),
+    "v_ashrrev_i64": ("i64", ("u32", "i64"), lambda a, b: b >> (a & U32(63)).astype(np.int64)),
     "v_add3_u32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: a + b + c),
     "v_add_lshl_u32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: (a + b) << (c & U32(31))),
     "v_lshl_add_u32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: (a << (b & U32(31))) + c),
@@ -351,7 +363,7 @@ class _Operands:
                 hi = bool(self.opsel >> 3 & 1)
             else:
                 hi, vdst = bool(vdst >> 7), vdst & 127
-        dtype = {"u32": U32, "i32": I32, "f32": F32, "u16": np.uint16, "f16": F16,
+        dtype = {"u32": U32, "i32": I32, "f32": F32, "u16": np.uint16, "f16": F16, "i64": np.int64,
                  "u64": U64, "f64": F64}[typ]
         is_float = typ in FLOAT_TYPES
         flush = typ == "f32"
@@ -562,6 +574,9 @@ def _compile_carry(inst: Inst, ops: _Operands, codes: list[int], nxt: int) -> Ca
             if name.startswith("v_add"):
                 full = a + b + cin
                 carry = full > 0xFFFFFFFF
+            elif name.startswith("v_subrev"):
+                full = b - a - cin
+                carry = full < 0
             else:
                 full = a - b - cin
                 carry = full < 0

@@ -63,6 +63,12 @@ def _ds(inst: Inst, nxt: int) -> Callable[[Wave], int]:
         base = w.v[addr_reg][m].astype(np.int64)
         for i, off in enumerate(offsets):
             idx = _lds_access(w, base + off, size, name)
+            if size < 4:  # ds_load_u8 zero-extends; ds_store_b8 writes the low byte
+                if load:
+                    w.v[vdst][m] = w.lds[idx][:, 0].astype(U32)
+                else:
+                    w.lds[idx[:, 0]] = (w.v[data[i]][m] & U32(0xFF)).astype(np.uint8)
+                continue
             ndw = size // 4
             if load:
                 _bytes_to_regs(w, vdst + i * ndw, w.lds[idx], m)
@@ -74,7 +80,7 @@ def _ds(inst: Inst, nxt: int) -> Callable[[Wave], int]:
 
 def _global(inst: Inst, nxt: int) -> Callable[[Wave], int]:
     f, name = inst.f, inst.name
-    kind = name.split("_", 2)[2]  # u8 i8 u16 b32 ... d16_b16 d16_hi_b16
+    kind = name.split("_", 2)[2]  # u8 i8 u16 b32 ... d16_u8 d16_b16 d16_hi_b16
     size = int(kind.split("_")[-1][1:]) // 8
     load = name.startswith("global_load")
     saddr, vaddr, off, vdst, data = f["saddr"], f["addr"], f["offset"], f["vdst"], f["data"]
@@ -105,7 +111,7 @@ def _global(inst: Inst, nxt: int) -> Callable[[Wave], int]:
                 else:
                     val32 = val.astype(U32)
                 old = w.v[vdst][m]
-                if kind == "d16_b16":
+                if kind in ("d16_b16", "d16_u8"):  # the low half; the high half is kept
                     val32 = (old & U32(0xFFFF0000)) | val32
                 elif kind == "d16_hi_b16":
                     val32 = (old & U32(0xFFFF)) | (val32 << U32(16))
