@@ -250,13 +250,14 @@ class Engine(ABC):
         (the default) keeps this engine's plans out of the plan store."""
         return None
 
-    def plan_decision(self, plan: ExecutionPlan) -> dict[str, Any] | None:
+    def plan_decision(self, plan: ExecutionPlan) -> Mapping[str, object] | None:
         """What the engine decided when it built ``plan`` (JSON-serializable), for the plan
         store; None: nothing worth keeping."""
         return None
 
     def build_from_decision(self, graph: GraphView, knobs: dict[str, KnobValue],
-                            handle: Handle | None, decision: dict[str, Any]) -> ExecutionPlan | None:
+                            handle: Handle | None,
+                            decision: Mapping[str, object]) -> ExecutionPlan | None:
         """Build the plan ``decision`` (from :meth:`plan_decision`, possibly of another
         process) describes, without deciding again; None when it no longer applies (the
         planner then builds afresh). Must never build a plan that differs from what

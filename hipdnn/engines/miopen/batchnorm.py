@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from hipdnn.core.types import DataType
 from hipdnn.engines.miopen.descriptors import ActivationDesc, Resources, TensorDesc, bn_param_desc
 from hipdnn.engines.miopen.fusion import ONE, ZERO, FusionPlan
@@ -21,7 +19,7 @@ from hipdnn.engines.miopen.roles import (
     BnTrainingAct,
 )
 from hipdnn.engines.miopen.rules import Tensor, descriptor_strides
-from hipdnn.engines.miopen.runtime import Arena, Call, Ctx, Path, Runner, replay
+from hipdnn.engines.miopen.runtime import Arena, Call, CHandle, Ctx, Path, Runner, replay
 from miopen_ctypes.enums import miopenBatchNormMode_t, miopenTensorOp_t
 from miopen_ctypes.hip import HipLibrary
 from miopen_ctypes.loader import MIOpenLibrary
@@ -69,7 +67,7 @@ class FoldInverse:
         self.desc = res.add(TensorDesc(lib, DataType.FLOAT, dims, (channels,) + (1,) * (rank - 1)))
         self.nbytes = channels * 4
 
-    def calls(self, handle: Any, scale: int, inv_variance: int, scale_dst: int,
+    def calls(self, handle: CHandle, scale: int, inv_variance: int, scale_dst: int,
               ones_dst: int) -> list[Call]:
         d = self.desc.raw
         return [("miopenSetTensor", (handle, d, ones_dst, ONE)),
@@ -88,7 +86,7 @@ class BnInferenceRunner(Runner[_InfRow]):
     miopenActivationForward). The inverse-variance form first folds the inverse variance into
     the scale on the device (:class:`FoldInverse`) and passes a variance of ones, epsilon 0."""
 
-    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
+    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: CHandle) -> None:
         self.lib, self.hip = lib, hip
         t = m.t
         assert isinstance(t, (BnInference, BnInferenceInv))
@@ -148,7 +146,7 @@ class BnTrainingRunner(Runner[BnTraining[int, float]]):
     followed by an activation: 3.5 miopenBatchNormForwardTrainingActivation, else the fusion plan
     [BatchNormForward, ActivationForward], else _V2 then miopenActivationForward."""
 
-    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
+    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: CHandle) -> None:
         self.lib, self.hip, self.m = lib, hip, m
         t = m.t
         assert isinstance(t, BnTraining)
@@ -169,7 +167,7 @@ class BnTrainingRunner(Runner[BnTraining[int, float]]):
             self._unfused(res, (FUSION_NCHW_ONLY,))
         self.workspace_size = self.arena.size
 
-    def _try_fusion(self, res: Resources, handle: Any) -> None:
+    def _try_fusion(self, res: Resources, handle: CHandle) -> None:
         a = self.m.activation
         assert a is not None
         plan = FusionPlan(self.lib, res, self.x)
@@ -260,7 +258,7 @@ class BnBackwardRunner(Runner[BnBackward[int] | BnInfDreluBnBwd[int]]):
     ActivationBackward], else recompute (ForwardInference_V2 with the saved inverse variance folded into
     the scale on the device) + miopenActivationBackward + Backward_V2."""
 
-    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
+    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: CHandle) -> None:
         self.lib, self.hip, self.m = lib, hip, m
         t = m.t
         assert isinstance(t, (BnBackward, BnInfDreluBnBwd))

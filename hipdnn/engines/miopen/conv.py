@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import base64
 import ctypes
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from hipdnn.backend.knobs import NO_WORKSPACE_LIMIT
 from hipdnn.core.errors import ExecutionError, KnobError
 from hipdnn.core.logs import logger
 from hipdnn.core.shapes import packed_strides
+from hipdnn.core.types import DataType
+from hipdnn.engines.miopen.decision import ConvDecision
 from hipdnn.engines.miopen.descriptors import ConvDesc, Owned, Resources, TensorDesc
-from hipdnn.engines.miopen.patterns import Row
-from hipdnn.engines.miopen.runtime import Call, replay
+from hipdnn.engines.miopen.patterns import ConvNode, Row
+from hipdnn.engines.miopen.runtime import Call, CHandle, replay
 from miopen_ctypes import types as mt
 from miopen_ctypes.enums import (
     miopenConvolutionFindMode_t,
@@ -82,9 +83,10 @@ DIRECTIONS: dict[Row, Direction] = {
 }
 
 
-def conv_geometry(node: Any) -> tuple[list[int], list[int], list[int], int]:
+def conv_geometry(node: ConvNode) -> tuple[list[int], list[int], list[int], int]:
     """(padding, stride, dilation, groups) of a convolution node (padding is symmetric)."""
     groups = int(getattr(node, "groups", None) or 1)
+    assert node.pre_padding is not None and node.stride is not None and node.dilation is not None
     return list(node.pre_padding), list(node.stride), list(node.dilation), groups
 
 
@@ -96,8 +98,8 @@ class ConvOp:
     layout for intermediates). Pointers are passed in the same order.
     """
 
-    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, node: Any, direction: Direction,
-                 operands: Sequence[tuple[Any, tuple[int, ...]]], layout: str,
+    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, node: ConvNode,
+                 direction: Direction, operands: Sequence[tuple[DataType, tuple[int, ...]]], layout: str,
                  deterministic: bool = False) -> None:
         self.lib, self.hip, self.res, self.direction = lib, hip, res, direction
         a, b, c = (res.add(TensorDesc(lib, dtype, dims, packed_strides(dims, layout)))
@@ -118,11 +120,11 @@ class ConvOp:
         self.notes: list[str] = []
 
     # ------------------------------------------------------------------ queries (immediate mode)
-    def _quad(self) -> tuple[Any, Any, Any, Any]:
+    def _quad(self) -> tuple[CHandle, CHandle, CHandle, CHandle]:
         a, b, c = self.descs
         return a.raw, b.raw, self.conv.raw, c.raw
 
-    def solutions(self, handle: Any) -> list[tuple[int, int]]:
+    def solutions(self, handle: CHandle) -> list[tuple[int, int]]:
         """(solution_id, workspace_size) of the applicable solutions, best first."""
         lib, d = self.lib, self.direction
         count = ctypes.c_size_t()
@@ -135,9 +137,9 @@ class ConvOp:
         return [(int(s.solution_id), int(s.workspace_size)) for s in sols[: got.value]]
 
     # ------------------------------------------------------------------------------ plan build
-    def prepare(self, handle: Any, benchmarking: int, limit: int | None,
+    def prepare(self, handle: CHandle, benchmarking: int, limit: int | None,
                 solutions: list[tuple[int, int]] | None = None,
-                preset: Mapping[str, Any] | None = None) -> int:
+                preset: ConvDecision | None = None) -> int:
         """Choose the solution; returns the workspace size the plan needs.
 
         ``limit`` None: no limit. Immediate mode (``benchmarking`` 0) compiles the first
@@ -183,14 +185,14 @@ class ConvOp:
         return self.workspace_size
 
     # ------------------------------------------------------------------ the plan store
-    def decision(self) -> dict[str, Any]:
+    def decision(self) -> ConvDecision:
         """What was chosen, for the plan store: the mode, MIOpen's solution (solver) id, its
         workspace, Find 2.0's results, and the found solution serialized by MIOpen
         (``miopenSaveSolution``, base64) so a later process runs it without searching."""
-        out: dict[str, Any] = {
+        out: ConvDecision = {
             "mode": "immediate" if self._solution is None else "find2",
             "solution_id": self.solution_id, "workspace": self.workspace_size,
-            "find": [[r.solver_id, r.time_ms, r.workspace_size] for r in self.find_results]}
+            "find": [(r.solver_id, r.time_ms, r.workspace_size) for r in self.find_results]}
         if self._solution is not None:
             size = ctypes.c_size_t()
             self.lib.miopenGetSolutionSize(self._solution.handle, ctypes.byref(size))
@@ -199,7 +201,7 @@ class ConvOp:
             out["solution"] = base64.b64encode(blob.raw[: size.value]).decode()
         return out
 
-    def _apply(self, handle: Any, preset: Mapping[str, Any]) -> None:
+    def _apply(self, handle: CHandle, preset: ConvDecision) -> None:
         """Take a stored decision: compile the immediate-mode solution, or load the solution
         Find 2.0 chose (MIOpen compiles its kernels or takes them from its cache either way).
         A solution the library does not have any more fails here, as a MIOpen error."""
@@ -209,7 +211,10 @@ class ConvOp:
         self.find_results = tuple(FindResult(None if r[0] is None else int(r[0]), float(r[1]),
                                              int(r[2])) for r in preset.get("find", ()))
         if mode == "immediate":
-            self.use_solution(handle, int(preset["solution_id"]), ws)
+            sid = preset["solution_id"]
+            if sid is None:
+                raise ValueError("the stored immediate-mode decision names no solution")
+            self.use_solution(handle, int(sid), ws)
             return
         if mode != "find2":
             raise ValueError(f"unknown stored mode {mode!r}")
@@ -225,17 +230,17 @@ class ConvOp:
         self.benchmarking, self.workspace_size = 1, int(size.value)
         self.solution_id = None if sid is None else int(sid)
 
-    def use_solution(self, handle: Any, sid: int, ws: int) -> None:
+    def use_solution(self, handle: CHandle, sid: int, ws: int) -> None:
         """Immediate mode with solution ``sid`` (compiled, or loaded from MIOpen's kernel cache)."""
         getattr(self.lib, self.direction.compile_solution)(handle, *self._quad(), sid)
         self.benchmarking, self.solution_id, self.workspace_size = 0, sid, ws
 
     # --------------------------------------------------------------------------------- execute
-    def run(self, handle: Any, ptrs: tuple[int, int, int], ws: int, ws_size: int) -> None:
+    def run(self, handle: CHandle, ptrs: tuple[int, int, int], ws: int, ws_size: int) -> None:
         """Run the convolution: ``ptrs`` are the device pointers of (A, B, output)."""
         replay(self.lib, self.calls(handle, ptrs, ws))
 
-    def calls(self, handle: Any, ptrs: tuple[int, int, int], ws: int) -> list[Call]:
+    def calls(self, handle: CHandle, ptrs: tuple[int, int, int], ws: int) -> list[Call]:
         """The call :meth:`run` makes."""
         a, b, c = ptrs
         if self.benchmarking == 0:
@@ -250,7 +255,7 @@ class ConvOp:
         return [("miopenRunSolution", (handle, self._solution.raw, 3, args, ws or None,
                                        self._solution_ws))]
 
-    def _heuristic_instead(self, handle: Any, exc: MIOpenStatusError,
+    def _heuristic_instead(self, handle: CHandle, exc: MIOpenStatusError,
                            solutions: list[tuple[int, int]] | None) -> None:
         """Find 2.0 failed (the real 3.4.0 answers status 7 when a solver's kernel does not
         build): the heuristic (immediate-mode) solution within the limit is compiled instead,
@@ -266,7 +271,7 @@ class ConvOp:
             logger.warning("MIOPEN_ENGINE: %s", note)
         self.use_solution(handle, sid, size)
 
-    def _find(self, handle: Any) -> None:
+    def _find(self, handle: CHandle) -> None:
         """Find 2.0 with tuning at build time: MIOpen allocates the tensors and workspace it
         benchmarks on (so the search never touches the caller's buffers, and no workspace cap
         hides a solver); results by time, the fastest within the limit is kept."""

@@ -4,18 +4,17 @@ and miopenActivationForward with intermediates in the workspace."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from hipdnn.core.shapes import packed_strides
 from hipdnn.core.types import DataType
 from hipdnn.engines.miopen.conv import DIRECTIONS, ConvOp
+from hipdnn.engines.miopen.decision import PlanDecision
 from hipdnn.engines.miopen.descriptors import ActivationDesc, Resources, TensorDesc
 from hipdnn.engines.miopen.errors import MiopenNotSupportedError
 from hipdnn.engines.miopen.fusion import ONE, ZERO, FusionPlan
 from hipdnn.engines.miopen.patterns import Match, Row
 from hipdnn.engines.miopen.roles import ConvBiasAct, ConvDgrad, ConvFprop, ConvWgrad
 from hipdnn.engines.miopen.rules import descriptor_strides
-from hipdnn.engines.miopen.runtime import ALIGN, Arena, Call, Ctx, Path, Runner
+from hipdnn.engines.miopen.runtime import ALIGN, Arena, Call, CHandle, Ctx, Path, Runner
 from miopen_ctypes.enums import miopenTensorOp_t
 from miopen_ctypes.hip import HipLibrary
 from miopen_ctypes.loader import MIOpenLibrary
@@ -35,16 +34,17 @@ def conv_op_for(lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match) -
         assert isinstance(t, (ConvFprop, ConvDgrad, ConvWgrad))
         direction = DIRECTIONS[m.row]
         operands = [(o.data_type, tuple(o.dim)) for o in t.operands()]
+    assert m.conv is not None
     return ConvOp(lib, hip, res, m.conv, direction, operands, m.layout, m.deterministic)
 
 
 class ConvRunner(Runner[ConvFprop[int] | ConvDgrad[int] | ConvWgrad[int]]):
     """One convolution: immediate mode or Find 2.0 (see :class:`ConvOp`)."""
 
-    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any,
-                 benchmarking: int, limit: int | None,
+    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match,
+                 handle: CHandle, benchmarking: int, limit: int | None,
                  solutions: list[tuple[int, int]] | None = None,
-                 preset: dict[str, Any] | None = None) -> None:
+                 preset: PlanDecision | None = None) -> None:
         """``preset``: a stored plan decision (MiopenEngine.plan_decision) to apply."""
         self.lib = lib
         self.op = conv_op_for(lib, hip, res, m)
@@ -62,10 +62,10 @@ class ConvRunner(Runner[ConvFprop[int] | ConvDgrad[int] | ConvWgrad[int]]):
 class ConvBiasActRunner(Runner[ConvBiasAct[int]]):
     """Conv fprop + (bias) + activation: fused when the fusion plan compiles, else unfused."""
 
-    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any,
-                 benchmarking: int, limit: int | None,
+    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match,
+                 handle: CHandle, benchmarking: int, limit: int | None,
                  solutions: list[tuple[int, int]] | None = None, *,
-                 workaround: str | None = None, preset: dict[str, Any] | None = None) -> None:
+                 workaround: str | None = None, preset: PlanDecision | None = None) -> None:
         """``workaround``: the note of an architecture workaround (hipdnn/engines/miopen/
         workarounds.py) that rules the fused path out: unfused without trying it.
         ``preset``: a stored plan decision (MiopenEngine.plan_decision): unfused as stored
@@ -114,7 +114,7 @@ class ConvBiasActRunner(Runner[ConvBiasAct[int]]):
         self.fusion = None
         self._unfused(lib, res, m, handle, benchmarking, limit, solutions)
 
-    def _unfused(self, lib: MIOpenLibrary, res: Resources, m: Match, handle: Any,
+    def _unfused(self, lib: MIOpenLibrary, res: Resources, m: Match, handle: CHandle,
                  benchmarking: int, limit: int | None,
                  solutions: list[tuple[int, int]] | None) -> None:
         a = m.activation

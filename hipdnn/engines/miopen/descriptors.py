@@ -11,10 +11,11 @@ import ctypes
 import sys
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import Protocol, TypeVar
 
 from hipdnn.core.errors import PlanClosedError
 from hipdnn.core.types import DataType
+from hipdnn.engines.miopen.runtime import CHandle
 from miopen_ctypes import types as mt
 from miopen_ctypes.enums import (
     miopenBatchNormMode_t,
@@ -26,6 +27,7 @@ from miopen_ctypes.loader import MIOpenLibrary
 
 __all__ = [
     "ActivationDesc",
+    "Closable",
     "ConvDesc",
     "Owned",
     "Resources",
@@ -50,7 +52,7 @@ def miopen_dtype(dt: DataType) -> miopenDataType_t:
                          "FLOAT, HALF, BFLOAT16 are supported") from None
 
 
-def _destroy(lib: MIOpenLibrary, function: str, handle: Any) -> None:
+def _destroy(lib: MIOpenLibrary, function: str, handle: CHandle) -> None:
     """Finalizer body: destroy once; silent at shutdown or when the library refuses."""
     if sys.is_finalizing():
         return
@@ -65,7 +67,7 @@ class Owned:
 
     kind = "object"
 
-    def __init__(self, lib: MIOpenLibrary, handle: Any, destroy: str) -> None:
+    def __init__(self, lib: MIOpenLibrary, handle: CHandle, destroy: str) -> None:
         self._handle = handle
         #: The C handle without the liveness check, for plans' execute paths: a plan's objects
         #: are closed only by the plan's close(), after which execute() refuses to run.
@@ -74,7 +76,7 @@ class Owned:
         self._finalizer.atexit = False
 
     @property
-    def handle(self) -> Any:
+    def handle(self) -> CHandle:
         """The C handle; raises :class:`PlanClosedError` once closed."""
         if not self._finalizer.alive:
             raise PlanClosedError(f"MIOpen {self.kind} used after it was destroyed (its plan or "
@@ -91,7 +93,7 @@ class Owned:
         self._finalizer()
 
 
-def _create(lib: MIOpenLibrary, create: str, handle_type: Any) -> Any:
+def _create(lib: MIOpenLibrary, create: str, handle_type: type[CHandle]) -> CHandle:
     handle = handle_type()
     getattr(lib, create)(ctypes.byref(handle))
     return handle
@@ -168,13 +170,22 @@ class ActivationDesc(Owned):
         lib.miopenSetActivationDescriptor(handle, int(mode), float(alpha), float(beta), float(gamma))
 
 
+class Closable(Protocol):
+    """What :class:`Resources` owns: an :class:`Owned`, a nested stack, a device block."""
+
+    def close(self) -> None: ...
+
+
+_C = TypeVar("_C", bound=Closable)
+
+
 class Resources:
     """A plan's owned objects; :meth:`close` frees them newest first, each exactly once."""
 
     def __init__(self) -> None:
-        self._items: list[Owned] = []
+        self._items: list[Closable] = []
 
-    def add(self, item: Any) -> Any:
+    def add(self, item: _C) -> _C:
         """Take ownership of ``item`` (an :class:`Owned` or anything with ``close()``)."""
         self._items.append(item)
         return item

@@ -14,8 +14,8 @@ import itertools
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Hashable, Mapping
+from typing import TYPE_CHECKING, cast
 
 import miopen_ctypes
 from hipdnn.backend.engine import Engine, ExecutionPlan, TransientReason
@@ -33,14 +33,16 @@ from hipdnn.core.types import DataType, KnobValueType
 from hipdnn.engines.miopen.batchnorm import BnBackwardRunner, BnInferenceRunner, BnTrainingRunner
 from hipdnn.engines.miopen.conv import NO_LIMIT, conv_geometry
 from hipdnn.engines.miopen.conv_rows import ConvBiasActRunner, ConvRunner, conv_op_for
+from hipdnn.engines.miopen.decision import PlanDecision
 from hipdnn.engines.miopen.descriptors import Resources
 from hipdnn.engines.miopen.errors import translating
 from hipdnn.engines.miopen.memory import MiopenHandleState
 from hipdnn.engines.miopen.patterns import Match, Row, match
 from hipdnn.engines.miopen.plan import MiopenPlan
 from hipdnn.engines.miopen.pointwise import ActivationRunner, BinaryRunner
+from hipdnn.engines.miopen.roles import ConvBiasAct, ConvDgrad, ConvFprop, ConvWgrad
 from hipdnn.engines.miopen.rules import Declined
-from hipdnn.engines.miopen.runtime import Runner
+from hipdnn.engines.miopen.runtime import CHandle, Runner
 from hipdnn.engines.miopen.workarounds import workaround_for
 from miopen_ctypes._discovery import forget_failures
 from miopen_ctypes.enums import miopenActivationMode_t as ActivationMode
@@ -65,7 +67,7 @@ __all__ = ["DETERMINISTIC_ROWS", "MiopenDeterministicEngine", "MiopenEngine", "U
 _serials = itertools.count(1)
 #: Solution lists kept per MIOpen handle between check_support, get_knobs and build_plan.
 _MEMO_SIZE = 64
-_BN_RUNNERS: dict[Row, type[Any]] = {
+_BN_RUNNERS: dict[Row, Callable[[MIOpenLibrary, HipLibrary, Resources, Match, CHandle], Runner]] = {
     Row.BN_INFERENCE: BnInferenceRunner,
     Row.BN_INFERENCE_INV: BnInferenceRunner,
     Row.BN_INFERENCE_ACT: BnInferenceRunner,
@@ -352,6 +354,7 @@ class MiopenEngine(Engine):
         finally:
             res.close()
         if not sols:
+            assert m.conv is not None
             raise Declined(f"node {m.conv.name!r}: MIOpen reports no applicable solution for this "
                            "convolution")
         if not take:
@@ -403,12 +406,12 @@ class MiopenEngine(Engine):
         version = ".".join(map(str, lib.version))
         return f"MIOpen {version} on {arch}" + (f" [{switches}]" if switches else "")
 
-    def plan_decision(self, plan: ExecutionPlan) -> dict[str, Any] | None:
+    def plan_decision(self, plan: ExecutionPlan) -> PlanDecision | None:
         """The row, path, workspace and notes; for a convolution run on its own or unfused, the
         solution (:meth:`ConvOp.decision <hipdnn.engines.miopen.conv.ConvOp.decision>`)."""
         if not isinstance(plan, MiopenPlan) or plan.engine is not self:
             return None
-        out: dict[str, Any] = {"row": plan.row.name, "path": str(plan.path),
+        out: PlanDecision = {"row": plan.row.name, "path": str(plan.path),
                                "workspace": plan.workspace_size, "notes": list(plan.notes)}
         op = getattr(plan.runner, "op", None)
         if op is not None and getattr(plan.runner, "fusion", None) is None:
@@ -416,12 +419,13 @@ class MiopenEngine(Engine):
         return out
 
     def build_from_decision(self, graph: GraphView, knobs: dict[str, KnobValue],
-                            handle: Handle | None, decision: dict[str, Any]) -> ExecutionPlan | None:
+                            handle: Handle | None,
+                            decision: Mapping[str, object]) -> ExecutionPlan | None:
         """The plan ``decision`` describes, without listing solutions or running Find; None
         when it does not apply (another row, a solution this library cannot compile or load,
         a malformed entry)."""
-        try:
-            plan = self._build(graph, knobs, handle, decision)
+        try:  # a malformed entry fails in the conversions of its readers (caught here)
+            plan = self._build(graph, knobs, handle, cast(PlanDecision, decision))
         except (HipdnnError, MIOpenError, ValueError, KeyError, TypeError, IndexError) as exc:
             logger.info("MIOPEN_ENGINE: stored decision not used: %s: %s", type(exc).__name__, exc)
             return None
@@ -431,7 +435,7 @@ class MiopenEngine(Engine):
         return plan
 
     def _build(self, graph: GraphView, knobs: dict[str, KnobValue], handle: Handle | None,
-               preset: dict[str, Any] | None) -> MiopenPlan:
+               preset: PlanDecision | None) -> MiopenPlan:
         try:
             m = self.match(graph)
             state = self.handle_state(handle)
@@ -469,7 +473,7 @@ class MiopenEngine(Engine):
     @staticmethod
     def _runner(lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, state: MiopenHandleState,
                 bench: int, limit: int | None, sols: list[tuple[int, int]] | None = None,
-                preset: dict[str, Any] | None = None) -> Runner:
+                preset: PlanDecision | None = None) -> Runner:
         h = state.handle
         if m.row in _BN_RUNNERS:
             return _BN_RUNNERS[m.row](lib, hip, res, m, h)
@@ -484,8 +488,13 @@ class MiopenEngine(Engine):
 def _problem_key(m: Match) -> Hashable:
     """The exact convolution problem of a conv row, what MIOpen's solution list depends on
     (besides the MIOpen handle the list is kept on)."""
-    t: Any = m.t
-    operands = t.operands() if hasattr(t, "operands") else (t.w, t.x, t.conv_y)
+    t = m.t
+    if isinstance(t, ConvBiasAct):
+        operands = (t.w, t.x, t.conv_y)
+    else:
+        assert isinstance(t, (ConvFprop, ConvDgrad, ConvWgrad))
+        operands = t.operands()
+    assert m.conv is not None
     return (m.row, m.layout, tuple((int(o.data_type), tuple(o.dim)) for o in operands),
             repr(conv_geometry(m.conv)))
 

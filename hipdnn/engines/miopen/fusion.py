@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import ctypes
-from typing import Any
 
-from hipdnn.engines.miopen.descriptors import Owned, Resources, TensorDesc
-from hipdnn.engines.miopen.runtime import replay
+from hipdnn.engines.miopen.descriptors import ConvDesc, Owned, Resources, TensorDesc
+from hipdnn.engines.miopen.runtime import Call, CHandle, replay
 from miopen_ctypes import types as mt
 from miopen_ctypes.enums import (
     miopenBatchNormMode_t,
@@ -48,43 +47,43 @@ class FusionPlan:
                                    input_desc.handle)
         self.plan = self._res.add(Owned(lib, plan, "miopenDestroyFusionPlan"))
         self.args: Owned | None = None
-        self.ops: list[Any] = []
+        self.ops: list[CHandle] = []
         self.workspace_size = 0
         #: The miopenCompileFusionPlan error when :meth:`compile` returned False.
         self.declined: BaseException | None = None
         self._outer = res
 
-    def _op(self, create: str, *args: Any) -> Any:
+    def _op(self, create: str, *args: object) -> CHandle:
         op = mt.miopenFusionOpDescriptor_t()
         getattr(self.lib, create)(self.plan.handle, ctypes.byref(op), *args)
         self.ops.append(op)  # destroyed with the plan
         return op
 
-    def conv_forward(self, conv: Any, w_desc: TensorDesc) -> Any:
+    def conv_forward(self, conv: ConvDesc, w_desc: TensorDesc) -> CHandle:
         """miopenCreateOpConvForward."""
         return self._op("miopenCreateOpConvForward", conv.handle, w_desc.handle)
 
-    def bias_forward(self, b_desc: TensorDesc) -> Any:
+    def bias_forward(self, b_desc: TensorDesc) -> CHandle:
         """miopenCreateOpBiasForward."""
         return self._op("miopenCreateOpBiasForward", b_desc.handle)
 
-    def activation_forward(self, mode: int) -> Any:
+    def activation_forward(self, mode: int) -> CHandle:
         """miopenCreateOpActivationForward."""
         return self._op("miopenCreateOpActivationForward", int(mode))
 
-    def activation_backward(self, mode: int) -> Any:
+    def activation_backward(self, mode: int) -> CHandle:
         """miopenCreateOpActivationBackward."""
         return self._op("miopenCreateOpActivationBackward", int(mode))
 
-    def batchnorm_forward(self, running: bool) -> Any:
+    def batchnorm_forward(self, running: bool) -> CHandle:
         """miopenCreateOpBatchNormForward (spatial, training)."""
         return self._op("miopenCreateOpBatchNormForward", _SPATIAL, bool(running))
 
-    def batchnorm_backward(self) -> Any:
+    def batchnorm_backward(self) -> CHandle:
         """miopenCreateOpBatchNormBackward (spatial)."""
         return self._op("miopenCreateOpBatchNormBackward", _SPATIAL)
 
-    def compile(self, handle: Any, *, with_conv: bool = False) -> bool:
+    def compile(self, handle: CHandle, *, with_conv: bool = False) -> bool:
         """miopenCompileFusionPlan; False (plan freed) when MIOpen has no fused kernel for it
         (``declined`` then holds the compile's error)."""
 
@@ -121,8 +120,8 @@ class FusionPlan:
         name = miopenStatus_t(status).name if status in set(miopenStatus_t) else "status"
         return f"fusion plan not used: miopenCompileFusionPlan returned {name} ({status})"
 
-    def execute_call(self, handle: Any, in_desc: TensorDesc, x: int, out_desc: TensorDesc, y: int,
-                     ws: int) -> tuple[str, tuple[Any, ...]]:
+    def execute_call(self, handle: CHandle, in_desc: TensorDesc, x: int, out_desc: TensorDesc,
+                     y: int, ws: int) -> Call:
         """The call :meth:`execute` makes, as ``(C name, arguments)``."""
         assert self.args is not None
         if self.lib.capabilities.has("miopenExecuteFusionPlan_v2"):
@@ -132,7 +131,7 @@ class FusionPlan:
         return ("miopenExecuteFusionPlan",
                 (handle, self.plan.raw, in_desc.raw, x, out_desc.raw, y, self.args.raw))
 
-    def execute(self, handle: Any, in_desc: TensorDesc, x: int, out_desc: TensorDesc, y: int,
+    def execute(self, handle: CHandle, in_desc: TensorDesc, x: int, out_desc: TensorDesc, y: int,
                 ws: int) -> None:
         """miopenExecuteFusionPlan_v2 (with exactly the queried workspace) or miopenExecuteFusionPlan."""
         replay(self.lib, [self.execute_call(handle, in_desc, x, out_desc, y, ws)])

@@ -14,13 +14,15 @@ import threading
 import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
 
 import numpy as np
 
 from hipdnn.core.errors import GraphStateError, VariantPackError, WorkspaceError
 from hipdnn.core.types import DataType
 from hipdnn.engines.miopen.descriptors import Owned
+from hipdnn.engines.miopen.rules import Tensor
+from hipdnn.engines.miopen.runtime import CHandle
+from hipdnn.interop.buffers import Buffer
 from miopen_ctypes import types as mt
 from miopen_ctypes.hip import HipLibrary
 from miopen_ctypes.hip_types import hipMemcpyKind
@@ -41,7 +43,7 @@ _D2H = hipMemcpyKind.hipMemcpyDeviceToHost
 _D2D = hipMemcpyKind.hipMemcpyDeviceToDevice
 
 
-def tensor_nbytes(tensor: Any) -> int:
+def tensor_nbytes(tensor: Tensor) -> int:
     """Bytes a (positive-stride) graph tensor spans."""
 
     span = 1 + sum((int(d) - 1) * int(s) for d, s in zip(tensor.dim, tensor.stride, strict=False))
@@ -92,7 +94,7 @@ class Staging:
         self._blocks: list[int] = []
         self._write_back: list[tuple[int, int, int]] = []  # (host ptr, device ptr, nbytes)
 
-    def pointer(self, value: Any, tensor: Any, *, is_output: bool) -> int:
+    def pointer(self, value: Buffer | int, tensor: Tensor, *, is_output: bool) -> int:
         """The device pointer for ``tensor``'s variant-pack value."""
         if isinstance(value, int):
             return value
@@ -111,11 +113,12 @@ class Staging:
             copy(self.hip, dev, int(ptr), nbytes, _H2D)
         return dev
 
-    def workspace(self, value: Any, size: int) -> int:
+    def workspace(self, value: Buffer | int | None, size: int) -> int:
         """The workspace pointer (0 when ``size`` is 0); host workspaces get a device block."""
         if size == 0:
             return 0 if value is None else _ptr_of(value)
         check_workspace(value, size)
+        assert value is not None  # check_workspace refuses None when size > 0
         if getattr(value, "device", "gpu") == "cpu":
             dev = _malloc(self.hip, size)
             self._blocks.append(dev)
@@ -145,11 +148,11 @@ class Staging:
             _free(self.hip, self._blocks.pop())
 
 
-def _ptr_of(value: Any) -> int:
+def _ptr_of(value: Buffer | int) -> int:
     return value if isinstance(value, int) else int(value.ptr)
 
 
-def check_workspace(value: Any, size: int) -> None:
+def check_workspace(value: Buffer | int | None, size: int) -> None:
     """Raise :class:`WorkspaceError` before any call when the workspace is missing or too small."""
     if size == 0:
         return
@@ -191,7 +194,7 @@ class MiopenHandleState:
         self._drained = threading.Condition()
 
     @property
-    def handle(self) -> Any:
+    def handle(self) -> CHandle:
         """The ``miopenHandle_t``."""
         return self._owned.handle
 
@@ -261,10 +264,11 @@ class MiopenHandleState:
         self._owned.close()
 
 
-def scalar_value(tensor: Any, buffers: Mapping[int, Any], what: str) -> float:
+def scalar_value(tensor: Tensor, buffers: Mapping[int, Buffer | int | float], what: str) -> float:
     """A pass-by-value scalar: the tensor's baked value, else the variant pack's."""
-    if getattr(tensor, "value", None) is not None:
-        return float(tensor.value)
+    baked = getattr(tensor, "value", None)
+    if baked is not None:
+        return float(baked)
     buf = buffers.get(tensor.uid)
     val = getattr(buf, "scalar", None) if buf is not None else None
     if val is None and isinstance(buf, (int, float)) and not isinstance(buf, bool):

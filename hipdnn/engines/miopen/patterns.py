@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 from hipdnn.core.shapes import layout_of, layout_order, layout_strides
 from hipdnn.core.types import ConvolutionMode, DataType, PointwiseMode
@@ -55,7 +55,13 @@ from hipdnn.engines.miopen.rules import (
 )
 from hipdnn.ir import nodes as nd
 
-__all__ = ["Match", "Row", "match"]
+if TYPE_CHECKING:
+    from hipdnn.ir.view import GraphView
+
+__all__ = ["ConvNode", "Match", "Row", "match"]
+
+#: The convolution node of a conv row.
+ConvNode: TypeAlias = "nd.ConvFpropNode | nd.ConvDgradNode | nd.ConvWgradNode"
 
 class Row(str, enum.Enum):
     """The seed table's nine rows and AMD's provider's later ones (names used in reasons and
@@ -85,12 +91,12 @@ class Match:
     node and the activation."""
 
     row: Row
-    nodes: tuple[Any, ...]
+    nodes: tuple[nd.Node, ...]
     t: RowTensors
     data_type: DataType
     layout: str = "NCHW"
     activation: Activation | None = None
-    conv: Any = None
+    conv: ConvNode | None = None
     #: MIOPEN_ENGINE_DETERMINISTIC: the convolution descriptor gets MIOpen's deterministic
     #: attribute (only solvers with bit-reproducible results apply).
     deterministic: bool = False
@@ -102,13 +108,14 @@ class Match:
 
 
 # --------------------------------------------------------------------------------- conv rows
-def _conv_common(node: Any, graph: Any) -> None:
+def _conv_common(node: ConvNode, graph: object) -> None:
     mode = getattr(node, "convolution_mode", ConvolutionMode.CROSS_CORRELATION)
     if mode is not None and ConvolutionMode(mode) not in (ConvolutionMode.CROSS_CORRELATION,
                                                            ConvolutionMode.NOT_SET):
         raise Declined(f"node {node.name!r}: convolution_mode {ConvolutionMode(mode).name}; "
                        "MIOpen supports CROSS_CORRELATION only")
     check_fp32_compute(node, graph, "a convolution")
+    assert node.pre_padding is not None and node.post_padding is not None  # validated
     pre, post = list(node.pre_padding), list(node.post_padding)
     if pre != post:
         raise Declined(f"node {node.name!r}: pre_padding {pre} != post_padding {post}; MIOpen "
@@ -116,14 +123,16 @@ def _conv_common(node: Any, graph: Any) -> None:
 
 
 #: Per conv node class: its row, its ports in the order of the row class's fields, that class.
-_CONV_PORTS: dict[type, tuple[Row, tuple[str, str, str], type[Any]]] = {
+_ConvRow = ConvFprop[Tensor] | ConvDgrad[Tensor] | ConvWgrad[Tensor]
+_CONV_PORTS: dict[type[nd.Node],
+                  tuple[Row, tuple[str, str, str], Callable[[Tensor, Tensor, Tensor], _ConvRow]]] = {
     nd.ConvFpropNode: (Row.CONV_FPROP, ("X", "W", "Y"), ConvFprop),
     nd.ConvDgradNode: (Row.CONV_DGRAD, ("DY", "W", "DX"), ConvDgrad),
     nd.ConvWgradNode: (Row.CONV_WGRAD, ("X", "DY", "DW"), ConvWgrad),
 }
 
 
-def _match_conv(node: Any, graph: Any) -> Match:
+def _match_conv(node: ConvNode, graph: object) -> Match:
     row, ports, cls = _CONV_PORTS[type(node)]
     _conv_common(node, graph)
     items = []
@@ -137,12 +146,13 @@ def _match_conv(node: Any, graph: Any) -> Match:
         raise Declined(f"node {node.name!r}: tensors have data types {sorted(d.name for d in dts)}; "
                        "MIOpen convolution needs one data type for all of them")
     layout = same_layout(items)
-    tensors: ConvFprop[Tensor] | ConvDgrad[Tensor] | ConvWgrad[Tensor] = cls(*(t for _, _, t in items))
+    tensors = cls(*(t for _, _, t in items))
     return Match(row, (node,), tensors, dts.pop(), layout=layout, conv=node)
 
 
-def _match_conv_bias_act(graph: Any, nodes: Sequence[Any]) -> Match:
+def _match_conv_bias_act(graph: object, nodes: Sequence[nd.Node]) -> Match:
     conv = nodes[0]
+    assert isinstance(conv, nd.ConvFpropNode)  # match() dispatched on it
     _conv_common(conv, graph)
     x, w, cy = need(conv, "inputs", "X"), need(conv, "inputs", "W"), need(conv, "outputs", "Y")
     rule = Row.CONV_BIAS_ACT.value
@@ -198,7 +208,7 @@ def _match_conv_bias_act(graph: Any, nodes: Sequence[Any]) -> Match:
 
 
 # ----------------------------------------------------------------------------------- BN rows
-def _bn_data(node: Any, items: Sequence[tuple[str, Tensor]], rule: str) -> tuple[DataType, str]:
+def _bn_data(node: nd.Node, items: Sequence[tuple[str, Tensor]], rule: str) -> tuple[DataType, str]:
     dts = set()
     for port, t in items:
         check_dtype(node, port, t, DATA_TYPES, rule)
@@ -213,7 +223,7 @@ def _bn_data(node: Any, items: Sequence[tuple[str, Tensor]], rule: str) -> tuple
     return dts.pop(), layout
 
 
-def _bn_params(node: Any, items: Sequence[tuple[str, Tensor]], x: Tensor, rule: str) -> None:
+def _bn_params(node: nd.Node, items: Sequence[tuple[str, Tensor]], x: Tensor, rule: str) -> None:
     for port, t in items:
         if tuple(t.dim) != (1, x.dim[1]) + (1,) * (len(x.dim) - 2):
             raise Declined(f"node {node.name!r}: port {port} (tensor {label(t)}) has dims "
@@ -223,7 +233,7 @@ def _bn_params(node: Any, items: Sequence[tuple[str, Tensor]], x: Tensor, rule: 
         dense_layout(node, port, t)
 
 
-def _take(node: Any, io: str, ports: Sequence[str], rule: str) -> list[tuple[str, Tensor]]:
+def _take(node: nd.Node, io: str, ports: Sequence[str], rule: str) -> list[tuple[str, Tensor]]:
     """The required, non-virtual tensors at ``ports``, as (port, tensor) pairs."""
     taken = []
     for port in ports:
@@ -233,19 +243,19 @@ def _take(node: Any, io: str, ports: Sequence[str], rule: str) -> list[tuple[str
     return taken
 
 
-def _scalar(node: Any, port: str) -> Tensor:
+def _scalar(node: nd.Node, port: str) -> Tensor:
     """The required pass-by-value scalar at input ``port``."""
     t = need(node, "inputs", port)
     check_scalar(node, port, t)
     return t
 
 
-def _reduce_ok(node: Any, x: Tensor) -> None:
+def _reduce_ok(node: nd.Node, x: Tensor) -> None:
     if math.prod(x.dim) // x.dim[1] <= 1:
         raise Declined(f"node {node.name!r}: N x spatial = 1; batch statistics need more than one value")
 
 
-def _match_bn_inference(node: Any, graph: Any) -> Match:
+def _match_bn_inference(node: nd.Node, graph: object) -> Match:
     inv = not isinstance(node, nd.BatchnormInferenceVarianceNode)
     row = Row.BN_INFERENCE_INV if inv else Row.BN_INFERENCE
     rule = row.value
@@ -264,7 +274,7 @@ def _match_bn_inference(node: Any, graph: Any) -> Match:
     return Match(row, (node,), tensors, dt, layout=layout)
 
 
-def _match_bn_inference_act(graph: Any, nodes: Sequence[Any]) -> Match:
+def _match_bn_inference_act(graph: object, nodes: Sequence[nd.Node]) -> Match:
     """BN inference (either form) -> RELU_FWD: AMD's fused rows (the intermediate Y virtual
     FP32, the activation ReLU / clipped ReLU / CLAMP)."""
     bn, act = nodes
@@ -302,7 +312,7 @@ POINTWISE_TYPES = (DataType.FLOAT, DataType.HALF)
 _INT32_MAX = 2**31 - 1
 
 
-def _dense_same(node: Any, items: Sequence[tuple[str, Tensor]], rule: str) -> str:
+def _dense_same(node: nd.Node, items: Sequence[tuple[str, Tensor]], rule: str) -> str:
     """The layout name of tensors that are dense (packed in some axis order) and share their
     strides: NCL/NLC, a seed layout, or "packed" for other orders. The strides of size-1 axes
     address nothing and are not compared."""
@@ -333,7 +343,7 @@ def _layout_name(t: Tensor) -> str:
     return layout_of(dims, strides) or "packed"
 
 
-def _match_pointwise_act(node: Any, graph: Any) -> Match:
+def _match_pointwise_act(node: nd.PointwiseNode, graph: object) -> Match:
     rule = Row.POINTWISE_ACT.value
     activation = standalone_activation(node, graph)
     for port in ("IN_1", "IN_2"):
@@ -360,7 +370,7 @@ def _match_pointwise_act(node: Any, graph: Any) -> Match:
                  layout=layout, activation=activation)
 
 
-def _match_pointwise_binary(node: Any, graph: Any) -> Match:
+def _match_pointwise_binary(node: nd.PointwiseNode, graph: object) -> Match:
     """AMD's provider's rules (MiopenBinaryPointwiseChecks): FP32 compute; in_0, in_1, out_0
     non-virtual device tensors of one type (FLOAT/HALF), ranks 3 to 5 and all equal, packed
     channels-first; in_0 of the output's dims, in_1 equal or 1 per axis; no in_2; not in place."""
@@ -422,7 +432,7 @@ def _match_pointwise_binary(node: Any, graph: Any) -> Match:
     return Match(Row.POINTWISE_BINARY, (node,), PointwiseBinary(a, b, c), dt, layout=layout)
 
 
-def _match_bn_training(graph: Any, nodes: Sequence[Any]) -> Match:
+def _match_bn_training(graph: object, nodes: Sequence[nd.Node]) -> Match:
     bn = nodes[0]
     row = Row.BN_TRAINING if len(nodes) == 1 else Row.BN_TRAINING_ACT
     rule = row.value
@@ -484,7 +494,7 @@ def _match_bn_training(graph: Any, nodes: Sequence[Any]) -> Match:
                  activation=activation_of(nodes[1], graph))
 
 
-def _match_bn_backward(graph: Any, nodes: Sequence[Any]) -> Match:
+def _match_bn_backward(graph: object, nodes: Sequence[nd.Node]) -> Match:
     bwd = nodes[-1]
     row = Row.BN_BACKWARD if len(nodes) == 1 else Row.BN_INF_DRELU_BN_BWD
     rule = row.value
@@ -553,7 +563,7 @@ _NORM_NODES = (nd.LayernormNode, nd.LayernormBackwardNode, nd.RmsnormNode,
                nd.RmsnormBackwardNode, nd.InstancenormNode, nd.InstancenormBackwardNode)
 
 
-def _outside_seed(nodes: Sequence[Any]) -> None:
+def _outside_seed(nodes: Sequence[nd.Node]) -> None:
     """Raise :class:`Declined` naming the first node no seed row can contain: genstats,
     reduction, matmul and the layer/RMS/instance norms, and BOOLEAN/integer tensors (masks, INT8
     convolution with INT32 compute)."""
@@ -571,14 +581,14 @@ def _outside_seed(nodes: Sequence[Any]) -> None:
                            f"{what}; CPU_REFERENCE_ENGINE runs it")
 
 
-def match(graph: Any) -> Match:
+def match(graph: GraphView) -> Match:
     """The seed row ``graph`` is, or raise :class:`Declined` naming the failing rule."""
     nodes = list(graph.nodes)
     _outside_seed(nodes)
     if len(nodes) == 1:
         n = nodes[0]
         if type(n) in _CONV_PORTS:
-            return _match_conv(n, graph)
+            return _match_conv(cast(ConvNode, n), graph)
         if isinstance(n, nd.BatchnormInferenceVarianceNode):
             return _match_bn_inference(n, graph)
         if isinstance(n, nd.BatchnormNode):
@@ -615,7 +625,7 @@ def match(graph: Any) -> Match:
                    + "; ".join(r.value for r in Row))
 
 
-def _describe(node: Any) -> str:
+def _describe(node: nd.Node) -> str:
     mode = getattr(node, "mode", None)
     kind = type(node).__name__
     if isinstance(mode, enum.Enum):

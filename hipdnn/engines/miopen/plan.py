@@ -5,22 +5,24 @@ from __future__ import annotations
 import dataclasses
 import weakref
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hipdnn.backend.engine import Engine, ExecutionPlan
 from hipdnn.backend.knobs import KnobValue
 from hipdnn.core.errors import GraphStateError, PlanClosedError, VariantPackError
-from hipdnn.engines.miopen.descriptors import Resources
+from hipdnn.engines.miopen.descriptors import Owned, Resources
 from hipdnn.engines.miopen.errors import execution_error, translating
 from hipdnn.engines.miopen.memory import MiopenHandleState, Staging, check_workspace, scalar_value
 from hipdnn.engines.miopen.patterns import Match
 from hipdnn.engines.miopen.roles import is_scalar
+from hipdnn.engines.miopen.rules import Tensor
 from hipdnn.engines.miopen.runtime import Ctx, Path, Runner
 from miopen_ctypes.errors import MIOpenError
 from miopen_ctypes.hip import HipLibrary
 
 if TYPE_CHECKING:
     from hipdnn.core.handle import Handle
+    from hipdnn.interop.buffers import Buffer
 
 __all__ = ["MiopenPlan"]
 
@@ -40,8 +42,12 @@ def _refuse(plan: MiopenPlan, handle: Handle | None = None) -> None:
     raise _closed_error(plan, handle)
 
 
-def _bound_runner(plan: MiopenPlan, state: MiopenHandleState, ctx: Ctx,
-                  prepared: tuple[tuple[Any, tuple[Any, ...]], ...] | None) -> Callable[[], None]:
+#: A call prepared by ``lib.prepare_call``: the bare ctypes function and its converted arguments.
+Prepared = tuple[Callable[..., object], tuple[object, ...]]
+
+
+def _bound_runner(plan: MiopenPlan, state: MiopenHandleState, ctx: Ctx[object],
+                  prepared: tuple[Prepared, ...] | None) -> Callable[[], None]:
     """The hot loop of a bound plan: the open checks, then the prebuilt ctypes calls.
 
     The closure holds ``state`` and the plan (whose objects are destroyed only by
@@ -127,10 +133,10 @@ class MiopenPlan(ExecutionPlan):
         # for absent fields, virtual intermediates as their tensors, scalars baked into the
         # graph), ``_io`` (field index, role, uid, tensor, is output) the variant-pack tensors,
         # ``_scalars`` (field index, role, tensor) the scalars each variant pack gives.
-        self._row_cls = type(m.t)
-        self._template: list[Any] = []
-        self._io: list[tuple[int, str, int, Any, bool]] = []
-        self._scalars: list[tuple[int, str, Any]] = []
+        self._row_cls: Callable[..., object] = type(m.t)
+        self._template: list[Tensor | float | int | None] = []
+        self._io: list[tuple[int, str, int, Tensor, bool]] = []
+        self._scalars: list[tuple[int, str, Tensor]] = []
         for i, f in enumerate(dataclasses.fields(m.t)):
             t = getattr(m.t, f.name)
             if t is not None and is_scalar(f):
@@ -170,7 +176,7 @@ class MiopenPlan(ExecutionPlan):
                 f"({type(self.runner).__name__}{extra}){notes}")
 
     @property
-    def miopen_objects(self) -> tuple[Any, ...]:
+    def miopen_objects(self) -> tuple[Owned, ...]:
         """The MIOpen objects the plan owns, oldest first (:class:`TensorDesc`, :class:`ConvDesc`,
         :class:`ActivationDesc`, fusion plans, ...; see hipdnn/engines/miopen/descriptors.py),
         each with its C handle in ``raw``: what tests read back from MIOpen (the descriptors'
@@ -201,8 +207,10 @@ class MiopenPlan(ExecutionPlan):
             _refuse(self, handle)
         return state
 
-    def _execute(self, buffers: Mapping[int, Any], workspace: Any, handle: Handle | None) -> None:
-        """Run the row's calls; see the class docstring for staging."""
+    def _execute(self, buffers: Mapping[int, Buffer], workspace: Buffer | None,
+                 handle: Handle | None) -> None:
+        """Run the row's calls; see the class docstring for staging. (A device pointer ``int``
+        in place of a Buffer, in ``buffers`` or as the workspace, is taken as it is.)"""
         size = self.workspace_size
         if size:
             check_workspace(workspace, size)  # before any call
@@ -239,7 +247,7 @@ class MiopenPlan(ExecutionPlan):
         finally:
             state.leave()
 
-    def bind(self, buffers: Mapping[int, Any], workspace: Any,
+    def bind(self, buffers: Mapping[int, Buffer], workspace: Buffer | None,
              handle: Handle | None) -> Callable[[], None]:
         """A callable re-running the plan on these buffers with prebuilt ctypes arguments.
 
@@ -280,14 +288,14 @@ class MiopenPlan(ExecutionPlan):
                         tuple(state.lib.prepare_call(name, *args) for name, args in planned))
         return _bound_runner(self, state, ctx, prepared)
 
-    def _missing(self, buffers: Mapping[int, Any]) -> None:
+    def _missing(self, buffers: Mapping[int, Buffer]) -> None:
         for _, role, uid, t, _ in self._io:
             if uid not in buffers:
                 raise VariantPackError(f"{self.operation}: tensor {t.name!r} (uid {uid}, {role}) "
                                        "is missing from the variant pack", tensor=t.name)
 
-    def _execute_staged(self, buffers: Mapping[int, Any], workspace: Any,
-                        state: MiopenHandleState, vals: list[Any]) -> None:
+    def _execute_staged(self, buffers: Mapping[int, Buffer], workspace: Buffer | None,
+                        state: MiopenHandleState, vals: list[Tensor | float | int | None]) -> None:
         """Host buffers: hipMalloc + copy in, run, copy outputs back, hipFree. ``vals``: the
         row's fields with the scalars filled in."""
         self._missing(buffers)

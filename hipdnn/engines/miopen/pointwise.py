@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import ctypes
-from typing import Any
 
 from hipdnn.core.errors import VariantPackError
 from hipdnn.core.shapes import layout_order, layout_strides
@@ -13,7 +12,9 @@ from hipdnn.engines.miopen.descriptors import ActivationDesc, Resources, TensorD
 from hipdnn.engines.miopen.fusion import ONE, ZERO
 from hipdnn.engines.miopen.patterns import Match
 from hipdnn.engines.miopen.roles import PointwiseActivation, PointwiseBinary
-from hipdnn.engines.miopen.runtime import Call, Ctx, Path, Runner
+from hipdnn.engines.miopen.rules import Tensor
+from hipdnn.engines.miopen.runtime import Call, CHandle, Ctx, Path, Runner
+from hipdnn.ir.nodes import PointwiseNode
 from miopen_ctypes.enums import miopenTensorOp_t
 from miopen_ctypes.hip import HipLibrary
 from miopen_ctypes.loader import MIOpenLibrary
@@ -34,7 +35,7 @@ _BINARY = {
 }
 
 
-def _desc(lib: MIOpenLibrary, res: Resources, t: Any) -> TensorDesc:
+def _desc(lib: MIOpenLibrary, res: Resources, t: Tensor) -> TensorDesc:
     return res.add(TensorDesc(lib, t.data_type, t.dim, t.stride))
 
 
@@ -43,7 +44,7 @@ class ActivationRunner(Runner[PointwiseActivation[int]]):
 
     path = Path.ACTIVATION
 
-    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
+    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: CHandle) -> None:
         self.lib = lib
         t = m.t
         assert isinstance(t, PointwiseActivation) and m.activation is not None
@@ -71,13 +72,15 @@ class BinaryRunner(Runner[PointwiseBinary[int]]):
 
     path = Path.TENSOR_OP
 
-    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
+    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: CHandle) -> None:
         self.lib = lib
         t = m.t
         assert isinstance(t, PointwiseBinary)
         self.m = m
         self.a, self.b, self.c = (_desc(lib, res, x) for x in (t.a, t.b, t.c))
-        mode = PointwiseMode(m.nodes[0].mode)
+        node = m.nodes[0]
+        assert isinstance(node, PointwiseNode)
+        mode = PointwiseMode(node.mode)
         self.op, self.alpha2 = _BINARY[mode]
         size = DataType(t.c.data_type).itemsize
         self.nbytes = {"a": self.a.nbytes, "b": self.b.nbytes, "c": self.c.nbytes}

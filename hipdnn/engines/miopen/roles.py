@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from hipdnn.engines.miopen.rules import Tensor
 
@@ -47,7 +47,7 @@ S = TypeVar("S")
 _SCALAR = {"scalar": True}
 
 
-def is_scalar(f: dataclasses.Field[Any]) -> bool:
+def is_scalar(f: dataclasses.Field[object]) -> bool:
     """Whether a row field is a pass-by-value scalar."""
     return bool(f.metadata.get("scalar"))
 

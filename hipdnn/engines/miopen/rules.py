@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from hipdnn.core.shapes import LAYOUTS, layouts_of, packed_strides
 from hipdnn.core.types import DataType, PointwiseMode
-from hipdnn.ir.nodes import PointwiseNode
+from hipdnn.ir.nodes import Node, PointwiseNode
 from miopen_ctypes.enums import miopenActivationMode_t as M
 
 __all__ = [
@@ -86,7 +86,7 @@ def dtype_of(t: Tensor) -> DataType:
     return DataType(t.data_type)
 
 
-def compute_type(node: Any, graph: Any) -> DataType:
+def compute_type(node: Node, graph: object) -> DataType:
     """The node's compute type, inheriting the graph's; unset everywhere means FP32."""
     for value in (getattr(node, "compute_data_type", None), getattr(graph, "compute_data_type", None)):
         if value is not None and DataType(value) != DataType.NOT_SET:
@@ -98,20 +98,20 @@ def label(t: Tensor) -> str:
     return f"{t.name!r}" if getattr(t, "name", None) else f"uid {t.uid}"
 
 
-def port_tensor(node: Any, io: str, port: str, *, required: bool = True) -> Tensor | None:
+def port_tensor(node: Node, io: str, port: str, *, required: bool = True) -> Tensor | None:
     t = getattr(node, io).get(port)
     if t is None and required:
         raise Declined(f"node {node.name!r}: port {port} is not set; this row needs it")
     return t
 
 
-def need(node: Any, io: str, port: str) -> Tensor:
+def need(node: Node, io: str, port: str) -> Tensor:
     t = port_tensor(node, io, port)
     assert t is not None
     return t
 
 
-def check_dtype(node: Any, port: str, t: Tensor, allowed: Sequence[DataType], rule: str) -> None:
+def check_dtype(node: Node, port: str, t: Tensor, allowed: Sequence[DataType], rule: str) -> None:
     dt = dtype_of(t)
     if dt not in allowed:
         names = ", ".join(a.name for a in allowed)
@@ -119,7 +119,7 @@ def check_dtype(node: Any, port: str, t: Tensor, allowed: Sequence[DataType], ru
                        f"{dt.name}; {rule} allows {names}")
 
 
-def check_virtual(node: Any, port: str, t: Tensor, virtual: bool, rule: str) -> None:
+def check_virtual(node: Node, port: str, t: Tensor, virtual: bool, rule: str) -> None:
     if bool(t.is_virtual) != virtual:
         state = "virtual" if t.is_virtual else "non-virtual"
         want = "virtual" if virtual else "non-virtual (in the variant pack)"
@@ -127,7 +127,7 @@ def check_virtual(node: Any, port: str, t: Tensor, virtual: bool, rule: str) -> 
                        f"{rule} needs it {want}")
 
 
-def dense_layouts(node: Any, port: str, t: Tensor) -> tuple[str, ...]:
+def dense_layouts(node: Node, port: str, t: Tensor) -> tuple[str, ...]:
     """The layouts the tensor is dense (packed) in, the strides of size-1 axes ignored (they
     address nothing): ``C == 1`` or ``N == 1`` tensors may be several at once. Dense NCHW/NHWC/
     NCDHW/NDHWC only."""
@@ -139,7 +139,7 @@ def dense_layouts(node: Any, port: str, t: Tensor) -> tuple[str, ...]:
     return layouts
 
 
-def dense_layout(node: Any, port: str, t: Tensor) -> str:
+def dense_layout(node: Node, port: str, t: Tensor) -> str:
     """The tensor's layout (its exact match first, else channel-first; see dense_layouts)."""
     return dense_layouts(node, port, t)[0]
 
@@ -161,7 +161,7 @@ def descriptor_strides(t: Tensor, layout: str) -> tuple[int, ...]:
     return packed_strides(t.dim, layout if layout in layouts else layouts[0])
 
 
-def same_layout(items: Sequence[tuple[Any, str, Tensor]]) -> str:
+def same_layout(items: Sequence[tuple[Node, str, Tensor]]) -> str:
     """The one layout every data tensor is dense in (the first tensor's preference first)."""
     common: list[str] = []
     for i, (node, port, t) in enumerate(items):
@@ -175,7 +175,7 @@ def same_layout(items: Sequence[tuple[Any, str, Tensor]]) -> str:
     return common[0]
 
 
-def check_param(node: Any, port: str, t: Tensor, channels: int, rank: int, rule: str) -> None:
+def check_param(node: Node, port: str, t: Tensor, channels: int, rank: int, rule: str) -> None:
     want = (1, channels) + (1,) * (rank - 2)
     if tuple(t.dim) != want:
         raise Declined(f"node {node.name!r}: port {port} (tensor {label(t)}) has dims "
@@ -183,19 +183,19 @@ def check_param(node: Any, port: str, t: Tensor, channels: int, rank: int, rule:
     dense_layout(node, port, t)
 
 
-def check_fp32_compute(node: Any, graph: Any, rule: str) -> None:
+def check_fp32_compute(node: Node, graph: object, rule: str) -> None:
     ct = compute_type(node, graph)
     if ct != DataType.FLOAT:
         raise Declined(f"node {node.name!r}: compute data type {ct.name}; {rule} needs FLOAT")
 
 
-def check_scalar(node: Any, port: str, t: Tensor | None) -> None:
+def check_scalar(node: Node, port: str, t: Tensor | None) -> None:
     if t is not None and not getattr(t, "is_pass_by_value", False) and t.value is None:
         raise Declined(f"node {node.name!r}: port {port} must be a pass-by-value scalar")
 
 
 # --------------------------------------------------------------------------- activation mapping
-def activation_of(node: Any, graph: Any) -> Activation:
+def activation_of(node: Node, graph: object) -> Activation:
     """Map a RELU_FWD/RELU_BWD node to MIOpen; RELU with no clip, lower clip, lower+upper clip."""
     check_fp32_compute(node, graph, "an activation node")
     slope = getattr(node, "relu_lower_clip_slope", None)
@@ -225,7 +225,7 @@ def activation_of(node: Any, graph: Any) -> Activation:
                       lower_clip=lower, upper_clip=upper)
 
 
-def is_pointwise(node: Any, mode: PointwiseMode) -> bool:
+def is_pointwise(node: Node, mode: PointwiseMode) -> bool:
     return isinstance(node, PointwiseNode) and PointwiseMode(node.mode) == mode
 
 
@@ -233,7 +233,7 @@ def is_pointwise(node: Any, mode: PointwiseMode) -> bool:
 STANDALONE_MODES = (PointwiseMode.RELU_FWD, PointwiseMode.SIGMOID_FWD, PointwiseMode.TANH_FWD)
 
 
-def standalone_activation(node: Any, graph: Any) -> Activation:
+def standalone_activation(node: PointwiseNode, graph: object) -> Activation:
     """Map a single-node activation (miopenActivationForward) the way AMD's provider does:
     RELU_FWD with lower and upper clips -> CLAMP, upper clip only -> CLIPPEDRELU, a slope ->
     LEAKYRELU, else RELU (a lower clip alone -> CLAMP(lower, FLT_MAX), beyond AMD's, which

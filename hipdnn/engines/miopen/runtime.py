@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+import ctypes
 import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeAlias, TypeVar
 
-__all__ = ["ALIGN", "Arena", "Call", "Ctx", "Path", "Runner", "replay"]
+if TYPE_CHECKING:
+    from miopen_ctypes.loader import MIOpenLibrary
+
+__all__ = ["ALIGN", "Arena", "CHandle", "Call", "Ctx", "Path", "Runner", "replay"]
 
 #: The row class (hipdnn/engines/miopen/roles.py) a runner's ``Ctx.ptr`` is an instance of.
 P = TypeVar("P")
 
-#: One prebuildable MIOpen call: (C name, arguments as ``lib.<name>`` takes them).
-Call = tuple[str, tuple[Any, ...]]
+#: A MIOpen object's C handle as miopen_ctypes.types makes them (``miopenHandle_t()``, a tensor
+#: descriptor, a fusion op, a solution): one ctypes pointer type per kind of object.
+CHandle: TypeAlias = "ctypes._Pointer[ctypes.Structure]"
+
+#: One prebuildable MIOpen call: (C name, arguments as ``lib.<name>`` takes them: ints, floats,
+#: None for NULL, C handles, ctypes arrays).
+Call = tuple[str, tuple[object, ...]]
 
 
-
-def replay(lib: Any, calls: Iterable[Call]) -> None:
+def replay(lib: MIOpenLibrary, calls: Iterable[Call]) -> None:
     """Make ``calls`` on ``lib`` in order: the one spelling of a row's calls serves both
     :meth:`Runner.run` and bound plans (which prepare the same list once)."""
     for name, args in calls:
@@ -50,7 +58,7 @@ class Ctx(Generic[P]):
     floats (``ptr``: an instance of the row's class in hipdnn/engines/miopen/roles.py, e.g.
     ``ctx.ptr.x``, ``ctx.ptr.epsilon``), workspace."""
 
-    handle: Any
+    handle: CHandle
     ptr: P
     ws: int = 0
     ws_size: int = 0
@@ -71,7 +79,7 @@ class Arena:
         self.size = off + int(nbytes)
         return off
 
-    def at(self, ctx: Ctx[Any], name: str) -> int:
+    def at(self, ctx: Ctx[P], name: str) -> int:
         """Device address of block ``name`` in ``ctx``'s workspace."""
         return ctx.ws + self.offsets[name]
 
@@ -84,8 +92,8 @@ class Runner(Generic[P]):
     workspace_size: int = 0
     #: The path taken.
     path: Path = Path.V2
-    #: The bound MIOpen library the calls go to.
-    lib: Any = None
+    #: The bound MIOpen library the calls go to (set by each runner's constructor).
+    lib: MIOpenLibrary
     #: Why the path was chosen when it is not the row's first choice (shown by describe()).
     notes: Sequence[str] = ()
 
