@@ -236,7 +236,24 @@ def _conv_shapes(x_dim: list[int], w_dim: list[int], x_dt: Any = None,
     return run
 
 
-add("conv", "x_rank3", V, ("conv", "cx", "rank"), _conv_shapes([2, 3, 6], [4, 3, 3]))
+add("conv", "x_rank2", V, ("conv", "cx", "rank"), _conv_shapes([2, 3], [4, 3]))
+add("conv", "x_rank3_w_rank4", V, ("conv", "cw", "rank"), _conv_shapes([2, 3, 6], [4, 3, 3, 3]))
+
+
+def _conv_1d_geometry(knob: str, values: list[int]) -> Any:
+    # a 1-D convolution (rank-3 tensors) takes one value per list, as cudnn-frontend's do
+    def run(out: Outputs) -> None:
+        g = graph()
+        x = g.tensor(dim=[2, 3, 6], name="cx")
+        w = g.tensor(dim=[4, 3, 3], name="cw")
+        g.conv_fprop(x, w, name="conv", **{knob: values}).set_output(True)
+        g.build()
+    return run
+
+
+for _knob in ("padding", "stride", "dilation"):
+    add("conv", f"rank3_two_element_{_knob}", V, ("conv", "rank 3", "takes 1 value"),
+        _conv_1d_geometry(_knob, [1, 1]))
 add("conv", "x_rank6", V, ("conv", "cx", "rank"), _conv_shapes([2, 3, 6, 6, 6, 6],
                                                                [4, 3, 3, 3, 3, 3]))
 add("conv", "w_rank_mismatch", V, ("conv", "cw", "rank"), _conv_shapes([2, 3, 6, 6],

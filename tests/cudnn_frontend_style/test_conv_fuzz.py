@@ -1,6 +1,6 @@
 """A conv fuzzer in the style of cudnn-frontend's (random configs through the pygraph API),
-checked against PyTorch: 2-D/3-D, groups (depthwise included), stride, dilation, padding,
-FP32/FP16/BF16, NCHW/NHWC, bias and ReLU epilogues on fprop, fprop/dgrad/wgrad.
+checked against PyTorch: 1-D (NCL/NLC)/2-D/3-D, groups (depthwise included), stride, dilation, padding,
+FP32/FP16/BF16, channels-first/channels-last, bias and ReLU epilogues on fprop, fprop/dgrad/wgrad.
 
 Sized for CI (small shapes, a fixed seed, 48 configs, ~10 s on 2 cores). Tolerances are DESIGN.md's conv rows; the
 reference is PyTorch in FP64 on the same (rounded) inputs, cast to the output type.
@@ -28,9 +28,9 @@ TOL = {("fprop", "fp32"): (1e-5, 1e-5), ("fprop", "fp16"): (1e-1, 1e-2),
        ("wgrad", "bf16"): (2e-1, 2e-1)}
 
 
-def _config(seed: int) -> dict[str, Any]:
+def _config(seed: int, rank: int | None = None) -> dict[str, Any]:
     r = random.Random(seed)
-    nd = r.choice([2, 2, 3])
+    nd = r.choice([2, 2, 3]) if rank is None else rank
     groups = r.choice([1, 1, 2, "dw"])
     cin = r.choice([2, 4, 6]) if groups != "dw" else r.choice([3, 4])
     g = cin if groups == "dw" else groups
@@ -38,7 +38,7 @@ def _config(seed: int) -> dict[str, Any]:
         g = 1
     cout = g * r.choice([1, 2])
     k = [r.choice([1, 2, 3]) for _ in range(nd)]
-    spatial = [r.choice([5, 6, 7]) if nd == 2 else r.choice([4, 5]) for _ in range(nd)]
+    spatial = [r.choice({1: [7, 9, 12], 2: [5, 6, 7], 3: [4, 5]}[nd]) for _ in range(nd)]
     padding = [r.choice([0, 1]) for _ in range(nd)]
     # a dilation whose kernel extent exceeds the padded input falls back to 1
     dilation = [d if d * (kk - 1) + 1 <= s + 2 * p else 1 for d, kk, s, p in
@@ -54,10 +54,12 @@ def _config(seed: int) -> dict[str, Any]:
 def _layout(t: Any, cl: bool) -> Any:
     if not cl:
         return t.contiguous()
+    if t.dim() == 3:  # NLC: torch has no channels-last memory format for 3-d tensors
+        return t.transpose(1, 2).contiguous().transpose(1, 2)
     return t.to(memory_format=torch.channels_last if t.dim() == 4 else torch.channels_last_3d)
 
 
-CONV = {2: F.conv2d, 3: F.conv3d}
+CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 
 
 def _run(graph: Any, pack: dict[Any, Any]) -> None:
@@ -72,7 +74,17 @@ def _run(graph: Any, pack: dict[Any, Any]) -> None:
 
 @pytest.mark.parametrize("seed", range(48))
 def test_conv_fuzz(seed: int) -> None:
-    c = _config(seed)
+    _fuzz(_config(seed), seed)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_conv_fuzz_1d(seed: int) -> None:
+    """1-D convolutions: rank-3 tensors, NCL or NLC, and one-element padding, stride and
+    dilation lists as cudnn-frontend takes them."""
+    _fuzz(_config(seed, 1), seed)
+
+
+def _fuzz(c: dict[str, Any], seed: int) -> None:
     tdt, cdt = DTYPES[c["dtype"]]
     torch.manual_seed(seed)
     x = _layout(torch.randn(c["n"], c["cin"], *c["spatial"]).to(tdt), c["channels_last"])

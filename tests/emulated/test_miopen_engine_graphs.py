@@ -22,6 +22,10 @@ DTYPES = {"fp32": D.FLOAT, "fp16": D.HALF, "bf16": D.BFLOAT16}
 NP = {D.FLOAT: np.dtype(np.float32), D.HALF: np.dtype(np.float16),
       D.BFLOAT16: np.dtype(ml_dtypes.bfloat16)}
 LAYOUT_NAMES = tuple(LAYOUTS)  # NCHW, NHWC, NCDHW, NDHWC
+#: 1-D layouts (rank-3 tensors): every builder takes them too (MIOPEN_ENGINE pads them to 4-D).
+LAYOUT_1D = ("NCL", "NLC")
+#: Axis order (outermost first) of every layout a builder takes.
+ORDERS: dict[str, tuple[int, ...]] = {**LAYOUTS, "NCL": (0, 1, 2), "NLC": (0, 2, 1)}
 
 # DESIGN.md tolerances (atol = rtol) per op and dtype; conv fprop lists (atol, rtol).
 TOL: dict[str, dict[DataType, tuple[float, float]]] = {
@@ -75,7 +79,7 @@ class Case:
 
 def host_array(logical: np.ndarray, dtype: DataType, layout: str | None) -> np.ndarray:
     """A host array holding ``logical`` (N,C,...) in ``dtype``, stored in ``layout`` order."""
-    order = LAYOUTS[layout] if layout else tuple(range(logical.ndim))
+    order = ORDERS[layout] if layout else tuple(range(logical.ndim))
     phys = np.ascontiguousarray(logical.transpose(order)).astype(NP[dtype])
     return phys.transpose(np.argsort(order))
 
@@ -86,7 +90,7 @@ def _rq(a: np.ndarray, dtype: DataType) -> np.ndarray:
 
 
 def _data(g: Graph, name: str, dims: tuple[int, ...], dtype: DataType, layout: str) -> Any:
-    return g.tensor(dim=list(dims), stride=list(packed_strides(dims, layout)), data_type=dtype,
+    return g.tensor(dim=list(dims), stride=list(_strides(dims, layout)), data_type=dtype,
                     name=name)
 
 
@@ -98,7 +102,7 @@ def _param(g: Graph, name: str, c: int, rank: int) -> Any:
 def _out(t: Any, layout: str | None) -> Any:
     t.set_output(True)
     if layout is not None:
-        t.set_stride(list(packed_strides(tuple(t.dim), layout)))
+        t.set_stride(list(_strides(tuple(t.dim), layout)))
     return t
 
 
@@ -126,7 +130,8 @@ def act_grad_mask(x: Any, lower: float | None, upper: float | None) -> Any:
 
 def _conv_fn(rank: int) -> Any:
     torch = _torch()
-    return torch.nn.functional.conv2d if rank == 4 else torch.nn.functional.conv3d
+    return {3: torch.nn.functional.conv1d, 4: torch.nn.functional.conv2d,
+            5: torch.nn.functional.conv3d}[rank]
 
 
 # ------------------------------------------------------------------------------------- builders
@@ -171,10 +176,10 @@ def conv_case(row: Row, dtype: DataType, layout: str, seed: int = 0, *, groups: 
     are left to inference (they follow the input)."""
     torch = _torch()
     rng = np.random.default_rng(seed)
-    rank = len(LAYOUTS[layout])
+    rank = len(ORDERS[layout])
     n = rank - 2
     c_in = 4 if groups == 1 else 2 * groups
-    sp = tuple(spatial) if spatial is not None else ((7, 6) if rank == 4 else (4, 5, 4))
+    sp = tuple(spatial) if spatial is not None else {3: (9,), 4: (7, 6), 5: (4, 5, 4)}[rank]
     xd = (2, c_in, *sp)
     k = 3 if groups == 1 else 2 * groups
     wd = (k, c_in // groups, *per_axis(kernel, n, "kernel"))
@@ -233,11 +238,11 @@ def conv_bias_act_case(dtype: DataType, layout: str, *, bias: bool = True,
     spatial dims."""
     torch = _torch()
     rng = np.random.default_rng(seed)
-    rank = len(LAYOUTS[layout])
+    rank = len(ORDERS[layout])
     n = rank - 2
-    sp = tuple(spatial) if spatial is not None else ((5, 5) if rank == 4 else (3, 4, 4))
-    xd = (2, 4, *sp) if rank == 4 else (2, 3, *sp)
-    wd = (3, xd[1], 3, 3) if rank == 4 else (4, xd[1], 3, 3, 3)
+    sp = tuple(spatial) if spatial is not None else {3: (9,), 4: (5, 5), 5: (3, 4, 4)}[rank]
+    xd = (2, 3, *sp) if rank == 5 else (2, 4, *sp)
+    wd = {3: (3, xd[1], 3), 4: (3, xd[1], 3, 3), 5: (4, xd[1], 3, 3, 3)}[rank]
     geo = {"padding": per_axis(padding, n, "padding"), "stride": per_axis(stride, n, "stride"),
            "dilation": per_axis(dilation, n, "dilation")}
     tgeo = {key: tuple(v) for key, v in geo.items()}
@@ -274,7 +279,7 @@ SEED_EPSILON, SEED_MOMENTUM = 1e-3, 0.2
 
 
 def _bn_shape(layout: str) -> tuple[int, ...]:
-    return (2, 3, 4, 4) if len(LAYOUTS[layout]) == 4 else (2, 3, 2, 3, 3)
+    return {3: (2, 3, 11), 4: (2, 3, 4, 4), 5: (2, 3, 2, 3, 3)}[len(ORDERS[layout])]
 
 
 def _bn_params(rng: np.random.Generator, c: int) -> dict[str, np.ndarray]:
@@ -408,11 +413,7 @@ def pointwise_binary_case(dtype: DataType, layout: str, seed: int = 0, *, op: st
 
 
 def _host(logical: np.ndarray, dtype: DataType, layout: str) -> np.ndarray:
-    if layout in LAYOUTS:
-        return host_array(logical, dtype, layout)
-    order = (0, 1, 2) if layout == "NCL" else (0, 2, 1)
-    phys = np.ascontiguousarray(logical.transpose(order)).astype(NP[dtype])
-    return phys.transpose(np.argsort(order))
+    return host_array(logical, dtype, layout)
 
 
 def bn_training_case(dtype: DataType, layout: str, *, running: bool = False,

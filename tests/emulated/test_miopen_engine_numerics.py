@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 from emulated.device import EmulatedDevice
-from test_miopen_engine_graphs import DTYPES, LAYOUT_NAMES, Case, build
+from test_miopen_engine_graphs import DTYPES, LAYOUT_1D, LAYOUT_NAMES, Case, build
 
 from hipdnn.core.errors import EngineError
 from hipdnn.core.handle import Handle
@@ -145,6 +145,26 @@ def test_row_matches_torch(emulated_device: EmulatedDevice, emulated_miopen_engi
         return
     plan, outs = run_case(emulated_miopen_engine, case)
     with plan:
+        check_outputs(case, outs)
+
+
+@pytest.mark.parametrize("layout", LAYOUT_1D)
+@pytest.mark.parametrize("dtype", list(DTYPES), ids=list(DTYPES))
+@pytest.mark.parametrize("row", list(Row), ids=[r.name.lower() for r in Row])
+def test_row_1d_matches_torch(emulated_device: EmulatedDevice,
+                              emulated_miopen_engine: MiopenEngine, row: Row, dtype: str,
+                              layout: str) -> None:
+    """1-D graphs (rank-3 tensors, NCL and NLC) on every row: the convolution and batchnorm
+    rows padded to 4-D N,C,L,1 as AMD's provider does (NCL as NCHW, NLC as NHWC, W = 1), the
+    standalone pointwise rows as they are; the same refusals as the 4-D layout they pad to."""
+    case = build(row, DTYPES[dtype], layout)
+    if refusal(row, case.dtype, emulated_device.version_name, case.layout):
+        assert_refused(emulated_device, emulated_miopen_engine, case)
+        return
+    plan, outs = run_case(emulated_miopen_engine, case)
+    with plan:
+        assert plan.match.padded_1d == (row not in (Row.POINTWISE_ACT, Row.POINTWISE_BINARY))
+        assert plan.match.layout_name == layout or (row == Row.POINTWISE_ACT and layout == "NCL")
         check_outputs(case, outs)
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 __all__ = [
     "DTYPES",
+    "LAYOUTS_1D",
     "LAYOUTS_2D",
     "LAYOUTS_3D",
     "TOL",
@@ -24,6 +25,7 @@ DTYPES: dict[str, Any] = {
     "bf16": np.dtype(ml_dtypes.bfloat16),
 }
 
+LAYOUTS_1D = ("NCL", "NLC")
 LAYOUTS_2D = ("NCHW", "NHWC")
 LAYOUTS_3D = ("NCDHW", "NDHWC")
 
@@ -45,12 +47,13 @@ def rounded(a: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def in_layout(a: np.ndarray, layout: str, dtype: str, pad: int = 0) -> np.ndarray:
-    """A logical-order view of ``a`` stored in ``layout`` (NCHW/NHWC/NCDHW/NDHWC) as ``dtype``.
+    """A logical-order view of ``a`` stored in ``layout`` (NCL/NLC/NCHW/NHWC/NCDHW/NDHWC) as
+    ``dtype``.
 
     With ``pad`` > 0 the innermost stored axis gets ``pad`` extra elements, so the view is not
     packed (strides must be read, not assumed).
     """
-    channels_last = layout in ("NHWC", "NDHWC")
+    channels_last = layout in ("NLC", "NHWC", "NDHWC")
     nd = a.ndim
     order = (0, *range(2, nd), 1) if channels_last else tuple(range(nd))
     stored_shape = [a.shape[i] for i in order]

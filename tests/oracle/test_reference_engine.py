@@ -1,7 +1,7 @@
 """Every seed-table row through the public graph API on CPU_REFERENCE_ENGINE vs PyTorch.
 
-dtype (FP32/FP16/BF16 data; BN parameters FP32 as the seed table says) x layout (NCHW, NHWC,
-NCDHW, NDHWC as strided views) x row, with DESIGN.md tolerances. PyTorch computes in FP32 on the
+dtype (FP32/FP16/BF16 data; BN parameters FP32 as the seed table says) x layout (NCL, NLC,
+NCHW, NHWC, NCDHW, NDHWC as strided views) x row, with DESIGN.md tolerances. PyTorch computes in FP32 on the
 same rounded inputs with FP32 intermediates (the graphs use FLOAT intermediates); outputs are
 compared after rounding both sides to the output dtype (``assert_close(round_to=...)``).
 """
@@ -13,7 +13,15 @@ from typing import Any
 import numpy as np
 import pytest
 from engine_helpers import run_on_reference
-from oracle_helpers import DTYPES, LAYOUTS_2D, LAYOUTS_3D, assert_close, in_layout, rounded
+from oracle_helpers import (
+    DTYPES,
+    LAYOUTS_1D,
+    LAYOUTS_2D,
+    LAYOUTS_3D,
+    assert_close,
+    in_layout,
+    rounded,
+)
 
 import hipdnn
 
@@ -21,7 +29,7 @@ torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 DTYPE_NAMES = ("fp32", "fp16", "bf16")
-LAYOUTS = LAYOUTS_2D + LAYOUTS_3D
+LAYOUTS = LAYOUTS_1D + LAYOUTS_2D + LAYOUTS_3D
 HIP_DTYPE = {"fp32": hipdnn.DataType.FLOAT, "fp16": hipdnn.DataType.HALF,
              "bf16": hipdnn.DataType.BFLOAT16}
 EPS = 1e-5
@@ -33,7 +41,7 @@ def _graph(dtype: str) -> hipdnn.Graph:
 
 
 def _nsp(layout: str) -> int:
-    return 3 if "D" in layout else 2
+    return 3 if "D" in layout else 1 if "L" in layout else 2
 
 
 def _t(a: np.ndarray | torch.Tensor) -> Any:
@@ -44,6 +52,7 @@ def _t(a: np.ndarray | torch.Tensor) -> Any:
 
 #: spatial rank -> (N, C, K, spatial, kernel, pre, post, stride, dilation); groups = 2
 CONV = {
+    1: (2, 4, 6, (13,), (3,), (1,), (2,), (2,), (2,)),
     2: (2, 4, 6, (9, 7), (3, 3), (1, 0), (2, 1), (2, 1), (1, 2)),
     3: (2, 4, 4, (5, 6, 5), (3, 2, 2), (1, 0, 1), (0, 1, 1), (2, 1, 1), (1, 2, 1)),
 }
@@ -55,7 +64,7 @@ def _conv_setup(dtype: str, layout: str, seed: int = 0) -> dict[str, Any]:
     x = rounded(rng.uniform(-1, 1, (n, c, *sp)), dtype)
     w = rounded(rng.uniform(-1, 1, (k, c // 2, *ks)), dtype)
     pads = [p for i in reversed(range(len(sp))) for p in (pre[i], post[i])]
-    conv = F.conv2d if len(sp) == 2 else F.conv3d
+    conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[len(sp)]
     xt, wt = _t(x).requires_grad_(), _t(w).requires_grad_()
     y = conv(F.pad(xt, pads), wt, stride=st, dilation=dl, groups=2)
     dy = rounded(rng.uniform(-1, 1, tuple(y.shape)), dtype)
@@ -138,7 +147,7 @@ def test_conv_bias_activation(dtype: str, layout: str, act: str) -> None:
 
 def _bn_setup(dtype: str, layout: str, seed: int = 1) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
-    shape = (3, 5, 4, 6) if _nsp(layout) == 2 else (2, 5, 3, 4, 3)
+    shape = {1: (3, 5, 13), 2: (3, 5, 4, 6), 3: (2, 5, 3, 4, 3)}[_nsp(layout)]
     c = shape[1]
     return {"x": rounded(rng.normal(1.5, 2.0, shape), dtype),
             "dy": rounded(rng.normal(0.0, 1.0, shape), dtype),
@@ -149,7 +158,7 @@ def _bn_setup(dtype: str, layout: str, seed: int = 1) -> dict[str, Any]:
 
 
 def _params(g: hipdnn.Graph, d: dict[str, Any], names: tuple[str, ...], layout: str) -> list[Any]:
-    """FP32 per-channel tensors (1, C, 1, 1[, 1]), to be backed by the (C,) arrays ``d[name]``."""
+    """FP32 per-channel tensors (1, C[, 1, 1[, 1]] ...), to be backed by the (C,) arrays ``d[name]``."""
     dims = [1, int(d["c"])] + [1] * _nsp(layout)
     return [g.tensor(dim=dims, data_type=hipdnn.DataType.FLOAT, name=n) for n in names]
 

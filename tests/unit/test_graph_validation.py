@@ -38,7 +38,7 @@ def test_invalid_graph_error_is_validation_error() -> None:
 
 
 def test_rank_mismatch_names_node_port_and_allowed_ranks() -> None:
-    e = _raises(lambda g: _conv(g, [2, 3, 8], [4, 3, 3]), r"rank 3; expected rank 4 or 5")
+    e = _raises(lambda g: _conv(g, [2, 3], [4, 3]), r"rank 2; expected rank 3 or 4 or 5")
     assert (e.node, e.port, e.tensor) == ("conv", "X", "x")
 
 
@@ -66,7 +66,8 @@ def test_negative_padding_and_zero_stride() -> None:
 
 def test_padding_length_mismatch_and_both_padding_forms() -> None:
     _raises(lambda g: _conv(g, [2, 3, 8, 8], [4, 3, 3, 3], padding=[1, 1, 1]),
-            r"padding has 3 values \[1, 1, 1\]; a 4-d convolution needs 2")
+            r"padding has 3 values \[1, 1, 1\] but the data tensors have rank 4: a 2-D "
+            r"convolution \(rank 4\) takes 2 values")
     _raises(lambda g: _conv(g, [2, 3, 8, 8], [4, 3, 3, 3], padding=[1, 1], pre_padding=[1, 1]),
             r"either padding or pre_padding/post_padding")
 

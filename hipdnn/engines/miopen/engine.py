@@ -176,7 +176,7 @@ def check_library_rules(m: Match, lib: MIOpenLibrary) -> None:
                        "plans and its standalone activation kernels support fp32/fp16 only")
     if (m.row in _BN_INFERENCE_ROWS and m.layout.endswith("C")
             and not lib.capabilities.has(_BN_35_MARKER)):
-        raise Declined(f"node {m.nodes[0].name!r}: {m.row.value} in {m.layout} needs MIOpen >= "
+        raise Declined(f"node {m.nodes[0].name!r}: {m.row.value} in {m.layout_name} needs MIOpen >= "
                        f"3.5 (this library lacks {_BN_35_MARKER}): MIOpen 3.4's batchnorm "
                        "inference solver (BnFwdInference) is NCHW only, the real 3.4.0 answers "
                        "'No solver found' (miopenStatusNotImplemented) for channels-last")

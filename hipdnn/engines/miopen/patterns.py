@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TypeAlias, cast
 
 from hipdnn.core.shapes import layout_of, layout_order, layout_strides
 from hipdnn.core.types import ConvolutionMode, DataType, PointwiseMode
+from hipdnn.engines.miopen.onedim import LAYOUT_1D, pad_1d
 from hipdnn.engines.miopen.roles import (
     BnBackward,
     BnInfDreluBnBwd,
@@ -100,6 +101,15 @@ class Match:
     #: MIOPEN_ENGINE_DETERMINISTIC: the convolution descriptor gets MIOpen's deterministic
     #: attribute (only solvers with bit-reproducible results apply).
     deterministic: bool = False
+    #: A 1-D graph (rank-3 tensors) padded to 4-D N,C,L,1 (hipdnn/engines/miopen/onedim.py):
+    #: its tensors in ``t`` are :class:`~hipdnn.engines.miopen.onedim.Padded`, ``layout`` is
+    #: the 4-D one MIOpen is given (NCHW for NCL, NHWC for NLC).
+    padded_1d: bool = False
+
+    @property
+    def layout_name(self) -> str:
+        """The layout as the user's tensors have it: NCL/NLC for a padded 1-D graph."""
+        return LAYOUT_1D.get(self.layout, self.layout) if self.padded_1d else self.layout
 
     @property
     def has_conv(self) -> bool:
@@ -582,7 +592,23 @@ def _outside_seed(nodes: Sequence[nd.Node]) -> None:
 
 
 def match(graph: GraphView) -> Match:
-    """The seed row ``graph`` is, or raise :class:`Declined` naming the failing rule."""
+    """The seed row ``graph`` is, or raise :class:`Declined` naming the failing rule.
+
+    A graph with a convolution or batchnorm on rank-3 tensors (1-D: NCL, NLC) is matched padded
+    to 4-D N,C,L,1 (:func:`~hipdnn.engines.miopen.onedim.pad_1d`), as AMD's provider runs it."""
+    padded = pad_1d(graph)
+    if padded is graph:
+        return _match(graph)
+    try:
+        m = _match(padded)
+    except Declined as exc:
+        raise Declined(f"{exc} (a 1-D graph, matched padded to 4-D N,C,L,1 as AMD's provider "
+                       "runs it)") from None
+    m.padded_1d = True
+    return m
+
+
+def _match(graph: GraphView) -> Match:
     nodes = list(graph.nodes)
     _outside_seed(nodes)
     if len(nodes) == 1:

@@ -50,8 +50,11 @@ def _spatial(values: Sequence[int] | None, n: int, default: int, what: str,
         return (default,) * n
     vals = _ints(values, what, node)
     if len(vals) != n:
-        raise ValidationError(f"{what} has {len(vals)} values {list(vals)}; a {n + 2}-d "
-                              f"convolution needs {n}", node=node.name)
+        raise ValidationError(f"{what} has {len(vals)} value{'s' if len(vals) != 1 else ''} "
+                              f"{list(vals)} but the data tensors have rank {n + 2}: a "
+                              f"{'1-D' if n == 1 else f'{n}-D'} convolution (rank {n + 2}) takes "
+                              f"{n} value{'s' if n != 1 else ''} (one per spatial dimension)",
+                              node=node.name)
     return vals
 
 
@@ -171,7 +174,7 @@ class ConvFpropNode(_ConvNode):
             raise ValidationError(f"INT8 convolution needs INT8 X and W; got X {x.data_type.name}"
                                   f" and W {w.data_type.name}", node=self.name, port="W",
                                   tensor=w.name)
-        check_rank(self, "X", x, (4, 5))
+        check_rank(self, "X", x, (3, 4, 5))
         check_rank(self, "W", w, (len(x.dim),))
         pre, post, stride, dil = self._check_geometry(len(x.dim))
         self._groups(x, w, "X", "W")
@@ -234,7 +237,7 @@ class ConvDgradNode(_ConvNode):
     def validate(self) -> None:
         dy = check_dims(self, "DY", FLOAT_TYPES)
         w = check_dims(self, "W", FLOAT_TYPES)
-        check_rank(self, "DY", dy, (4, 5))
+        check_rank(self, "DY", dy, (3, 4, 5))
         check_rank(self, "W", w, (len(dy.dim),))
         pre, post, stride, dil = self._check_geometry(len(dy.dim))
         dx = self.outputs["DX"]
@@ -301,7 +304,7 @@ class ConvWgradNode(_ConvNode):
     def validate(self) -> None:
         x = check_dims(self, "X", FLOAT_TYPES)
         dy = check_dims(self, "DY", FLOAT_TYPES)
-        check_rank(self, "X", x, (4, 5))
+        check_rank(self, "X", x, (3, 4, 5))
         check_rank(self, "DY", dy, (len(x.dim),))
         pre, post, stride, dil = self._check_geometry(len(x.dim))
         dw = self.outputs["DW"]

@@ -69,7 +69,7 @@ def check_scalar(node: Node, port: str) -> None:
 
 def _check_data(node: Node, port: str) -> KnownTensor:
     x = check_dims(node, port, FLOAT_TYPES)
-    check_rank(node, port, x, (4, 5))
+    check_rank(node, port, x, (3, 4, 5))
     return x
 
 
