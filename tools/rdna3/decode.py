@@ -20,7 +20,8 @@ class UnsupportedInstruction(NotImplementedError):
 SOP1 = {0: "s_mov_b32", 1: "s_mov_b64", 8: "s_ctz_i32_b32", 10: "s_clz_i32_u32", 21: "s_abs_i32", 32: "s_and_saveexec_b32",
         48: "s_and_not1_saveexec_b32"}
 SOP2 = {0: "s_add_u32", 1: "s_sub_u32", 2: "s_add_i32", 3: "s_sub_i32", 4: "s_addc_u32",
-        8: "s_lshl_b32", 9: "s_lshl_b64", 10: "s_lshr_b32", 12: "s_ashr_i32", 15: "s_lshl2_add_u32",
+        8: "s_lshl_b32", 9: "s_lshl_b64", 10: "s_lshr_b32", 12: "s_ashr_i32", 14: "s_lshl1_add_u32", 15: "s_lshl2_add_u32",
+        16: "s_lshl3_add_u32", 17: "s_lshl4_add_u32",
         18: "s_min_i32", 19: "s_min_u32", 20: "s_max_i32", 21: "s_max_u32", 22: "s_and_b32",
         24: "s_or_b32", 26: "s_xor_b32", 30: "s_nor_b32", 34: "s_and_not1_b32", 36: "s_or_not1_b32",
         25: "s_or_b64", 41: "s_bfe_i64", 44: "s_mul_i32", 45: "s_mul_hi_u32", 46: "s_mul_hi_i32", 48: "s_cselect_b32"}

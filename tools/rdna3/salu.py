@@ -45,8 +45,8 @@ def _sop2(name: str, a: int, b: int, scc: int) -> tuple[int, int | None]:
     if name in logic:
         r = logic[name]
         return r, int(r != 0)
-    if name == "s_lshl2_add_u32":
-        r = (a << 2) + b
+    if name in ("s_lshl1_add_u32", "s_lshl2_add_u32", "s_lshl3_add_u32", "s_lshl4_add_u32"):
+        r = (a << int(name[6])) + b  # SCC: the unsigned carry out of the 32-bit result
         return r & M32, int(r > M32)
     if name in ("s_min_i32", "s_max_i32"):
         pick = min if name == "s_min_i32" else max
