@@ -28,30 +28,6 @@ from hipdnn.backend.knobs import (
     Knob,
     KnobSetting,
 )
-from hipdnn.compat.aliases import (
-    DeviceProperties,
-    KernelCache,
-    backend_version,
-    backend_version_string,
-    build_plan_policy,
-    convolution_mode,
-    create_device_properties,
-    create_kernel_cache,
-    cudnnGraphNotSupportedError,
-    data_type,
-    heur_mode,
-    knob,
-    knob_setting,
-    knob_type,
-    knob_value_type,
-    norm_forward_phase,
-    pointwise_mode,
-    pygraph,
-    reduction_mode,
-    tensor,
-    tensor_reordering,
-)
-from hipdnn.compat.jit import graph_cache, jit
 from hipdnn.core.errors import (
     ArgumentError,
     EngineError,
@@ -98,6 +74,30 @@ from hipdnn.pipeline.executor import BoundExecution, PlanTiming
 from hipdnn.pipeline.plan_cache import clear_plan_cache, plan_cache
 from hipdnn.pipeline.plan_store import plan_store, set_plan_store
 from hipdnn.pipeline.precompile import PrecompileSummary, precompile
+from hipdnn.surfaces.aliases import (
+    DeviceProperties,
+    KernelCache,
+    backend_version,
+    backend_version_string,
+    build_plan_policy,
+    convolution_mode,
+    create_device_properties,
+    create_kernel_cache,
+    cudnnGraphNotSupportedError,
+    data_type,
+    heur_mode,
+    knob,
+    knob_setting,
+    knob_type,
+    knob_value_type,
+    norm_forward_phase,
+    pointwise_mode,
+    pygraph,
+    reduction_mode,
+    tensor,
+    tensor_reordering,
+)
+from hipdnn.surfaces.jit import graph_cache, jit
 
 if TYPE_CHECKING:
     from hipdnn import frontend

@@ -26,12 +26,12 @@ from typing import Any
 import numpy as np
 
 import hipdnn
-from hipdnn import diagnostics
 from hipdnn.core.logs import ENVIRONMENT_REASONS
 from hipdnn.core.shapes import packed_strides
 from hipdnn.engines import load_errors, registry
 from hipdnn.ir.view import GraphView
 from hipdnn.pipeline.plan_store import PlanStore, plan_store
+from hipdnn.surfaces import diagnostics
 
 __all__ = ["main"]
 

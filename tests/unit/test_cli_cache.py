@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from hipdnn import diagnostics
 from hipdnn.__main__ import main
 from hipdnn.pipeline.plan_store import PlanStore
+from hipdnn.surfaces import diagnostics
 
 
 def test_cache_lists_and_clears(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

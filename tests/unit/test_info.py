@@ -66,9 +66,9 @@ def test_info_says_how_the_reference_engine_runs() -> None:
 
 
 def test_an_engine_whose_runtime_details_raise_is_reported() -> None:
-    from hipdnn import diagnostics
     from hipdnn.engines import registry
     from hipdnn.engines.reference.engine import ReferenceEngine
+    from hipdnn.surfaces import diagnostics
 
     class Broken(ReferenceEngine):
         name = "BROKEN_DETAILS_ENGINE"

@@ -23,7 +23,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "engines": ("engines", "engines.reference", "engines.miopen"),
     "pipeline": ("pipeline",),
     "builder": ("graph",),
-    "surfaces": ("", "__main__", "compat", "frontend", "diagnostics", "direct"),
+    "surfaces": ("", "__main__", "surfaces", "frontend", "direct"),
 }
 ENGINE_PACKAGES = ("hipdnn.engines.reference", "hipdnn.engines.miopen")
 

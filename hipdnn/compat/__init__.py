@@ -1,1 +1,0 @@
-"""Other spellings of the API: cudnn-frontend aliases and the jit decorator."""
