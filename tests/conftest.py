@@ -87,13 +87,21 @@ def bn_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     return "jit"
 
 
-@pytest.fixture(params=["jit", "numpy"])
+@pytest.fixture(params=["taps", "jit", "numpy"])
 def conv_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Runs a test on each of the reference convolution's two implementations: the tiled
-    im2col/col2im compiled by numba ("jit", hipdnn/engines/reference/_conv_jit.py; skipped
-    without numba, required in CI) and the numpy im2col/col2im ("numpy")."""
-    from hipdnn.engines.reference import _bn_jit, _conv, _conv_jit
+    """Runs a test on each of the reference convolution's implementations: the tap GEMMs on
+    numpy's OpenBLAS ("taps", hipdnn/engines/reference/_conv_taps.py; skipped where numpy's
+    BLAS is not the bundled OpenBLAS, required in CI), the tiled im2col/col2im compiled by
+    numba ("jit", _conv_jit.py; skipped without numba, required in CI) and the numpy
+    im2col/col2im ("numpy"). Each forces its path onto every problem it can take."""
+    from hipdnn.engines.reference import _bn_jit, _conv, _conv_jit, _conv_taps
 
+    if request.param == "taps":
+        monkeypatch.setattr(_conv, "TAP_MIN_CHANNELS", 1)  # few-channel test data too
+        if _conv_taps.usable() is None:
+            require_or_skip("HIPDNN_REQUIRE_JIT", "numpy's BLAS is not its bundled OpenBLAS")
+        return "taps"
+    monkeypatch.setattr(_conv, "TAP_PATH", False)
     if request.param == "numpy":
         monkeypatch.setenv(_bn_jit.ENV, "0")
         return "numpy"

@@ -1,9 +1,10 @@
-"""The reference convolutions' two implementations (numba's tiled im2col/col2im, the numpy
-im2col/col2im; the ``conv_path`` fixture) against PyTorch autograd in float64: fprop, dgrad and
-wgrad, 1-D, 2-D and 3-D, plain, grouped and depthwise, channels-first and channels-last memory,
-FP32/FP16/BF16 data (accumulated in FP32), odd shapes (stride larger than the kernel, a dilated
-window larger than the padded input, 1x1 spatial, C = 1, groups = C), tiles forced small, the
-same bits for any thread count and tile memory bounded."""
+"""The reference convolutions' implementations (the tap GEMMs on numpy's OpenBLAS, numba's
+tiled im2col/col2im, the numpy im2col/col2im; the ``conv_path`` fixture) against PyTorch
+autograd in float64: fprop, dgrad and wgrad, 1-D, 2-D and 3-D, plain, grouped and depthwise,
+channels-first and channels-last memory, FP32/FP16/BF16 data (accumulated in FP32), odd shapes
+(stride larger than the kernel, a dilated window larger than the padded input, 1x1 spatial,
+C = 1, groups = C), tiles forced small, the same bits for any thread count and scratch
+bounded."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 from oracle_helpers import DTYPES, TOL, rounded
 
-from hipdnn.engines.reference import _conv, _scratch
+from hipdnn.engines.reference import _conv, _conv_taps, _scratch
 from hipdnn.engines.reference import kernels as K
 
 torch = pytest.importorskip("torch")
@@ -121,17 +122,23 @@ def test_small_tiles_and_bounded_scratch(conv_path: str, monkeypatch: pytest.Mon
 
     monkeypatch.setattr(_scratch, "take", spy)
     monkeypatch.setattr(_conv, "TILE_BYTES", 2000)
+    for name, value in (("TILE_ROWS", 5), ("MIN_TILE_ROWS", 1), ("COLUMN_BLOCK", 3),
+                        ("WGRAD_ROWS", 7)):
+        monkeypatch.setattr(_conv_taps, name, value)
     for case in ("2d-grouped-asym", "3d-plain-s2", "depthwise-x2"):
         d = _problem(case, "fp32")
         got = _run(d, direction, layout, "fp32")
         atol, rtol = TOL[f"conv_{direction}"]["fp32"]
         want = d[WANT[direction]]
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol * max(1.0, np.abs(want).max()))
+        c, k, sp, ks = CASES[case][1:5]
         if conv_path == "jit":
-            c, k, sp, ks = CASES[case][1:5]
             row = int(np.prod(ks)) * max(c, k) * 4  # one output pixel's columns
             image = row * int(np.prod(sp))
             assert sizes and max(sizes) <= max(2000 + row, image), (case, sizes)
+        if conv_path == "taps":  # the input's phases or dY on the grid: its size and padding
+            n, grid = CASES[case][0], [v + kd + 1 for v, kd in zip(sp, ks, strict=True)]
+            assert sizes and max(sizes) <= n * max(c, k) * int(np.prod(grid)) * 4, (case, sizes)
         sizes.clear()
 
 
@@ -139,8 +146,12 @@ _BITS_SCRIPT = """
 import hashlib, sys
 import numpy as np
 sys.path.insert(0, {root!r})
-from hipdnn.engines.reference import _conv, kernels as K
+from hipdnn.engines.reference import _conv, _conv_taps, kernels as K
 _conv.TILE_BYTES = int(sys.argv[1]) or _conv.TILE_BYTES
+if int(sys.argv[1]):
+    _conv_taps.TILE_ROWS, _conv_taps.MIN_TILE_ROWS, _conv_taps.WGRAD_ROWS = 40, 8, 50
+_conv.TAP_PATH = sys.argv[2] == "taps"
+_conv.TAP_MIN_CHANNELS = 1
 _conv.MIN_COMPILED_CHANNELS = 1
 _conv.COMPILED_RANKS = dict.fromkeys(('fprop', 'dgrad', 'wgrad'), (1, 2, 3))
 rng = np.random.default_rng(1)
@@ -162,21 +173,21 @@ print(h.hexdigest())
 """
 
 
-@pytest.mark.parametrize("conv_path", ["jit"], indirect=True)  # the compiled path's promise
+@pytest.mark.parametrize("conv_path", ["jit", "taps"], indirect=True)  # these paths' promise
 @pytest.mark.parametrize("tile", [0, 1 << 16])
 def test_same_bits_for_any_thread_count(conv_path: str, tile: int) -> None:
-    """fprop/dgrad/wgrad of the compiled path (2-D and 3-D, strides 1 and 2, both memory orders,
-    default tiles and many small ones) give the same bits with 1, 2 and 5 threads of BLAS, of
-    the pool and of numba. (The numpy path's weight gradient does not: one BLAS GEMM sums
-    every row, and OpenBLAS splits that sum differently with 1 thread than with several.)"""
-    assert conv_path == "jit"
+    """fprop/dgrad/wgrad of the compiled path and of the tap GEMMs (2-D and 3-D, strides 1 and
+    2, both memory orders, default tiles and many small ones) give the same bits with 1, 2 and 5
+    threads of BLAS, of the pool and of numba. (The numpy path's weight gradient does not: one
+    BLAS GEMM sums every row, and OpenBLAS splits that sum differently with 1 thread than with
+    several.)"""
     digests = set()
     for threads in ("1", "2", "5"):
         env = {**os.environ, "HIPDNN_REFERENCE_THREADS": threads,
                "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads,
                "NUMBA_NUM_THREADS": threads}
         out = subprocess.run([sys.executable, "-c", _BITS_SCRIPT.format(root=str(ROOT)),
-                              str(tile)], env=env, capture_output=True, text=True, timeout=600,
+                              str(tile), conv_path], env=env, capture_output=True, text=True, timeout=600,
                              check=True)
         digests.add(out.stdout.strip())
     assert len(digests) == 1, digests

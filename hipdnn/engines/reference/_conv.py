@@ -1,14 +1,19 @@
-"""Convolution kernels (cross-correlation) for the reference engine: im2col/col2im + BLAS GEMMs.
+"""Convolution kernels (cross-correlation) for the reference engine: tap GEMMs, or im2col/col2im
++ BLAS GEMMs.
 
 Every function takes logical N,C,(D),H,W arrays of any strides and dtype and returns float32 in
-logical order. Internally one of two memory orders is chosen from the main input's strides:
-channels-last (GEMM rows = output pixels, columns = channels) or channels-first (one GEMM per
-image with the pixels as the fast axis). Python loops run only over kernel offsets (col2im);
-everything else is strided views, one contiguous copy, and ``np.matmul``.
+logical order. First choice (:func:`_taps`): float32-accumulated problems with at least
+:data:`TAP_MIN_CHANNELS` channels per group on both sides, other than 1x1 unit-stride unpadded
+filters, run as a sum over kernel taps of BLAS GEMMs on shifted rows of the (phase-split,
+padded) channels-last input, with no im2col (:mod:`._conv_taps`), when numpy's bundled OpenBLAS
+can be called directly (:mod:`._blas`). The rest: one of two memory orders is chosen from the
+main input's strides: channels-last (GEMM rows = output pixels, columns = channels) or
+channels-first (one GEMM per image with the pixels as the fast axis). Python loops run only over
+kernel offsets (col2im); everything else is strided views, one contiguous copy, and ``np.matmul``.
 
 With numba (:mod:`._conv_jit`) float32-accumulated problems of 16 or more channels per group
-(:data:`MIN_COMPILED_CHANNELS`), of the directions and ranks in :data:`COMPILED_RANKS`, take
-the compiled path instead (:func:`implementation`):
+(:data:`MIN_COMPILED_CHANNELS`) that the tap GEMMs do not take, of the directions and ranks in
+:data:`COMPILED_RANKS`, take the compiled path instead (:func:`implementation`):
 channels-last float32 data, im2col in tiles of :data:`TILE_BYTES` (padding read in place, no
 padded copy), one GEMM per tile and group; a unit-stride data gradient as the forward
 convolution of dy with the flipped filter, a strided one as GEMMs and a compiled col2im gather;
@@ -28,7 +33,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from hipdnn.core.shapes import conv_output_dims
-from hipdnn.engines.reference import _bn_jit, _conv_jit, _scratch
+from hipdnn.engines.reference import _bn_jit, _conv_jit, _conv_taps, _scratch
 from hipdnn.engines.reference._parallel import parallel_copy, run_parts, workers
 
 __all__ = ["conv_dgrad", "conv_fprop", "conv_wgrad", "implementation"]
@@ -390,16 +395,21 @@ WGRAD_CHUNK = 256
 
 
 def implementation() -> str:
-    """Which convolution runs for float32 data, and why; imports and compiles nothing."""
+    """Which convolution runs for float32 data, and why; imports and compiles nothing (numpy's
+    BLAS library is looked up, not called)."""
+    taps = ("tap GEMMs on numpy's OpenBLAS (no im2col) where both sides have "
+            f">= {TAP_MIN_CHANNELS} channels per group; ")
+    if not TAP_PATH or _conv_taps.usable() is None:
+        taps = ""
     if _bn_jit.switched_off():
-        return f"im2col/col2im in numpy + BLAS GEMMs ({_bn_jit.ENV}=0)"
+        return f"{taps}im2col/col2im in numpy + BLAS GEMMs ({_bn_jit.ENV}=0)"
     try:
         numba = metadata.version("numba")
     except metadata.PackageNotFoundError:
-        return ("im2col/col2im in numpy + BLAS GEMMs (numba not installed: pip install "
+        return (f"{taps}im2col/col2im in numpy + BLAS GEMMs (numba not installed: pip install "
                 "'hipdnn-ctypes[jit]')")
-    return (f"3-D dgrad/wgrad: tiled im2col/col2im compiled by numba {numba} + BLAS GEMMs; "
-            f"the rest: im2col/col2im in numpy + BLAS GEMMs")
+    return (f"{taps}3-D dgrad/wgrad: tiled im2col/col2im compiled by numba {numba} + BLAS "
+            f"GEMMs; the rest: im2col/col2im in numpy + BLAS GEMMs")
 
 
 #: Fewest channels per group of the gathered tensor (x; dy for a unit-stride dgrad; dx for a
@@ -425,6 +435,22 @@ def _compiled(acc: type, channels: int, direction: str = "fprop",
             or nsp not in COMPILED_RANKS[direction]):
         return None
     return _conv_jit.kernels()
+
+
+#: Take the tap GEMMs (:mod:`._conv_taps`) where they apply: float32 accumulation, at least
+#: :data:`TAP_MIN_CHANNELS` channels per group on both sides, numpy's OpenBLAS callable.
+TAP_PATH = True
+#: Fewest input and output channels per group for the tap GEMMs: each tap is a GEMM whose
+#: inner or outer size is the channel count, and a 3-channel stem or depthwise filter makes
+#: GEMMs too thin to be fast (those keep the im2col paths).
+TAP_MIN_CHANNELS = 16
+
+
+def _taps(acc: type, cg: int, kg: int) -> Any:
+    """numpy's BLAS for the tap GEMMs, or None when they do not apply."""
+    if not TAP_PATH or np.dtype(acc) != np.float32 or min(cg, kg) < TAP_MIN_CHANNELS:
+        return None
+    return _conv_taps.usable()
 
 
 def _three(v: Sequence[int], fill: int) -> np.ndarray:
@@ -611,6 +637,10 @@ def conv_fprop(
     """
     _check(x.shape, w.shape, groups, x.ndim - 2, pre_padding, post_padding, stride, dilation)
     y_dim = conv_output_dims(x.shape, w.shape, pre_padding, post_padding, stride, dilation)
+    trivial = _trivial(w.shape[2:], pre_padding, post_padding, stride)
+    lib = _taps(acc, w.shape[1], w.shape[0] // groups)
+    if lib is not None and min(y_dim) > 0 and min(x.shape) > 0 and not trivial:
+        return _conv_taps.conv_fprop(lib, x, w, y_dim[2:], pre_padding, stride, dilation, groups)
     kern = _compiled(acc, w.shape[1], "fprop", x.ndim - 2)
     if kern is not None and min(y_dim) > 0 and not _trivial(w.shape[2:], pre_padding,
                                                             post_padding, stride):
@@ -642,6 +672,10 @@ def conv_dgrad(
     x_shape = tuple(int(v) for v in x_shape)
     _check(x_shape, w.shape, groups, dy.ndim - 2, pre_padding, post_padding, stride, dilation)
     y_dim = conv_output_dims(x_shape, w.shape, pre_padding, post_padding, stride, dilation)
+    lib = _taps(_F32, w.shape[1], w.shape[0] // groups)
+    if (lib is not None and tuple(dy.shape) == y_dim and min(y_dim) > 0 and min(x_shape) > 0
+            and not _trivial(w.shape[2:], pre_padding, post_padding, stride)):
+        return _conv_taps.conv_dgrad(lib, dy, w, x_shape, pre_padding, stride, dilation, groups)
     gathered = w.shape[0] // groups if all(s == 1 for s in stride) else w.shape[1]
     kern = _compiled(_F32, gathered, "dgrad", dy.ndim - 2)
     if (kern is not None and tuple(dy.shape) == y_dim and min(y_dim) > 0 and min(x_shape) > 0
@@ -680,6 +714,10 @@ def conv_wgrad(
     w_shape = tuple(int(v) for v in w_shape)
     _check(x.shape, w_shape, groups, x.ndim - 2, pre_padding, post_padding, stride, dilation)
     y_dim = conv_output_dims(x.shape, w_shape, pre_padding, post_padding, stride, dilation)
+    lib = _taps(_F32, w_shape[1], w_shape[0] // groups)
+    if (lib is not None and tuple(dy.shape) == y_dim and min(y_dim) > 0 and min(x.shape) > 0
+            and not _trivial(w_shape[2:], pre_padding, post_padding, stride)):
+        return _conv_taps.conv_wgrad(lib, x, dy, w_shape, pre_padding, stride, dilation, groups)
     kern = _compiled(_F32, w_shape[1], "wgrad", x.ndim - 2)
     if (kern is not None and tuple(dy.shape) == y_dim and min(y_dim) > 0
             and not _trivial(w_shape[2:], pre_padding, post_padding, stride)):

@@ -74,9 +74,12 @@ Env = dict[int, "np.ndarray | Deferred"]
 
 
 def _round(a: np.ndarray, dtype: DataType) -> np.ndarray:
-    """``a`` rounded to ``dtype``: FP32 for float types and BOOLEAN (1.0/0.0, non-zero is
-    true); float64 (exact for 32-bit integers) for integer types, rounded to nearest and
-    saturated to the type's range with NaN as 0, as cuDNN converts to integers."""
+    """``a`` rounded to ``dtype``: FP32 for FLOAT and BOOLEAN (1.0/0.0, non-zero is true);
+    FP16 / BF16 arrays for HALF / BFLOAT16 (their values, one conversion, in parts on the pool
+    for large arrays; readers convert to FP32 as they do for such inputs, and an output of that
+    type is then copied as it is); float64 (exact for 32-bit integers) for integer types,
+    rounded to nearest and saturated to the type's range with NaN as 0, as cuDNN converts to
+    integers."""
     if dtype in INTEGER_DTYPES:
         if dtype == DataType.BOOLEAN:
             return (np.asarray(a) != 0).astype(_F32)
@@ -85,7 +88,12 @@ def _round(a: np.ndarray, dtype: DataType) -> np.ndarray:
         return np.clip(np.rint(wide), float(info.min), float(info.max))
     a = np.asarray(a, dtype=_F32)
     if dtype in (DataType.HALF, DataType.BFLOAT16):
-        return a.astype(dtype_to_numpy(dtype)).astype(_F32)
+        low = np.empty_like(a, dtype=dtype_to_numpy(dtype))
+        if a.ndim and a.shape[0] > 1 and a.size >= PARALLEL_MIN_SIZE:
+            map_chunks(lambda sl: np.copyto(low[sl], a[sl], casting="unsafe"), a)
+        else:
+            np.copyto(low, a, casting="unsafe")
+        return low
     return a
 
 
