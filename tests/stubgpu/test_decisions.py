@@ -1,6 +1,6 @@
 """What the REAL libMIOpen decides for every seed row, through the public graph API.
 
-Each seed row x FP32/FP16/BF16 x NCHW/NHWC (plus NCDHW in FP32) is built with ``Graph.build()``
+Each seed row x FP32/FP16/BF16 x NCHW/NHWC/NCL/NLC (plus NCDHW in FP32) is built with ``Graph.build()``
 on this process's stub GPU. The engine MIOPEN_ENGINE either builds (path, convolution solution
 and workspace chosen from the real library's own solution list, ``global.workspace_size_limit``
 spanning it) or is passed over with the real reason. The plan then executes: the kernels MIOpen
@@ -35,6 +35,10 @@ from hipdnn.engines.miopen.errors import MiopenBuildError, MiopenExecutionError
 LAYOUTS = ("NCHW", "NHWC")
 CASES = [(row, dtype, layout) for row in Row for dtype in DTYPES for layout in LAYOUTS]
 CASES += [(row, "fp32", "NCDHW") for row in Row]
+#: 1-D graphs (rank-3 tensors): MIOPEN_ENGINE pads the convolution and batchnorm rows to 4-D
+#: N,C,L,1 (NCL as NCHW, NLC as NHWC), as AMD's provider does; the pointwise rows stay rank 3.
+LAYOUTS_1D = ("NCL", "NLC")
+CASES += [(row, dtype, layout) for row in Row for dtype in DTYPES for layout in LAYOUTS_1D]
 CONV_ROWS = (Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD)
 BN_ACTIVATION_ROWS = (Row.BN_TRAINING_ACT, Row.BN_INF_DRELU_BN_BWD)
 #: AMD's batchnorm inference + activation rows (3.5: miopenBatchNormForwardInferenceActivation;
@@ -197,7 +201,8 @@ def test_real_library_decides(stub: Stub, row: Row, dtype: str, layout: str) -> 
             assert plan.path == expected_path, plan.name
         if plan.path == "unfused" and row not in (Row.CONV_BIAS_ACT, *BN_INF_ACT_ROWS):
             # 3.4: the fusion plan did not compile, or (not 4-D NCHW) was not tried
-            want = "miopenCompileFusionPlan returned" if layout == "NCHW" else "4-D NCHW only"
+            want = ("miopenCompileFusionPlan returned" if layout in ("NCHW", "NCL")
+                    else "4-D NCHW only")
             assert plan.notes and want in plan.notes[0], plan.notes
         mark = stub.log.mark()
         if not stub.compiles_kernels:
