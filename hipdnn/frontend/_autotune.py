@@ -206,7 +206,26 @@ class GraphAutotune(GraphRun):
                            handle: Any = None) -> list[EngineConfigInfo]:
         """Every engine that can run the graph, with its knobs (RuntimeError before
         build_operation_graph). ``handle`` is upstream's optional handle (also accepted as the
-        only positional argument); engines are found the same with or without one."""
+        only positional argument); engines are found the same with or without one.
+
+        Parameters
+        ----------
+        modes : HeurMode or sequence of HeurMode, optional
+            Heuristic modes, accepted as cudnn-frontend takes them; every registered engine that
+            supports the graph is a candidate, best rank first.
+        handle : Handle, optional
+            The Handle to use (default: the graph's).
+
+        Returns
+        -------
+        list of EngineConfigInfo
+            Every engine that can run the graph, with its knobs.
+
+        Raises
+        ------
+        RuntimeError
+            Before build_operation_graph.
+        """
         if handle is None and isinstance(modes, NativeHandle):
             modes, handle = None, modes
         optional_handle(handle)
@@ -223,7 +242,23 @@ class GraphAutotune(GraphRun):
 
     def get_knobs_for_engine(self, engine_id: int) -> list[Knob]:
         """The knobs ``engine_id`` offers for this graph (RuntimeError before
-        build_operation_graph or for an engine that cannot run it)."""
+        build_operation_graph or for an engine that cannot run it).
+
+        Parameters
+        ----------
+        engine_id : int or str
+            The engine's id (``get_ranked_engine_ids``) or name.
+
+        Returns
+        -------
+        list of Knob
+            The knobs ``engine_id`` offers for this graph.
+
+        Raises
+        ------
+        RuntimeError
+            Before build_operation_graph or for an engine that cannot run it.
+        """
         self._require_op_graph("get knobs for engine")
         try:
             return [Knob.of(k) for k in self._native.get_knobs_for_engine(int(engine_id))]
@@ -231,7 +266,18 @@ class GraphAutotune(GraphRun):
             raise RuntimeError(f"Failed to get knobs for engine: {exc}") from None
 
     def get_knob_lookup_for_engine(self, engine_id: int) -> dict[str, Knob]:
-        """The same knobs keyed by knob id."""
+        """The same knobs keyed by knob id.
+
+        Parameters
+        ----------
+        engine_id : int or str
+            The engine's id (``get_ranked_engine_ids``) or name.
+
+        Returns
+        -------
+        dict of str to Knob
+            The same knobs keyed by knob id.
+        """
         self._require_op_graph("get knob lookup for engine")
         return {k.id: k for k in self.get_knobs_for_engine(engine_id)}
 
@@ -242,7 +288,13 @@ class GraphAutotune(GraphRun):
         return 0
 
     def get_estimated_max_workspace_size(self) -> int:
-        """The largest workspace estimate over the specs added by add_engine*()."""
+        """The largest workspace estimate over the specs added by add_engine*().
+
+        Returns
+        -------
+        int
+            The largest workspace estimate over the specs added by add_engine*().
+        """
         if not self._specs:
             raise RuntimeError("Failed to get estimated max workspace size: no plan specs were "
                                "added; call add_engine*() after build_operation_graph(handle)")
@@ -279,23 +331,85 @@ class GraphAutotune(GraphRun):
         return Error()
 
     def add_engine(self, engine_id: int, knob_settings: Sequence[Any] = ()) -> Error:
-        """Add one engine (with knob overrides) as a plan spec."""
+        """Add one engine (with knob overrides) as a plan spec.
+
+        Parameters
+        ----------
+        engine_id : int or str
+            The engine's id (``get_ranked_engine_ids``) or name.
+        knob_settings : dict or sequence of KnobSetting, optional
+            Knob values by knob id; knobs left out take their defaults.
+
+        Returns
+        -------
+        Error
+            ``ErrorCode.OK``, or the failure's code and message (upstream's convention: the call
+            does not raise).
+        """
         return self._add("add_engine", [(engine_id, knob_settings)])
 
     def add_engines(self, engine_ids: Sequence[int]) -> Error:
-        """Add engines with their default knobs."""
+        """Add engines with their default knobs.
+
+        Parameters
+        ----------
+        engine_ids : sequence of int
+            Engine ids.
+
+        Returns
+        -------
+        Error
+            ``ErrorCode.OK``, or the failure's code and message (upstream's convention: the call
+            does not raise).
+        """
         return self._add("add_engines", [(e, None) for e in engine_ids])
 
     def add_engine_configs(self, configs: Sequence[EngineConfigInfo]) -> Error:
-        """Add engines from :meth:`get_engine_configs` with their default knobs."""
+        """Add engines from :meth:`get_engine_configs` with their default knobs.
+
+        Parameters
+        ----------
+        configs : sequence of EngineConfigInfo
+            Engines from :meth:`get_engine_configs`.
+
+        Returns
+        -------
+        Error
+            ``ErrorCode.OK``, or the failure's code and message (upstream's convention: the call
+            does not raise).
+        """
         return self._add("add_engine_configs", [(c.engine_id, None) for c in configs])
 
     def add_engine_variants(self, variants: Sequence[EngineVariant]) -> Error:
-        """Add one spec per variant (engine and explicit knob values)."""
+        """Add one spec per variant (engine and explicit knob values).
+
+        Parameters
+        ----------
+        variants : sequence of EngineVariant
+            Engines with explicit knob values.
+
+        Returns
+        -------
+        Error
+            ``ErrorCode.OK``, or the failure's code and message (upstream's convention: the call
+            does not raise).
+        """
         return self._add("add_engine_variants", [(v.engine_id, v.knob_settings) for v in variants])
 
     def add_engine_sweep(self, specs: Sequence[EngineSweepSpec]) -> Error:
-        """Add the Cartesian product of each spec's knob axes (plus its fixed values)."""
+        """Add the Cartesian product of each spec's knob axes (plus its fixed values).
+
+        Parameters
+        ----------
+        specs : sequence of EngineSweepSpec
+            Per engine: the knob axes to sweep and fixed knob values.
+
+        Returns
+        -------
+        Error
+            ``ErrorCode.OK``, or the failure's code and message (upstream's convention: the call
+            does not raise).
+        """
         out: list[tuple[int, Any]] = []
         for spec in specs:
             axes = [a for a in spec.axes if a.values]
@@ -306,7 +420,20 @@ class GraphAutotune(GraphRun):
         return self._add("add_engine_sweep", out)
 
     def add_all_engines(self, modes: Sequence[HeurMode] | None = None) -> Error:
-        """Add every engine that can run the graph with its default knobs."""
+        """Add every engine that can run the graph with its default knobs.
+
+        Parameters
+        ----------
+        modes : HeurMode or sequence of HeurMode, optional
+            Heuristic modes, accepted as cudnn-frontend takes them; every registered engine that
+            supports the graph is a candidate, best rank first.
+
+        Returns
+        -------
+        Error
+            ``ErrorCode.OK``, or the failure's code and message (upstream's convention: the call
+            does not raise).
+        """
         if not self._op_graph:
             return Error(ErrorCode.INVALID_VALUE, f"add_all_engines(): {_NEED_OP_GRAPH}")
         return self._add("add_all_engines",
@@ -382,7 +509,37 @@ class GraphAutotune(GraphRun):
                  storage_config: AutotuneStorageConfig | None = None) -> list[AutotuneResult]:
         """Time the candidates and make the fastest the active plan; one result per candidate,
         fastest first (failures last). RuntimeError when autotuning cannot start or nothing
-        could be timed (the message counts what was deselected, filtered or failed)."""
+        could be timed (the message counts what was deselected, filtered or failed).
+
+        Parameters
+        ----------
+        handle : Handle, optional
+            The Handle to use (default: the graph's).
+        variant_pack : Mapping
+            {graph tensor or uid: value}; a value is an int device pointer, a Python float (pass-by-
+            value tensors), a numpy array, a torch tensor, or any ``__dlpack__`` /
+            ``__cuda_array_interface__`` / ``__array_interface__`` object.
+        workspace : optional
+            The workspace: at least the plan's workspace size in bytes (an int device pointer, an
+            array, a tensor); None when that is 0.
+        workspace_size : int, optional
+            Bytes of ``workspace`` (default: the largest plan's).
+        config : AutotuneConfig, optional
+            Iterations, warm-up and strategy (default: upstream's defaults).
+        storage_config : AutotuneStorageConfig, optional
+            Where autotune results are kept (accepted; nothing is stored).
+
+        Returns
+        -------
+        list of AutotuneResult
+            Time the candidates and make the fastest the active plan.
+
+        Raises
+        ------
+        RuntimeError
+            When autotuning cannot start or nothing could be timed (the message counts what was
+            deselected, filtered or failed.
+        """
         cfg = config if config is not None else AutotuneConfig()
         cfg.check()
         h = native_handle(handle)

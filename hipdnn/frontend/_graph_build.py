@@ -139,45 +139,124 @@ class GraphBuild:
 
     # -- graph settings (chainable) --------------------------------------------------------
     def set_name(self, name: str) -> Any:
-        """Set the graph's name."""
+        """Set the graph's name.
+
+        Parameters
+        ----------
+        name : str
+            The new name.
+
+        Returns
+        -------
+        Graph
+            This graph (calls chain).
+        """
         self._native.set_name(name)
         return self
 
     def get_name(self) -> str:
-        """The graph's name."""
+        """The graph's name.
+
+        Returns
+        -------
+        str
+            The graph's name.
+        """
         return self._native.name
 
     def set_io_data_type(self, data_type: DataType) -> Any:
-        """Default data type of non-virtual tensors."""
+        """Default data type of non-virtual tensors.
+
+        Parameters
+        ----------
+        data_type : DataType
+            The default element type of non-virtual tensors.
+
+        Returns
+        -------
+        Graph
+            This graph (calls chain).
+        """
         self._native.set_io_data_type(data_type)
         return self
 
     def get_io_data_type(self) -> DataType:
-        """The io data type."""
+        """The io data type.
+
+        Returns
+        -------
+        DataType
+            The io data type.
+        """
         return self._native.io_data_type
 
     def set_intermediate_data_type(self, data_type: DataType) -> Any:
-        """Default data type of virtual tensors."""
+        """Default data type of virtual tensors.
+
+        Parameters
+        ----------
+        data_type : DataType
+            The default element type of virtual tensors.
+
+        Returns
+        -------
+        Graph
+            This graph (calls chain).
+        """
         self._native.set_intermediate_data_type(data_type)
         return self
 
     def get_intermediate_data_type(self) -> DataType:
-        """The intermediate data type."""
+        """The intermediate data type.
+
+        Returns
+        -------
+        DataType
+            The intermediate data type.
+        """
         return self._native.intermediate_data_type
 
     def set_compute_data_type(self, data_type: DataType) -> Any:
-        """Default compute data type of nodes."""
+        """Default compute data type of nodes.
+
+        Parameters
+        ----------
+        data_type : DataType
+            The default compute type of the graph's nodes.
+
+        Returns
+        -------
+        Graph
+            This graph (calls chain).
+        """
         self._native.set_compute_data_type(data_type)
         return self
 
     def get_compute_data_type(self) -> DataType:
-        """The compute data type."""
+        """The compute data type.
+
+        Returns
+        -------
+        DataType
+            The compute data type.
+        """
         return self._native.compute_data_type
 
     # -- tensors (static, as upstream binds them) ---------------------------------------------
     @staticmethod
     def tensor(tensor: NativeTensor) -> Tensor:
-        """A new tensor with ``tensor``'s attributes (uid included), in no graph yet."""
+        """A new tensor with ``tensor``'s attributes (uid included), in no graph yet.
+
+        Parameters
+        ----------
+        tensor : Tensor
+            The tensor whose attributes (uid included) the new one takes.
+
+        Returns
+        -------
+        Tensor
+            The new graph tensor.
+        """
         if not isinstance(tensor, NativeTensor):
             raise TypeError(f"tensor(): expected a hipdnn Tensor, got {type(tensor).__name__}")
         return Tensor(tensor.dim, tensor.stride, tensor.data_type, name=tensor.name,
@@ -187,7 +266,20 @@ class GraphBuild:
     @staticmethod
     def tensor_like(tensor: Any, name: str = "") -> Tensor:
         """A tensor like ``tensor`` (uid cleared), or like a ``__dlpack__`` producer: its dims,
-        element strides and data type; host memory makes it a pass-by-value tensor."""
+        element strides and data type; host memory makes it a pass-by-value tensor.
+
+        Parameters
+        ----------
+        tensor : Tensor or array
+            A graph tensor, or a framework tensor or array (its dims, strides and dtype).
+        name : str, optional
+            The tensor's name.
+
+        Returns
+        -------
+        Tensor
+            The new graph tensor.
+        """
         if isinstance(tensor, NativeTensor):
             t = GraphBuild.tensor(tensor).clear_uid()
             return t.set_name(name) if name else t  # type: ignore[return-value]
@@ -210,7 +302,23 @@ class GraphBuild:
                 "compute_data_type": attrs.get_compute_data_type(), "name": attrs.get_name()}
 
     def conv_fprop(self, x: NativeTensor, w: NativeTensor, attributes: ConvFpropAttributes) -> Tensor:
-        """Forward convolution; returns Y."""
+        """Forward convolution; returns Y.
+
+        Parameters
+        ----------
+        x : Tensor
+            The data tensor X.
+        w : Tensor
+            The filter W.
+        attributes : attributes object
+            The op's attributes (upstream's ``*Attributes`` class: name, compute data type and the
+            op's settings).
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+        """
         attrs = _attrs(attributes, ConvFpropAttributes, "conv_fprop")
         x, w = self._adopt(x, "conv_fprop"), self._adopt(w, "conv_fprop")
         return self._op("conv_fprop", 1, lambda: self._native.conv_fprop(
@@ -218,7 +326,23 @@ class GraphBuild:
 
     def conv_dgrad(self, dy: NativeTensor, w: NativeTensor,
                    attributes: ConvDgradAttributes) -> Tensor:
-        """Data gradient; returns DX (set its dims when the stride is > 1)."""
+        """Data gradient; returns DX (set its dims when the stride is > 1).
+
+        Parameters
+        ----------
+        dy : Tensor
+            The gradient DY.
+        w : Tensor
+            The filter W.
+        attributes : attributes object
+            The op's attributes (upstream's ``*Attributes`` class: name, compute data type and the
+            op's settings).
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+        """
         attrs = _attrs(attributes, ConvDgradAttributes, "conv_dgrad")
         dy, w = self._adopt(dy, "conv_dgrad"), self._adopt(w, "conv_dgrad")
         return self._op("conv_dgrad", 1, lambda: self._native.conv_dgrad(
@@ -226,7 +350,23 @@ class GraphBuild:
 
     def conv_wgrad(self, dy: NativeTensor, x: NativeTensor,
                    attributes: ConvWgradAttributes) -> Tensor:
-        """Weight gradient (upstream's order: DY first, then X); returns DW."""
+        """Weight gradient (upstream's order: DY first, then X); returns DW.
+
+        Parameters
+        ----------
+        dy : Tensor
+            The gradient DY.
+        x : Tensor
+            The data tensor X.
+        attributes : attributes object
+            The op's attributes (upstream's ``*Attributes`` class: name, compute data type and the
+            op's settings).
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+        """
         attrs = _attrs(attributes, ConvWgradAttributes, "conv_wgrad")
         dy, x = self._adopt(dy, "conv_wgrad"), self._adopt(x, "conv_wgrad")
         return self._op("conv_wgrad", 1, lambda: self._native.conv_wgrad(
@@ -234,7 +374,19 @@ class GraphBuild:
 
     # -- pointwise ----------------------------------------------------------------------------
     def pointwise(self, *args: Any) -> Tensor:
-        """``pointwise(a, attrs)``, ``pointwise(a, b, attrs)`` or ``pointwise(a, b, c, attrs)``."""
+        """``pointwise(a, attrs)``, ``pointwise(a, b, attrs)`` or ``pointwise(a, b, c, attrs)``.
+
+        Parameters
+        ----------
+        *args
+            The inputs IN_0[, IN_1[, IN_2]] (Tensors), then the pointwise attributes, as
+            upstream passes them.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+        """
         if not 2 <= len(args) <= 4:
             raise TypeError(f"pointwise() takes 1 to 3 tensors and a PointwiseAttributes, got "
                             f"{len(args)} arguments")
@@ -254,7 +406,26 @@ class GraphBuild:
     def batchnorm(self, x: NativeTensor, scale: NativeTensor, bias: NativeTensor,
                   attributes: BatchnormAttributes) -> tuple[Tensor | None, ...]:
         """Batchnorm training; returns (Y, MEAN, INV_VARIANCE, NEXT_RUNNING_MEAN,
-        NEXT_RUNNING_VARIANCE), the last two None without previous running statistics."""
+        NEXT_RUNNING_VARIANCE), the last two None without previous running statistics.
+
+        Parameters
+        ----------
+        x : Tensor
+            The data tensor X.
+        scale : Tensor
+            The per-channel scale (gamma).
+        bias : Tensor
+            The per-channel bias (beta).
+        attributes : attributes object
+            The op's attributes (upstream's ``*Attributes`` class: name, compute data type and the
+            op's settings).
+
+        Returns
+        -------
+        tuple of Tensor or None
+            (Y, MEAN, INV_VARIANCE, NEXT_RUNNING_MEAN, NEXT_RUNNING_VARIANCE); the last two
+            None without previous running statistics.
+        """
         attrs = _attrs(attributes, BatchnormAttributes, "batchnorm")
         op = "batchnorm"
         x, scale, bias = (self._adopt(t, op) for t in (x, scale, bias))
@@ -272,7 +443,25 @@ class GraphBuild:
 
     def batchnorm_backward(self, dy: NativeTensor, x: NativeTensor, scale: NativeTensor,
                            attributes: BatchnormBackwardAttributes) -> tuple[Tensor | None, ...]:
-        """Batchnorm backward; returns (DX, DSCALE, DBIAS)."""
+        """Batchnorm backward; returns (DX, DSCALE, DBIAS).
+
+        Parameters
+        ----------
+        dy : Tensor
+            The gradient DY.
+        x : Tensor
+            The data tensor X.
+        scale : Tensor
+            The per-channel scale (gamma).
+        attributes : attributes object
+            The op's attributes (upstream's ``*Attributes`` class: name, compute data type and the
+            op's settings).
+
+        Returns
+        -------
+        tuple of Tensor or None
+            (DX, DSCALE, DBIAS).
+        """
         attrs = _attrs(attributes, BatchnormBackwardAttributes, "batchnorm_backward")
         op = "batchnorm_backward"
         dy, x, scale = (self._adopt(t, op) for t in (dy, x, scale))
@@ -286,7 +475,29 @@ class GraphBuild:
     def batchnorm_inference(self, x: NativeTensor, mean: NativeTensor, inv_variance: NativeTensor,
                             scale: NativeTensor, bias: NativeTensor,
                             attributes: BatchnormInferenceAttributes) -> Tensor:
-        """Batchnorm inference from the inverse variance; returns Y."""
+        """Batchnorm inference from the inverse variance; returns Y.
+
+        Parameters
+        ----------
+        x : Tensor
+            The data tensor X.
+        mean : Tensor
+            The saved or running mean.
+        inv_variance : Tensor, optional
+            The inverse standard deviation (give it or ``variance`` and ``epsilon``).
+        scale : Tensor
+            The per-channel scale (gamma).
+        bias : Tensor
+            The per-channel bias (beta).
+        attributes : attributes object
+            The op's attributes (upstream's ``*Attributes`` class: name, compute data type and the
+            op's settings).
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+        """
         attrs = _attrs(attributes, BatchnormInferenceAttributes, "batchnorm_inference")
         ts = [self._adopt(t, "batchnorm_inference") for t in (x, mean, inv_variance, scale, bias)]
         return self._op("batchnorm_inference", 1, lambda: self._native.batchnorm_inference(
@@ -296,7 +507,31 @@ class GraphBuild:
             self, x: NativeTensor, mean: NativeTensor, variance: NativeTensor,
             scale: NativeTensor, bias: NativeTensor, epsilon: NativeTensor,
             attributes: BatchnormInferenceAttributesVarianceExt) -> Tensor:
-        """Batchnorm inference from the variance and epsilon; returns Y."""
+        """Batchnorm inference from the variance and epsilon; returns Y.
+
+        Parameters
+        ----------
+        x : Tensor
+            The data tensor X.
+        mean : Tensor
+            The saved or running mean.
+        variance : Tensor
+            The running variance.
+        scale : Tensor
+            The per-channel scale (gamma).
+        bias : Tensor
+            The per-channel bias (beta).
+        epsilon : Tensor or float
+            Added to the variance; a float becomes a pass-by-value scalar tensor.
+        attributes : attributes object
+            The op's attributes (upstream's ``*Attributes`` class: name, compute data type and the
+            op's settings).
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+        """
         op = "batchnorm_inference_variance_ext"
         attrs = _attrs(attributes, BatchnormInferenceAttributesVarianceExt, op)
         ts = [self._adopt(t, op) for t in (x, mean, variance, scale, bias, epsilon)]
@@ -305,7 +540,14 @@ class GraphBuild:
 
     # -- validation ---------------------------------------------------------------------------
     def validate(self) -> Error:
-        """Infer shapes and data types, check every node, assign uids."""
+        """Infer shapes and data types, check every node, assign uids.
+
+        Returns
+        -------
+        Error
+            ``ErrorCode.OK``, or the failure's code and message (upstream's convention: the call
+            does not raise).
+        """
         if self._deferred:
             return self._deferred[0]
         # unset conv output strides follow the data input's layout (upstream's rule) in the
@@ -314,7 +556,24 @@ class GraphBuild:
 
     # -- serialization ------------------------------------------------------------------------
     def build_operation_graph(self, handle: Any) -> Error:
-        """Validate and fix the graph for ``handle`` (RuntimeError for a destroyed handle)."""
+        """Validate and fix the graph for ``handle`` (RuntimeError for a destroyed handle).
+
+        Parameters
+        ----------
+        handle : Handle, optional
+            The Handle the graph is built for (default: the graph's).
+
+        Returns
+        -------
+        Error
+            ``ErrorCode.OK``, or the failure's code and message (upstream's convention: the call
+            does not raise).
+
+        Raises
+        ------
+        RuntimeError
+            For a destroyed handle.
+        """
         h = native_handle(handle)
         err = self.validate()
         if err.is_good():
@@ -324,7 +583,13 @@ class GraphBuild:
         return err
 
     def to_json(self) -> str:
-        """The graph as JSON: the native document with upstream's node type tags."""
+        """The graph as JSON: the native document with upstream's node type tags.
+
+        Returns
+        -------
+        str
+            The graph as JSON.
+        """
         doc = json.loads(self._native.to_json())
         for node in doc["nodes"]:
             node["type"] = NODE_TYPE_NAMES.get(node["type"], node["type"])
@@ -332,7 +597,14 @@ class GraphBuild:
 
     def to_binary(self) -> bytes:
         """The graph as bytes (this package's format: compressed :meth:`to_json`; upstream's
-        FlatBuffer bytes are a different format)."""
+        FlatBuffer bytes are a different format).
+
+        Returns
+        -------
+        bytes
+            The graph as bytes (this package's format: compressed :meth:`to_json`; upstream's
+            FlatBuffer bytes are a different format).
+        """
         return BINARY_MAGIC + zlib.compress(self.to_json().encode(), 9)
 
     def _load(self, text: str | bytes) -> Error:
@@ -358,14 +630,38 @@ class GraphBuild:
 
     def from_json(self, *args: Any) -> Error:
         """``from_json(json_string)`` replaces this graph's contents; ``from_json(handle,
-        json_string)`` also builds the operation graph."""
+        json_string)`` also builds the operation graph.
+
+        Parameters
+        ----------
+        *args
+            ``(json_string)`` or ``(handle, json_string)``.
+
+        Returns
+        -------
+        Error
+            ``ErrorCode.OK``, or the failure's code and message (upstream's convention: the call
+            does not raise).
+        """
         handle, text = self._serial_args(args, "from_json", (str, bytes))
         if handle is not None:
             native_handle(handle)
         return self._finish(self._load(text), handle)
 
     def from_binary(self, *args: Any) -> Error:
-        """``from_binary(data)`` / ``from_binary(handle, data)`` for :meth:`to_binary` bytes."""
+        """``from_binary(data)`` / ``from_binary(handle, data)`` for :meth:`to_binary` bytes.
+
+        Parameters
+        ----------
+        *args
+            ``(data)`` or ``(handle, data)``.
+
+        Returns
+        -------
+        Error
+            ``ErrorCode.OK``, or the failure's code and message (upstream's convention: the call
+            does not raise).
+        """
         handle, data = self._serial_args(args, "from_binary", (bytes, bytearray))
         if handle is not None:
             native_handle(handle)

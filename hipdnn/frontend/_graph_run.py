@@ -103,7 +103,20 @@ class GraphRun(GraphBuild):
         return [to_enum(HeurMode, m, "heuristic mode") for m in items if m is not None]
 
     def create_execution_plans(self, modes: Sequence[HeurMode] | None = None) -> Error:
-        """Rank the engines that can run the graph (the preferred engine first, if it can)."""
+        """Rank the engines that can run the graph (the preferred engine first, if it can).
+
+        Parameters
+        ----------
+        modes : HeurMode or sequence of HeurMode, optional
+            Heuristic modes, accepted as cudnn-frontend takes them; every registered engine that
+            supports the graph is a candidate, best rank first.
+
+        Returns
+        -------
+        Error
+            ``ErrorCode.OK``, or the failure's code and message (upstream's convention: the call
+            does not raise).
+        """
         if not self._op_graph:
             return Error(ErrorCode.INVALID_VALUE, _NEED_OP_GRAPH)
         self._order, self._plans_created = [], False
@@ -124,7 +137,21 @@ class GraphRun(GraphBuild):
 
     def create_execution_plan_ext(self, engine_id: int, knob_settings: Sequence[Any] = ()) -> Error:
         """Hard-select ``engine_id`` with knob overrides (unknown knobs are ignored with a
-        warning, as upstream); no fallback to another engine."""
+        warning, as upstream); no fallback to another engine.
+
+        Parameters
+        ----------
+        engine_id : int or str
+            The engine's id (``get_ranked_engine_ids``) or name.
+        knob_settings : dict or sequence of KnobSetting, optional
+            Knob values by knob id; knobs left out take their defaults.
+
+        Returns
+        -------
+        Error
+            ``ErrorCode.OK``, or the failure's code and message (upstream's convention: the call
+            does not raise).
+        """
         if not self._op_graph:
             return Error(ErrorCode.INVALID_VALUE, _NEED_OP_GRAPH)
 
@@ -140,7 +167,14 @@ class GraphRun(GraphBuild):
         return err
 
     def check_support(self) -> Error:
-        """OK when an engine can run the graph."""
+        """OK when an engine can run the graph.
+
+        Returns
+        -------
+        Error
+            ``ErrorCode.OK``, or the failure's code and message (upstream's convention: the call
+            does not raise).
+        """
         if not self._plans_created:
             return Error(ErrorCode.INVALID_VALUE, _NEED_PLANS)
         return attempt(self._native.check_support)
@@ -152,7 +186,19 @@ class GraphRun(GraphBuild):
             self._native.deselect_workspace_greater_than(self._workspace_cap)
 
     def build_plans(self, policy: BuildPlanPolicy = BuildPlanPolicy.HEURISTICS_CHOICE) -> Error:
-        """Build the first plan that builds (HEURISTICS_CHOICE) or every plan (ALL)."""
+        """Build the first plan that builds (HEURISTICS_CHOICE) or every plan (ALL).
+
+        Parameters
+        ----------
+        policy : BuildPlanPolicy, optional
+            HEURISTICS_CHOICE (the first candidate that builds) or ALL.
+
+        Returns
+        -------
+        Error
+            ``ErrorCode.OK``, or the failure's code and message (upstream's convention: the call
+            does not raise).
+        """
         if not self._plans_created:
             return Error(ErrorCode.INVALID_VALUE, _NEED_PLANS)
 
@@ -178,24 +224,80 @@ class GraphRun(GraphBuild):
             raise RuntimeError(f"Failed to get {what}: {exc}") from None
 
     def get_execution_plan_count(self) -> int:
-        """Number of built plans."""
+        """Number of built plans.
+
+        Returns
+        -------
+        int
+            Number of built plans.
+        """
         return len(self._order)
 
     def get_plan_name_at_index(self, plan_index: int, handle: Any = None) -> str:
         """Engine name of built plan ``plan_index``, as upstream names plans (RuntimeError when
         out of bounds; ``graph.native.plans[i].name`` has the native plan name). ``handle`` is
         upstream's optional handle (engines are named the same with or without one; a
-        destroyed handle raises RuntimeError)."""
+        destroyed handle raises RuntimeError).
+
+        Parameters
+        ----------
+        plan_index : int
+            Index of a built plan.
+        handle : Handle, optional
+            The Handle to use (default: the graph's).
+
+        Returns
+        -------
+        str
+            Engine name of built plan ``plan_index``, as upstream names plans.
+
+        Raises
+        ------
+        RuntimeError
+            When out of bounds.
+        """
         optional_handle(handle)
         return self._raising("plan name", plan_index).engine.name
 
     def get_workspace_size_plan_at_index(self, plan_index: int) -> int:
-        """Workspace bytes of built plan ``plan_index`` (RuntimeError when out of bounds)."""
+        """Workspace bytes of built plan ``plan_index`` (RuntimeError when out of bounds).
+
+        Parameters
+        ----------
+        plan_index : int
+            Index of a built plan.
+
+        Returns
+        -------
+        int
+            Workspace bytes of built plan ``plan_index``.
+
+        Raises
+        ------
+        RuntimeError
+            When out of bounds.
+        """
         return self._raising("workspace size for plan", plan_index).workspace_size
 
     def get_plan_name(self, handle: Any = None) -> str:
         """Engine name of the plan ``execute`` runs (RuntimeError when none is built);
-        ``handle`` as in :meth:`get_plan_name_at_index`."""
+        ``handle`` as in :meth:`get_plan_name_at_index`.
+
+        Parameters
+        ----------
+        handle : Handle, optional
+            The Handle to use (default: the graph's).
+
+        Returns
+        -------
+        str
+            Engine name of the plan ``execute`` runs.
+
+        Raises
+        ------
+        RuntimeError
+            When none is built.
+        """
         optional_handle(handle)
         if not self._order:
             raise RuntimeError("Failed to get plan name: plan index 0 is out of bounds: no plan "
@@ -203,17 +305,46 @@ class GraphRun(GraphBuild):
         return self._native.plans[0].engine.name
 
     def get_workspace_size(self) -> int:
-        """Workspace bytes of the plan ``execute`` runs (RuntimeError when none is built)."""
+        """Workspace bytes of the plan ``execute`` runs (RuntimeError when none is built).
+
+        Returns
+        -------
+        int
+            Workspace bytes of the plan ``execute`` runs.
+
+        Raises
+        ------
+        RuntimeError
+            When none is built.
+        """
         if not self._order:
             raise RuntimeError("Failed to get workspace size: no plan built; call build_plans()")
         return self._native.plans[0].workspace_size
 
     def get_autotune_workspace_size(self) -> int:
-        """Largest workspace of the built plans (0 when none is built)."""
+        """Largest workspace of the built plans (0 when none is built).
+
+        Returns
+        -------
+        int
+            Largest workspace of the built plans (0 when none is built).
+        """
         return max((p.workspace_size for p in self._order), default=0)
 
     def build_plan_at_index(self, plan_index: int) -> Error:
-        """Make built plan ``plan_index`` the one ``execute`` runs."""
+        """Make built plan ``plan_index`` the one ``execute`` runs.
+
+        Parameters
+        ----------
+        plan_index : int
+            Index of a built plan.
+
+        Returns
+        -------
+        Error
+            ``ErrorCode.OK``, or the failure's code and message (upstream's convention: the call
+            does not raise).
+        """
         try:
             plan = self._at(plan_index)
         except IndexError as exc:
@@ -221,7 +352,18 @@ class GraphRun(GraphBuild):
         return attempt(lambda: self._native.select_plan(self._native.plans.index(plan)))
 
     def get_execution_plan_engine_id(self) -> int:
-        """Engine id of the plan ``execute`` runs (RuntimeError when none is built)."""
+        """Engine id of the plan ``execute`` runs (RuntimeError when none is built).
+
+        Returns
+        -------
+        int
+            Engine id of the plan ``execute`` runs.
+
+        Raises
+        ------
+        RuntimeError
+            When none is built.
+        """
         if not self._order:
             raise RuntimeError("Failed to get execution plan engine id: no plan built")
         return self._native.get_execution_plan_engine_id()
@@ -229,14 +371,42 @@ class GraphRun(GraphBuild):
     # -- engines ----------------------------------------------------------------------------
     def get_ranked_engine_ids(self, modes: Sequence[HeurMode] | None = None) -> list[int]:
         """Ids of the engines that can run the graph, preferred first (RuntimeError before
-        build_operation_graph)."""
+        build_operation_graph).
+
+        Parameters
+        ----------
+        modes : HeurMode or sequence of HeurMode, optional
+            Heuristic modes, accepted as cudnn-frontend takes them; every registered engine that
+            supports the graph is a candidate, best rank first.
+
+        Returns
+        -------
+        list of int
+            Ids of the engines that can run the graph, preferred first.
+
+        Raises
+        ------
+        RuntimeError
+            Before build_operation_graph.
+        """
         if not self._op_graph:
             raise RuntimeError(f"Failed to get ranked engine ids: {_NEED_OP_GRAPH}")
         self._modes(modes)
         return self._native.get_ranked_engine_ids()
 
     def get_behavior_notes_for_engine(self, engine_id: int) -> list[BehaviorNote]:
-        """MIOPEN_ENGINE compiles kernels at run time and needs libMIOpen; other engines none."""
+        """MIOPEN_ENGINE compiles kernels at run time and needs libMIOpen; other engines none.
+
+        Parameters
+        ----------
+        engine_id : int or str
+            The engine's id (``get_ranked_engine_ids``) or name.
+
+        Returns
+        -------
+        list of BehaviorNote
+            MIOPEN_ENGINE compiles kernels at run time and needs libMIOpen.
+        """
         if engine_id not in self.get_ranked_engine_ids():
             raise RuntimeError(f"Failed to get behavior notes for engine: {engine_id} cannot "
                                f"run this graph")
@@ -247,23 +417,62 @@ class GraphRun(GraphBuild):
 
     def set_preferred_engine_id_ext(self, engine: int | str | None = None) -> Any:
         """Prefer an engine (by id or name) when plans are created; None clears it. If the
-        engine cannot run the graph the others are used (a preference, not a selection)."""
+        engine cannot run the graph the others are used (a preference, not a selection).
+
+        Parameters
+        ----------
+        engine : int, str or None, optional
+            The engine's id or name; None clears the preference.
+
+        Returns
+        -------
+        Graph
+            This graph (calls chain).
+        """
 
         self._preferred = fnv1a_64(engine) if isinstance(engine, str) else (
             None if engine is None else int(engine))
         return self
 
     def get_preferred_engine_id_ext(self) -> int | None:
-        """The preferred engine id, or None."""
+        """The preferred engine id, or None.
+
+        Returns
+        -------
+        int or None
+            The preferred engine id, or None.
+        """
         return self._preferred
 
     def deselect_engines(self, engines: Sequence[str | int]) -> Any:
-        """Bar engines (names or ids) from the plans built next; returns the graph."""
+        """Bar engines (names or ids) from the plans built next; returns the graph.
+
+        Parameters
+        ----------
+        engines : sequence of str or int
+            Engine names or ids.
+
+        Returns
+        -------
+        Graph
+            This graph (calls chain).
+        """
         self._deselected.extend(engines)
         return self
 
     def deselect_workspace_greater_than(self, workspace: int) -> Any:
-        """Bar plans needing more than ``workspace`` bytes; returns the graph."""
+        """Bar plans needing more than ``workspace`` bytes; returns the graph.
+
+        Parameters
+        ----------
+        workspace : int or None
+            The largest workspace in bytes a plan may need (None: no limit).
+
+        Returns
+        -------
+        Graph
+            This graph (calls chain).
+        """
         self._workspace_cap = int(workspace)
         return self
 
@@ -379,12 +588,52 @@ class GraphRun(GraphBuild):
 
     def execute(self, handle: Any, variant_pack: Mapping[Any, Any], workspace: Any = 0) -> Error:
         """Run the active plan. ``variant_pack``: {uid or Tensor: pointer (int, DeviceBuffer
-        address), DeviceBuffer, array, torch tensor or ``__dlpack__`` object}."""
+        address), DeviceBuffer, array, torch tensor or ``__dlpack__`` object}.
+
+        Parameters
+        ----------
+        handle : Handle, optional
+            The Handle to use (default: the graph's).
+        variant_pack : Mapping
+            {graph tensor or uid: value}; a value is an int device pointer, a Python float (pass-by-
+            value tensors), a numpy array, a torch tensor, or any ``__dlpack__`` /
+            ``__cuda_array_interface__`` / ``__array_interface__`` object.
+        workspace : optional
+            The workspace: at least the plan's workspace size in bytes (an int device pointer, an
+            array, a tensor); None when that is 0.
+
+        Returns
+        -------
+        Error
+            ``ErrorCode.OK``, or the failure's code and message (upstream's convention: the call
+            does not raise).
+        """
         return self._run(handle, variant_pack, workspace, None)
 
     def execute_plan_at_index(self, handle: Any, variant_pack: Mapping[Any, Any],
                               workspace: Any, plan_index: int) -> Error:
-        """Run built plan ``plan_index`` without making it the active one."""
+        """Run built plan ``plan_index`` without making it the active one.
+
+        Parameters
+        ----------
+        handle : Handle, optional
+            The Handle to use (default: the graph's).
+        variant_pack : Mapping
+            {graph tensor or uid: value}; a value is an int device pointer, a Python float (pass-by-
+            value tensors), a numpy array, a torch tensor, or any ``__dlpack__`` /
+            ``__cuda_array_interface__`` / ``__array_interface__`` object.
+        workspace : optional
+            The workspace: at least the plan's workspace size in bytes (an int device pointer, an
+            array, a tensor); None when that is 0.
+        plan_index : int
+            Index of a built plan.
+
+        Returns
+        -------
+        Error
+            ``ErrorCode.OK``, or the failure's code and message (upstream's convention: the call
+            does not raise).
+        """
         try:
             plan = self._at(plan_index)
         except IndexError as exc:
@@ -394,7 +643,25 @@ class GraphRun(GraphBuild):
     def execute_timed_ext(self, handle: Any, variant_pack: Mapping[Any, Any],
                           workspace: Any = 0) -> tuple[Error, ExecutionTiming]:
         """Run the active plan once and time it: ``(Error, ExecutionTiming)``. The timing is
-        host wall clock around the run and a stream synchronisation (quality UNSTALLED)."""
+        host wall clock around the run and a stream synchronisation (quality UNSTALLED).
+
+        Parameters
+        ----------
+        handle : Handle
+            The Handle to run on.
+        variant_pack : Mapping
+            {graph tensor or uid: value}; a value is an int device pointer, a Python float (pass-by-
+            value tensors), a numpy array, a torch tensor, or any ``__dlpack__`` /
+            ``__cuda_array_interface__`` / ``__array_interface__`` object.
+        workspace : optional
+            The workspace: at least the plan's workspace size in bytes (an int device pointer, an
+            array, a tensor); None when that is 0.
+
+        Returns
+        -------
+        tuple of (Error, ExecutionTiming)
+            Run the active plan once and time it.
+        """
         if not self._order:
             return (Error(ErrorCode.GRAPH_EXECUTION_FAILED,
                           "no execution plan is built: call build_plans() first"),

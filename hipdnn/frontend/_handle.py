@@ -72,7 +72,18 @@ class Handle(NativeHandle):
             raise RuntimeError(f"{_DESTROYED}: create a new one with create_handle()")
 
     def get(self) -> int:
-        """The handle as an int (opaque id, non-zero); RuntimeError once destroyed."""
+        """The handle as an int (opaque id, non-zero); RuntimeError once destroyed.
+
+        Returns
+        -------
+        int
+            The handle as an int (opaque id, non-zero).
+
+        Raises
+        ------
+        RuntimeError
+            Once destroyed.
+        """
         self._check()
         return id(self)
 
@@ -80,17 +91,45 @@ class Handle(NativeHandle):
         return self.get()
 
     def get_stream(self) -> int:
-        """The stream as an int (0: the default stream)."""
+        """The stream as an int (0: the default stream).
+
+        Returns
+        -------
+        int
+            The stream as an int (0: the default stream).
+        """
         self._check()
         return self.stream or 0
 
     def set_stream(self, stream: int | None) -> None:
-        """Switch stream (0 or None: the default stream)."""
+        """Switch stream (0 or None: the default stream).
+
+        Parameters
+        ----------
+        stream : int, optional
+            The stream as an int (0 or None: the default stream).
+        """
         self._check()
         super().set_stream(stream)
 
     def get_engine_info(self, engine_id: int) -> EngineInfo:
-        """Metadata of a loaded engine; IndexError when no engine has ``engine_id``."""
+        """Metadata of a loaded engine; IndexError when no engine has ``engine_id``.
+
+        Parameters
+        ----------
+        engine_id : int
+            The engine's id.
+
+        Returns
+        -------
+        EngineInfo
+            Metadata of a loaded engine.
+
+        Raises
+        ------
+        IndexError
+            When no engine has ``engine_id``.
+        """
         self._check()
         engine = registry().get(int(engine_id))
         if engine is None:
@@ -102,7 +141,13 @@ class Handle(NativeHandle):
                           __version__, "HIPDNN_PLUGIN_TYPE_ENGINE")
 
     def get_loaded_engine_plugin_paths(self) -> list[str]:
-        """The source file of each registered engine's module."""
+        """The source file of each registered engine's module.
+
+        Returns
+        -------
+        list of str
+            The source file of each registered engine's module.
+        """
         self._check()
         return [inspect.getfile(type(engine)) for engine in registry().values()]
 

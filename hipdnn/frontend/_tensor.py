@@ -32,23 +32,55 @@ class Tensor(NativeTensor):
 
     @classmethod
     def create(cls, dims: Iterable[int], data_type: Any) -> Tensor:
-        """A tensor with ``dims``, packed row-major (NCHW order) strides and ``data_type``."""
+        """A tensor with ``dims``, packed row-major (NCHW order) strides and ``data_type``.
+
+        Parameters
+        ----------
+        dims : sequence of int
+            The dims; the strides are packed row-major (NCHW order).
+        data_type : DataType
+            The element type.
+
+        Returns
+        -------
+        Tensor
+            This tensor (calls chain).
+        """
         dim = list(dims)
         return cls(dim, packed_strides(dim) if dim else [], data_type)
 
     def has_uid(self) -> bool:
-        """True once a uid was set or assigned (by validate)."""
+        """True once a uid was set or assigned (by validate).
+
+        Returns
+        -------
+        bool
+            True once a uid was set or assigned (by validate).
+        """
         return self.uid is not None
 
     def get_volume(self) -> int:
-        """Number of elements: the product of the dims (1 for no dims)."""
+        """Number of elements: the product of the dims (1 for no dims).
+
+        Returns
+        -------
+        int
+            Number of elements.
+        """
         n = 1
         for d in self.dim or ():
             n *= d
         return n
 
     def validate(self) -> Error:
-        """Dims and strides set, consistent and positive; a data type set."""
+        """Dims and strides set, consistent and positive; a data type set.
+
+        Returns
+        -------
+        Error
+            ``ErrorCode.OK``, or the failure's code and message (upstream's convention: the call
+            does not raise).
+        """
         if not self.dim:
             return Error(ErrorCode.ATTRIBUTE_NOT_SET, f"tensor {self.name!r}: dims are not set")
         if not self.stride:
@@ -66,7 +98,20 @@ class Tensor(NativeTensor):
     def set_value(self, value: float | None, data_type: Any = None) -> Tensor:
         """Bake a compile-time scalar, as upstream does: the tensor becomes a one-element
         pass-by-value tensor (dims and strides [1]) of ``data_type``, else its own data type,
-        else BOOLEAN / INT64 / FLOAT for a Python bool / int / float."""
+        else BOOLEAN / INT64 / FLOAT for a Python bool / int / float.
+
+        Parameters
+        ----------
+        value : float, optional
+            The scalar's value, baked into the graph (None: given in the variant pack).
+        data_type : DataType, optional
+            The scalar's element type (default: unchanged).
+
+        Returns
+        -------
+        Tensor
+            This tensor (calls chain).
+        """
         if value is None:
             super().set_value(None)
             return self

@@ -65,6 +65,33 @@ class GraphCore:
 
         ``value`` bakes the value of a pass-by-value scalar. cudnn-frontend's ``ragged_offset``
         and ``reordering_type`` are accepted only at their defaults.
+
+        Parameters
+        ----------
+        dim : sequence of int, optional
+            The logical dims, N, C, (D), H, W.
+        stride : sequence of int, optional
+            The strides in elements (default: packed in the dims' order).
+        data_type : DataType, optional
+            The element type (default: the graph's io or intermediate data type).
+        is_virtual : bool, optional
+            True for a graph-internal tensor (no memory in the variant pack).
+        is_pass_by_value : bool, optional
+            True for a host scalar given by value.
+        name : str, optional
+            The tensor's name (default ``"tensor_<n>"``).
+        uid : int, optional
+            The tensor's uid (default: assigned at validation).
+        value : float, optional
+            The scalar's value, baked into the graph (None: given in the variant pack).
+        **cudnn_only
+            cudnn-frontend's keywords ``ragged_offset`` and ``reordering_type``, accepted at
+            their defaults only.
+
+        Returns
+        -------
+        Tensor
+            The new graph tensor.
         """
         for key, val in cudnn_only.items():
             if key not in ("ragged_offset", "reordering_type"):
@@ -92,6 +119,18 @@ class GraphCore:
         numpy view (``a[..., ::-1]``, ``np.flip``) gives the same strides made positive: the
         same memory order, as graph strides cannot be negative (its values are still read
         through the view's own strides).
+
+        Parameters
+        ----------
+        input : array or Tensor
+            A framework tensor or array (its dims, strides and dtype), or a graph tensor to copy.
+        name : str, optional
+            The tensor's name.
+
+        Returns
+        -------
+        Tensor
+            The new graph tensor.
         """
         if isinstance(input, Tensor):
             return self.tensor(input.dim, input.stride, input.data_type, input.is_virtual,

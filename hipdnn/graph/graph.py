@@ -172,25 +172,69 @@ class Graph(MathOps, NormOps, MatmulOps):
 
     # -- graph-wide settings (hipDNN setters, chainable) ---------------------------------------
     def set_name(self, name: str) -> Graph:
-        """Set the graph's name."""
+        """Set the graph's name.
+
+        Parameters
+        ----------
+        name : str
+            The new name.
+
+        Returns
+        -------
+        Graph
+            This graph (calls chain).
+        """
         self.name = str(name)
         self._changed()
         return self
 
     def set_io_data_type(self, data_type: Any) -> Graph:
-        """Default dtype of non-virtual tensors."""
+        """Default dtype of non-virtual tensors.
+
+        Parameters
+        ----------
+        data_type : DataType
+            The default element type of non-virtual tensors.
+
+        Returns
+        -------
+        Graph
+            This graph (calls chain).
+        """
         self.io_data_type = _dtype_arg(data_type, "io_data_type")
         self._changed()
         return self
 
     def set_intermediate_data_type(self, data_type: Any) -> Graph:
-        """Default dtype of virtual tensors."""
+        """Default dtype of virtual tensors.
+
+        Parameters
+        ----------
+        data_type : DataType
+            The default element type of virtual tensors.
+
+        Returns
+        -------
+        Graph
+            This graph (calls chain).
+        """
         self.intermediate_data_type = _dtype_arg(data_type, "intermediate_data_type")
         self._changed()
         return self
 
     def set_compute_data_type(self, data_type: Any) -> Graph:
-        """Default compute dtype of nodes."""
+        """Default compute dtype of nodes.
+
+        Parameters
+        ----------
+        data_type : DataType
+            The default compute type of the graph's nodes.
+
+        Returns
+        -------
+        Graph
+            This graph (calls chain).
+        """
         self.compute_data_type = _dtype_arg(data_type, "compute_data_type")
         self._changed()
         return self
@@ -209,7 +253,13 @@ class Graph(MathOps, NormOps, MatmulOps):
 
     # -- the pipeline, engines, knobs and plans (delegated to the graph's Planner) -------------
     def build_operation_graph(self, handle: Handle | None = None) -> None:
-        """Validate and fix the graph's structure key (cudnn-frontend's operation graph)."""
+        """Validate and fix the graph's structure key (cudnn-frontend's operation graph).
+
+        Parameters
+        ----------
+        handle : Handle, optional
+            The Handle the graph is built for (default: the graph's).
+        """
         self._planner.build_operation_graph(handle)
 
     def create_execution_plans(self, modes: Sequence[HeurMode] | HeurMode | None = None) -> None:
@@ -217,8 +267,19 @@ class Graph(MathOps, NormOps, MatmulOps):
 
         ``modes``: a HeurMode, its name or value, or a list of them. Every valid mode (A, B,
         FALLBACK, OPENSOURCE) gives the same ranking, the engines' static ranks, as hipDNN does;
-        an unknown mode raises ValidationError listing the valid ones. Raises
-        GraphNotSupportedError listing each engine's reason when no engine applies.
+        an unknown mode raises ValidationError listing the valid ones.
+
+        Parameters
+        ----------
+        modes : HeurMode or sequence of HeurMode, optional
+            Heuristic modes (a HeurMode, its name or value, or a list of them).
+
+        Raises
+        ------
+        ValidationError
+            An unknown mode (the message lists the valid ones).
+        GraphNotSupportedError
+            No engine applies (the message gives each engine's reason).
         """
         self._planner.create_execution_plans(modes)
 
@@ -227,12 +288,29 @@ class Graph(MathOps, NormOps, MatmulOps):
 
         Returns :meth:`engine_reasons` (cudnn-frontend returns nothing: code ignoring the
         result works the same).
+
+        Returns
+        -------
+        dict
+            Each candidate engine's name: None (it can run the graph) or its reason.
+
+        Raises
+        ------
+        GraphNotSupportedError
+            No candidate engine remains (the message gives each engine's reason).
         """
         return self._planner.check_support()
 
     def engine_reasons(self) -> dict[str, str | None]:
         """Every registered engine, preferred first: None when it can run this graph (and was
-        not deselected or refused while building), else the full reason it was not used."""
+        not deselected or refused while building), else the full reason it was not used.
+
+        Returns
+        -------
+        dict
+            Each registered engine's name, preferred first: None when it can run this graph, else
+            its reason.
+        """
         return self._planner.engine_reasons()
 
     def deselect_engines(self, names: Sequence[str | int] | str | int) -> None:
@@ -240,6 +318,16 @@ class Graph(MathOps, NormOps, MatmulOps):
 
         Call after ``create_execution_plans`` (it is run first when needed) and before
         ``build_plans``. Names that match no candidate are ignored, as in cudnn-frontend.
+
+        Parameters
+        ----------
+        names : str, int or sequence of them
+            Engine names or ids.
+
+        Raises
+        ------
+        ArgumentError
+            A name or id of no registered engine.
         """
         self._planner.deselect_engines(names)
 
@@ -250,6 +338,11 @@ class Graph(MathOps, NormOps, MatmulOps):
         (a candidate whose plan needs more is released and skipped, its reason recorded; with
         HEURISTICS_CHOICE the next candidate is tried) and drops already-built plans now.
         The limit stays until the next call (``None`` removes it).
+
+        Parameters
+        ----------
+        workspace : int or None
+            The largest workspace in bytes a plan may need (None: no limit).
         """
         self._planner.deselect_workspace_greater_than(workspace)
 
@@ -261,6 +354,18 @@ class Graph(MathOps, NormOps, MatmulOps):
         ``progress``: a build that takes long (MIOpen compiling kernels on first use, Find 2.0
         tuning) shows what it builds on a terminal or in a notebook; False (or
         ``HIPDNN_PROGRESS=0``) keeps it quiet; see :mod:`hipdnn.core.progress`.
+
+        Parameters
+        ----------
+        policy : BuildPlanPolicy, optional
+            HEURISTICS_CHOICE (the first candidate that builds) or ALL.
+        progress : bool, optional
+            Show a progress line (None: on a terminal or in a notebook when it takes long).
+
+        Raises
+        ------
+        GraphNotSupportedError
+            No candidate builds (the message gives each one's reason).
         """
         self._planner.build_plans(policy, progress)
 
@@ -301,15 +406,43 @@ class Graph(MathOps, NormOps, MatmulOps):
         return self
 
     def get_engine_count(self) -> int:
-        """Number of engines that can run this graph."""
+        """Number of engines that can run this graph.
+
+        Returns
+        -------
+        int
+            Number of engines that can run this graph.
+        """
         return self._planner.get_engine_count()
 
     def get_ranked_engine_ids(self) -> list[int]:
-        """Ids of the applicable engines, preferred first."""
+        """Ids of the applicable engines, preferred first.
+
+        Returns
+        -------
+        list of int
+            The ids, preferred first.
+        """
         return self._planner.get_ranked_engine_ids()
 
     def get_knobs_for_engine(self, engine_id: int | str) -> list[Knob]:
-        """The knobs ``engine_id`` offers for this graph (id, type, default, constraint, help)."""
+        """The knobs ``engine_id`` offers for this graph (id, type, default, constraint, help).
+
+        Parameters
+        ----------
+        engine_id : int or str
+            The engine's id (``get_ranked_engine_ids``) or name.
+
+        Returns
+        -------
+        list of Knob
+            The knobs (id, type, default, constraint, help).
+
+        Raises
+        ------
+        EngineError
+            ``engine_id`` names no registered engine.
+        """
         return self._planner.get_knobs_for_engine(engine_id)
 
     def create_execution_plan_ext(self, engine_id: int | str,
@@ -319,50 +452,178 @@ class Graph(MathOps, NormOps, MatmulOps):
         Settings are checked now: an unknown knob or a value outside its constraint raises
         KnobError naming the knob and the valid values. Calls accumulate, so several
         configurations can be built with BuildPlanPolicy.ALL and compared by autotune().
+
+        Parameters
+        ----------
+        engine_id : int or str
+            The engine's id (``get_ranked_engine_ids``) or name.
+        knob_settings : dict or sequence of KnobSetting, optional
+            Knob values by knob id; knobs left out take their defaults.
+
+        Raises
+        ------
+        EngineError
+            ``engine_id`` names no registered engine.
+        KnobError
+            A knob value outside its constraint.
         """
         self._planner.create_execution_plan_ext(engine_id, knob_settings)
 
     def create_execution_plan(self, engine_id: int | str,
                               knob_settings: KnobSettings = None) -> None:
-        """cudnn-frontend's name for :meth:`create_execution_plan_ext` (same arguments)."""
+        """cudnn-frontend's name for :meth:`create_execution_plan_ext` (same arguments).
+
+        Parameters
+        ----------
+        engine_id : int or str
+            The engine's id (``get_ranked_engine_ids``) or name.
+        knob_settings : dict or sequence of KnobSetting, optional
+            Knob values by knob id; knobs left out take their defaults.
+
+        Raises
+        ------
+        EngineError
+            ``engine_id`` names no registered engine.
+        KnobError
+            A knob value outside its constraint.
+        """
         self._planner.create_execution_plan(engine_id, knob_settings)
 
     def build_plan_at_index(self, index: int) -> None:
         """Build only candidate ``index`` (appended to the built plans unless its workspace
-        exceeds the deselect_workspace_greater_than limit)."""
+        exceeds the deselect_workspace_greater_than limit).
+
+        Parameters
+        ----------
+        index : int
+            Index of a built plan (0: the selected one), or of a candidate for
+            :meth:`build_plan_at_index`.
+
+        Raises
+        ------
+        PlanIndexError
+            ``index`` is not the index of a candidate.
+        """
         self._planner.build_plan_at_index(index)
 
     def get_execution_plan_count(self) -> int:
-        """Number of built plans."""
+        """Number of built plans.
+
+        Returns
+        -------
+        int
+            Number of built plans.
+        """
         return self._planner.get_execution_plan_count()
 
     def get_execution_plan_engine_id(self) -> int:
-        """Engine id of the selected plan (index 0)."""
+        """Engine id of the selected plan (index 0).
+
+        Returns
+        -------
+        int
+            Engine id of the selected plan (index 0).
+        """
         return self._planner.get_execution_plan_engine_id()
 
     def get_plan_name(self) -> str:
-        """Name of the selected plan (index 0)."""
+        """Name of the selected plan (index 0).
+
+        Returns
+        -------
+        str
+            Name of the selected plan (index 0).
+        """
         return self._planner.get_plan_name()
 
     def get_plan_name_at_index(self, index: int) -> str:
-        """Name of built plan ``index``."""
+        """Name of built plan ``index``.
+
+        Parameters
+        ----------
+        index : int
+            Index of a built plan (0: the selected one), or of a candidate for
+            :meth:`build_plan_at_index`.
+
+        Returns
+        -------
+        str
+            Name of built plan ``index``.
+
+        Raises
+        ------
+        PlanIndexError
+            ``index`` is not the index of a built plan.
+        """
         return self._planner.get_plan_name_at_index(index)
 
     def get_workspace_size_plan_at_index(self, index: int) -> int:
-        """Workspace bytes of built plan ``index``."""
+        """Workspace bytes of built plan ``index``.
+
+        Parameters
+        ----------
+        index : int
+            Index of a built plan (0: the selected one), or of a candidate for
+            :meth:`build_plan_at_index`.
+
+        Returns
+        -------
+        int
+            Workspace bytes of built plan ``index``.
+
+        Raises
+        ------
+        PlanIndexError
+            ``index`` is not the index of a built plan.
+        """
         return self._planner.get_workspace_size_plan_at_index(index)
 
     def get_workspace_size(self) -> int:
-        """Workspace bytes that fit every built plan (the selected plan's when only one)."""
+        """Workspace bytes that fit every built plan (the selected plan's when only one).
+
+        Returns
+        -------
+        int
+            Workspace bytes that fit every built plan (the selected plan's when only one).
+        """
         return self._planner.get_workspace_size()
 
     def get_engine_and_knobs_at_index(self, index: int) -> tuple[int, dict[str, KnobValue]]:
         """(engine id, knob values) of built plan ``index``: persist an autotuned choice and
-        replay it with ``create_execution_plan_ext(engine_id, knobs)``."""
+        replay it with ``create_execution_plan_ext(engine_id, knobs)``.
+
+        Parameters
+        ----------
+        index : int
+            Index of a built plan (0: the selected one), or of a candidate for
+            :meth:`build_plan_at_index`.
+
+        Returns
+        -------
+        tuple of (int, dict)
+            The engine id and its knob values, for ``create_execution_plan_ext``.
+
+        Raises
+        ------
+        PlanIndexError
+            ``index`` is not the index of a built plan.
+        """
         return self._planner.get_engine_and_knobs_at_index(index)
 
     def select_plan(self, index: int) -> None:
-        """Make built plan ``index`` the one ``execute`` runs (index 0)."""
+        """Make built plan ``index`` the one ``execute`` runs (index 0).
+
+        Parameters
+        ----------
+        index : int
+            Index of a built plan (0: the selected one), or of a candidate for
+            :meth:`build_plan_at_index`.
+
+        Raises
+        ------
+        PlanIndexError
+            ``index`` is not the index of a built plan.
+        """
         self._planner.select_plan(index)
 
     def close(self) -> None:
@@ -468,7 +729,31 @@ class Graph(MathOps, NormOps, MatmulOps):
 
     def execute_plan_at_index(self, variant_pack: Mapping[Any, Any], workspace: Any,
                               index: int, handle: Handle | None = None) -> None:
-        """Run built plan ``index``."""
+        """Run built plan ``index``.
+
+        Parameters
+        ----------
+        variant_pack : Mapping
+            {graph tensor or uid: value}; a value is an int device pointer, a Python float (pass-by-
+            value tensors), a numpy array, a torch tensor, or any ``__dlpack__`` /
+            ``__cuda_array_interface__`` / ``__array_interface__`` object.
+        workspace : optional
+            The workspace: at least the plan's workspace size in bytes (an int device pointer, an
+            array, a tensor); None when that is 0.
+        index : int
+            Index of a built plan (0: the selected one), or of a candidate for
+            :meth:`build_plan_at_index`.
+        handle : Handle, optional
+            The Handle to use (default: the graph's).
+
+        Raises
+        ------
+        VariantPackError
+            A value is missing, of another dtype or shape than its tensor, or unreadable
+            (WorkspaceError: the workspace).
+        PlanIndexError
+            ``index`` is not the index of a built plan.
+        """
         self._executor.execute_plan_at_index(variant_pack, workspace, index, handle)
 
     def autotune(self, variant_pack: Mapping[Any, Any], workspace: Any = None,
@@ -480,6 +765,36 @@ class Graph(MathOps, NormOps, MatmulOps):
         seconds per run; it unpacks as a ``(name, seconds)`` tuple) per plan, fastest first.
         Outputs in the variant pack are overwritten by every run. ``progress``: see
         :mod:`hipdnn.core.progress` (None: shown on a terminal or in a notebook when it takes long).
+
+        Parameters
+        ----------
+        variant_pack : Mapping
+            {graph tensor or uid: value}; a value is an int device pointer, a Python float (pass-by-
+            value tensors), a numpy array, a torch tensor, or any ``__dlpack__`` /
+            ``__cuda_array_interface__`` / ``__array_interface__`` object.
+        workspace : optional
+            The workspace: at least the plan's workspace size in bytes (an int device pointer, an
+            array, a tensor); None when that is 0.
+        iterations : int, optional
+            Timed runs per plan.
+        warmup : int, optional
+            Untimed runs per plan first.
+        handle : Handle, optional
+            The Handle to use (default: the graph's).
+        progress : bool, optional
+            Show a progress line (None: on a terminal or in a notebook when it takes long).
+
+        Returns
+        -------
+        list of PlanTiming
+            Each plan's name and time per run, fastest first.
+
+        Raises
+        ------
+        VariantPackError
+            A value is missing, of another dtype or shape than its tensor, or unreadable.
+        HandleError
+            Synchronizing the handle failed.
         """
         return self._executor.autotune(variant_pack, workspace, iterations, warmup, handle,
                                        progress)
@@ -491,6 +806,13 @@ class Graph(MathOps, NormOps, MatmulOps):
         Items are recorded names (``"conv::image"``), tensor names, uids, graph tensors or the
         framework tensors the ops were given. Before the plans are built the lists are kept and
         applied when the ``with`` block ends.
+
+        Parameters
+        ----------
+        inputs : sequence
+            The input tensors (or the framework tensors they were made from), in call order.
+        outputs : sequence
+            The output tensors, in return order.
         """
         self._high_level.set_io_tuples(inputs, outputs)
 
@@ -519,21 +841,52 @@ class Graph(MathOps, NormOps, MatmulOps):
         return self
 
     def key(self) -> int:
-        """Stable structural hash (validates first): equal for graphs built the same way."""
+        """Stable structural hash (validates first): equal for graphs built the same way.
+
+        Returns
+        -------
+        int
+            The hash.
+        """
         self.validate()
         return serialize.graph_key(self)
 
     def to_json(self) -> str:
-        """The graph as JSON (tensors, nodes, attributes, uids, dtypes); see Graph.from_json."""
+        """The graph as JSON (tensors, nodes, attributes, uids, dtypes); see Graph.from_json.
+
+        Returns
+        -------
+        str
+            The graph as JSON (tensors, nodes, attributes, uids, dtypes).
+        """
         return serialize.to_json(self)
 
     def serialize(self) -> str:
-        """cudnn-frontend spelling of :meth:`to_json`."""
+        """cudnn-frontend spelling of :meth:`to_json`.
+
+        Returns
+        -------
+        str
+            Cudnn-frontend spelling of :meth:`to_json`.
+        """
         return self.to_json()
 
     @classmethod
     def from_json(cls, text: str | bytes, handle: Handle | None = None) -> Graph:
-        """Rebuild a graph from :meth:`to_json` output."""
+        """Rebuild a graph from :meth:`to_json` output.
+
+        Parameters
+        ----------
+        text : str or bytes
+            A document of :meth:`serialize` / :meth:`to_json`.
+        handle : Handle, optional
+            The Handle to use (default: the graph's).
+
+        Returns
+        -------
+        Graph
+            This graph, holding the document's tensors and nodes.
+        """
         return serialize.from_json(text, handle, cls)
 
     def _deserialize_into(self, *args: Any, **kwargs: Any) -> None:

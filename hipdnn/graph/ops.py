@@ -106,7 +106,44 @@ class GraphOps(GraphCore):
                    dilation: Ints = None, *, pre_padding: Ints = None, post_padding: Ints = None,
                    convolution_mode: Any = ConvolutionMode.CROSS_CORRELATION,
                    compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
-        """Forward convolution; returns Y (N, K, out spatial...). Groups = C / weight's C."""
+        """Forward convolution; returns Y (N, K, out spatial...). Groups = C / weight's C.
+
+        Parameters
+        ----------
+        image : Tensor
+            The data tensor X, (N, C, spatial...).
+        weight : Tensor
+            The filter W, (K, C / groups, filter spatial...).
+        padding : int or sequence of int, optional
+            Symmetric zero padding per spatial axis (one int: every axis); excludes
+            ``pre_padding``/``post_padding``.
+        stride : int or sequence of int, optional
+            Stride per spatial axis (default 1).
+        dilation : int or sequence of int, optional
+            Dilation per spatial axis (default 1).
+        pre_padding : int or sequence of int, optional
+            Padding before each spatial axis.
+        post_padding : int or sequence of int, optional
+            Padding after each spatial axis.
+        convolution_mode : ConvolutionMode, optional
+            CROSS_CORRELATION (the default; what deep-learning frameworks call convolution) or
+            CONVOLUTION.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self._conv(ConvFpropNode, "conv_fprop", {"X": image, "W": weight}, "Y", image,
                           padding, stride, dilation, pre_padding, post_padding, convolution_mode,
                           compute_data_type, name)
@@ -115,7 +152,44 @@ class GraphOps(GraphCore):
                    dilation: Ints = None, *, pre_padding: Ints = None, post_padding: Ints = None,
                    convolution_mode: Any = ConvolutionMode.CROSS_CORRELATION,
                    compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
-        """Data gradient; returns DX. With a stride > 1 set DX's dims (``DX.set_dim``)."""
+        """Data gradient; returns DX. With a stride > 1 set DX's dims (``DX.set_dim``).
+
+        Parameters
+        ----------
+        loss : Tensor
+            The gradient of the loss with respect to the op's output (DY).
+        filter : Tensor
+            The filter W, (K, C / groups, filter spatial...).
+        padding : int or sequence of int, optional
+            Symmetric zero padding per spatial axis (one int: every axis); excludes
+            ``pre_padding``/``post_padding``.
+        stride : int or sequence of int, optional
+            Stride per spatial axis (default 1).
+        dilation : int or sequence of int, optional
+            Dilation per spatial axis (default 1).
+        pre_padding : int or sequence of int, optional
+            Padding before each spatial axis.
+        post_padding : int or sequence of int, optional
+            Padding after each spatial axis.
+        convolution_mode : ConvolutionMode, optional
+            CROSS_CORRELATION (the default; what deep-learning frameworks call convolution) or
+            CONVOLUTION.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self._conv(ConvDgradNode, "conv_dgrad", {"DY": loss, "W": filter}, "DX", loss,
                           padding, stride, dilation, pre_padding, post_padding, convolution_mode,
                           compute_data_type, name)
@@ -124,7 +198,44 @@ class GraphOps(GraphCore):
                    dilation: Ints = None, *, pre_padding: Ints = None, post_padding: Ints = None,
                    convolution_mode: Any = ConvolutionMode.CROSS_CORRELATION,
                    compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
-        """Weight gradient; returns DW. Set DW's dims unless all strides are 1 and groups = 1."""
+        """Weight gradient; returns DW. Set DW's dims unless all strides are 1 and groups = 1.
+
+        Parameters
+        ----------
+        image : Tensor
+            The data tensor X, (N, C, spatial...).
+        loss : Tensor
+            The gradient of the loss with respect to the op's output (DY).
+        padding : int or sequence of int, optional
+            Symmetric zero padding per spatial axis (one int: every axis); excludes
+            ``pre_padding``/``post_padding``.
+        stride : int or sequence of int, optional
+            Stride per spatial axis (default 1).
+        dilation : int or sequence of int, optional
+            Dilation per spatial axis (default 1).
+        pre_padding : int or sequence of int, optional
+            Padding before each spatial axis.
+        post_padding : int or sequence of int, optional
+            Padding after each spatial axis.
+        convolution_mode : ConvolutionMode, optional
+            CROSS_CORRELATION (the default; what deep-learning frameworks call convolution) or
+            CONVOLUTION.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self._conv(ConvWgradNode, "conv_wgrad", {"X": image, "DY": loss}, "DW", image,
                           padding, stride, dilation, pre_padding, post_padding, convolution_mode,
                           compute_data_type, name)
@@ -152,6 +263,42 @@ class GraphOps(GraphCore):
 
         Arguments after ``epsilon`` are keyword-only: cudnn-frontend's positional order puts the
         running statistics before epsilon, so positional calls would silently mix them up.
+
+        Parameters
+        ----------
+        input : Tensor
+            The data tensor X, (N, C, spatial...).
+        scale : Tensor
+            The per-channel scale (gamma).
+        bias : Tensor
+            The per-channel bias (beta).
+        epsilon : Tensor or float, optional
+            Added to the variance; a float becomes a pass-by-value scalar tensor.
+        momentum : Tensor or float, optional
+            Running-statistics factor: next = (1 - momentum) * prev + momentum * batch.
+        in_running_mean : Tensor, optional
+            The previous running mean (with ``in_running_var`` and ``momentum``: the next running
+            statistics are outputs).
+        in_running_var : Tensor, optional
+            The previous running variance.
+        peer_stats : sequence of Tensor, optional
+            cuDNN's multi-GPU statistics exchange; accepted and recorded, no engine here runs it.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        list of Tensor or None
+            [Y, MEAN, INV_VARIANCE, NEXT_RUNNING_MEAN, NEXT_RUNNING_VARIANCE]; the running
+            statistics are None without ``in_running_mean``.
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
         """
         name = self._node_name(name, "batchnorm")
         if epsilon is None:
@@ -183,7 +330,40 @@ class GraphOps(GraphCore):
                             epsilon: Tensor | float | None = None,
                             compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
         """Batchnorm inference with ``inv_variance`` (= 1/sqrt(var+eps)); or, given
-        ``variance=`` and ``epsilon=``, the variance form (batchnorm_inference_variance_ext)."""
+        ``variance=`` and ``epsilon=``, the variance form (batchnorm_inference_variance_ext).
+
+        Parameters
+        ----------
+        input : Tensor
+            The data tensor X, (N, C, spatial...).
+        mean : Tensor
+            The saved or running mean.
+        inv_variance : Tensor, optional
+            The inverse standard deviation (give it or ``variance`` and ``epsilon``).
+        scale : Tensor, optional
+            The per-channel scale (gamma).
+        bias : Tensor, optional
+            The per-channel bias (beta).
+        variance : Tensor, optional
+            The running variance (with ``epsilon``).
+        epsilon : Tensor or float, optional
+            Added to ``variance``.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         if variance is not None or epsilon is not None:
             if inv_variance is not None:
                 raise ValidationError("give inv_variance, or variance and epsilon, not both",
@@ -206,7 +386,38 @@ class GraphOps(GraphCore):
                                          epsilon: Tensor | float, *,
                                          compute_data_type: Any = DataType.NOT_SET,
                                          name: str = "") -> Tensor:
-        """Batchnorm inference from the running variance and epsilon (the seed's BN inference)."""
+        """Batchnorm inference from the running variance and epsilon (the seed's BN inference).
+
+        Parameters
+        ----------
+        input : Tensor
+            The data tensor X, (N, C, spatial...).
+        mean : Tensor
+            The saved or running mean.
+        variance : Tensor
+            The running variance.
+        scale : Tensor
+            The per-channel scale (gamma).
+        bias : Tensor
+            The per-channel bias (beta).
+        epsilon : Tensor or float
+            Added to the variance; a float becomes a pass-by-value scalar tensor.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         name = self._node_name(name, "batchnorm_inference")
         y = self._output(name, "Y")
         self._add_node(BatchnormInferenceVarianceNode(
@@ -219,7 +430,38 @@ class GraphOps(GraphCore):
                            peer_stats: Sequence[Tensor] | None = None, *,
                            compute_data_type: Any = DataType.NOT_SET,
                            name: str = "") -> list[Tensor]:
-        """Batchnorm backward; returns [DX, DScale, DBias]."""
+        """Batchnorm backward; returns [DX, DScale, DBias].
+
+        Parameters
+        ----------
+        grad : Tensor
+            The gradient of the loss with respect to the forward output (DY).
+        input : Tensor
+            The forward input X.
+        scale : Tensor
+            The per-channel scale (gamma).
+        mean : Tensor, optional
+            The saved mean (with ``inv_variance``; else it is recomputed from X).
+        inv_variance : Tensor, optional
+            The saved inverse standard deviation.
+        peer_stats : sequence of Tensor, optional
+            cuDNN's multi-GPU statistics exchange; accepted and recorded, no engine here runs it.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        list of Tensor
+            [DX, DSCALE, DBIAS].
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         name = self._node_name(name, "batchnorm_backward")
         if peer_stats:
             raise ValidationError("peer_stats (multi-device statistics) is not supported",
@@ -234,7 +476,28 @@ class GraphOps(GraphCore):
     def genstats(self, input: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
                  name: str = "") -> list[Tensor]:
         """Per-channel SUM and SQ_SUM of ``input`` (N, C, ...), each (1, C, 1, ...);
-        cudnn-frontend's ``genstats``. CPU_REFERENCE_ENGINE only (no MIOpen seed row)."""
+        cudnn-frontend's ``genstats``. CPU_REFERENCE_ENGINE only (no MIOpen seed row).
+
+        Parameters
+        ----------
+        input : Tensor
+            The data tensor, (N, C, ...).
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        list of Tensor
+            [SUM, SQ_SUM], each (1, C, 1, ...).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         name = self._node_name(name, "genstats")
         outs = {p: self._output(name, p) for p in GenstatsNode.OUTPUTS}
         self._add_node(GenstatsNode(name, compute_data_type, X=input, **outs))
@@ -244,7 +507,30 @@ class GraphOps(GraphCore):
                   compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
         """Reduce ``input`` with ``mode`` (:class:`~hipdnn.core.types.ReductionMode`) over the axes
         where the output's dim is 1: the output starts with ``input``'s dims, so shrink them
-        with ``Y.set_dim([...])``. CPU_REFERENCE_ENGINE only (no MIOpen seed row)."""
+        with ``Y.set_dim([...])``. CPU_REFERENCE_ENGINE only (no MIOpen seed row).
+
+        Parameters
+        ----------
+        input : Tensor
+            The tensor reduced over the axes where the output's dim is 1.
+        mode : ReductionMode, int or str
+            The reduction (ADD, MUL, MIN, MAX, AMAX, AVG, NORM1, NORM2, MUL_NO_ZEROS).
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         rmode = to_enum(ReductionMode, mode, "reduction mode", node=name or None)
         name = self._node_name(name, "reduction")
         y = self._output(name, "Y")
@@ -259,7 +545,48 @@ class GraphOps(GraphCore):
                   elu_alpha: float | None = None, softplus_beta: float | None = None,
                   axis: int | None = None, compute_data_type: Any = DataType.NOT_SET,
                   name: str = "") -> Tensor:
-        """Generic element-wise op over 1-3 inputs (size-1 dims broadcast)."""
+        """Generic element-wise op over 1-3 inputs (size-1 dims broadcast).
+
+        Parameters
+        ----------
+        mode : PointwiseMode, int or str
+            The element-wise function.
+        in0 : Tensor
+            The first input (IN_0).
+        in1 : Tensor, optional
+            The second input (IN_1), for binary and ternary modes.
+        in2 : Tensor, optional
+            The third input (IN_2), for ternary modes (BINARY_SELECT).
+        relu_lower_clip : float, optional
+            RELU_FWD/RELU_BWD: the lower clip.
+        relu_upper_clip : float, optional
+            RELU_FWD/RELU_BWD: the upper clip.
+        relu_lower_clip_slope : float, optional
+            RELU_FWD/RELU_BWD: the slope below the lower clip (leaky ReLU).
+        swish_beta : float, optional
+            The beta of x * sigmoid(beta * x) (default 1).
+        elu_alpha : float, optional
+            ELU_FWD/ELU_BWD: alpha (default 1).
+        softplus_beta : float, optional
+            SOFTPLUS_FWD/SOFTPLUS_BWD: beta (default 1).
+        axis : int, optional
+            GEN_INDEX: the axis whose index is generated.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         pmode = to_enum(PointwiseMode, mode, "pointwise mode", node=name or None)
         name = self._node_name(name, pmode.name.lower())
         out = self._output(name, "OUT_0")
@@ -273,7 +600,34 @@ class GraphOps(GraphCore):
     def relu(self, input: Tensor, negative_slope: float | None = None,
              lower_clip: float | None = None, upper_clip: float | None = None, *,
              compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
-        """ReLU (RELU_FWD); ``upper_clip`` gives clipped ReLU, both clips give clamp."""
+        """ReLU (RELU_FWD); ``upper_clip`` gives clipped ReLU, both clips give clamp.
+
+        Parameters
+        ----------
+        input : Tensor
+            The input tensor.
+        negative_slope : float, optional
+            Slope for negative inputs (leaky ReLU).
+        lower_clip : float, optional
+            Outputs below it are clipped to it (0 for a plain ReLU).
+        upper_clip : float, optional
+            Outputs above it are clipped to it.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         check_float(negative_slope, "negative_slope", node=name or None)
         return self.pointwise(PointwiseMode.RELU_FWD, input, relu_lower_clip=lower_clip,
                               relu_upper_clip=upper_clip, relu_lower_clip_slope=negative_slope,
@@ -282,7 +636,36 @@ class GraphOps(GraphCore):
     def relu_backward(self, loss: Tensor, input: Tensor, negative_slope: float | None = None,
                       lower_clip: float | None = None, upper_clip: float | None = None, *,
                       compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
-        """dReLU (RELU_BWD): IN_0 = ``loss`` (dy), IN_1 = the forward ``input``."""
+        """dReLU (RELU_BWD): IN_0 = ``loss`` (dy), IN_1 = the forward ``input``.
+
+        Parameters
+        ----------
+        loss : Tensor
+            The gradient of the loss with respect to the op's output (DY).
+        input : Tensor
+            The forward input X.
+        negative_slope : float, optional
+            Slope for negative inputs (leaky ReLU).
+        lower_clip : float, optional
+            Outputs below it are clipped to it (0 for a plain ReLU).
+        upper_clip : float, optional
+            Outputs above it are clipped to it.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         check_float(negative_slope, "negative_slope", node=name or None)
         return self.pointwise(PointwiseMode.RELU_BWD, loss, input, relu_lower_clip=lower_clip,
                               relu_upper_clip=upper_clip, relu_lower_clip_slope=negative_slope,
@@ -290,52 +673,236 @@ class GraphOps(GraphCore):
 
     def add(self, a: Tensor, b: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
             name: str = "") -> Tensor:
-        """a + b (ADD)."""
+        """a + b (ADD).
+
+        Parameters
+        ----------
+        a : Tensor
+            The first operand (IN_0).
+        b : Tensor
+            The second operand (IN_1); broadcast where its dims are 1.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self.pointwise(PointwiseMode.ADD, a, b, compute_data_type=compute_data_type,
                               name=name)
 
     def bias(self, input: Tensor, bias: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
              name: str = "") -> Tensor:
-        """input + bias (ADD; a 1xCx1x1 bias broadcasts over N and spatial dims)."""
+        """input + bias (ADD; a 1xCx1x1 bias broadcasts over N and spatial dims).
+
+        Parameters
+        ----------
+        input : Tensor
+            The input tensor.
+        bias : Tensor
+            The per-channel bias (beta).
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self.pointwise(PointwiseMode.ADD, input, bias,
                               compute_data_type=compute_data_type, name=name)
 
     def sub(self, a: Tensor, b: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
             name: str = "") -> Tensor:
-        """a - b (SUB)."""
+        """a - b (SUB).
+
+        Parameters
+        ----------
+        a : Tensor
+            The first operand (IN_0).
+        b : Tensor
+            The second operand (IN_1); broadcast where its dims are 1.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self.pointwise(PointwiseMode.SUB, a, b, compute_data_type=compute_data_type,
                               name=name)
 
     def mul(self, a: Tensor, b: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
             name: str = "") -> Tensor:
-        """a * b (MUL)."""
+        """a * b (MUL).
+
+        Parameters
+        ----------
+        a : Tensor
+            The first operand (IN_0).
+        b : Tensor
+            The second operand (IN_1); broadcast where its dims are 1.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self.pointwise(PointwiseMode.MUL, a, b, compute_data_type=compute_data_type,
                               name=name)
 
     def scale(self, input: Tensor, scale: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
               name: str = "") -> Tensor:
-        """input * scale (MUL)."""
+        """input * scale (MUL).
+
+        Parameters
+        ----------
+        input : Tensor
+            The input tensor.
+        scale : Tensor
+            The per-channel scale (gamma).
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self.pointwise(PointwiseMode.MUL, input, scale,
                               compute_data_type=compute_data_type, name=name)
 
     def leaky_relu(self, input: Tensor, negative_slope: float, *,
                    compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
         """Leaky ReLU (cudnn-frontend's ``leaky_relu``): RELU_FWD with ``negative_slope``
-        (required: a finite float)."""
+        (required: a finite float).
+
+        Parameters
+        ----------
+        input : Tensor
+            The input tensor.
+        negative_slope : float
+            Slope for negative inputs (leaky ReLU).
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         _required_slope(negative_slope, "leaky_relu", name)
         return self.relu(input, negative_slope, compute_data_type=compute_data_type, name=name)
 
     def leaky_relu_backward(self, loss: Tensor, input: Tensor, negative_slope: float, *,
                             compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
         """Leaky dReLU (cudnn-frontend's ``leaky_relu_backward``): RELU_BWD with the slope
-        (required: a finite float)."""
+        (required: a finite float).
+
+        Parameters
+        ----------
+        loss : Tensor
+            The gradient of the loss with respect to the op's output (DY).
+        input : Tensor
+            The input tensor.
+        negative_slope : float
+            Slope for negative inputs (leaky ReLU).
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         _required_slope(negative_slope, "leaky_relu_backward", name)
         return self.relu_backward(loss, input, negative_slope,
                                   compute_data_type=compute_data_type, name=name)
 
     def identity(self, input: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
                  name: str = "") -> Tensor:
-        """A copy of ``input`` (IDENTITY), converted to the output's data type."""
+        """A copy of ``input`` (IDENTITY), converted to the output's data type.
+
+        Parameters
+        ----------
+        input : Tensor
+            The input tensor.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self.pointwise(PointwiseMode.IDENTITY, input,
                               compute_data_type=compute_data_type, name=name)
 
@@ -345,46 +912,251 @@ class GraphOps(GraphCore):
 
     def cmp_gt(self, input: Tensor, comparison: Tensor, *,
                compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
-        """1 where ``input > comparison`` else 0 (CMP_GT; CPU_REFERENCE_ENGINE only)."""
+        """1 where ``input > comparison`` else 0 (CMP_GT; CPU_REFERENCE_ENGINE only).
+
+        Parameters
+        ----------
+        input : Tensor
+            The input tensor.
+        comparison : Tensor
+            The tensor ``input`` is compared with (IN_1).
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self._binary(PointwiseMode.CMP_GT, input, comparison, compute_data_type, name)
 
     def cmp_ge(self, input: Tensor, comparison: Tensor, *,
                compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
-        """1 where ``input >= comparison`` else 0 (CMP_GE)."""
+        """1 where ``input >= comparison`` else 0 (CMP_GE).
+
+        Parameters
+        ----------
+        input : Tensor
+            The input tensor.
+        comparison : Tensor
+            The tensor ``input`` is compared with (IN_1).
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self._binary(PointwiseMode.CMP_GE, input, comparison, compute_data_type, name)
 
     def cmp_lt(self, input: Tensor, comparison: Tensor, *,
                compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
-        """1 where ``input < comparison`` else 0 (CMP_LT)."""
+        """1 where ``input < comparison`` else 0 (CMP_LT).
+
+        Parameters
+        ----------
+        input : Tensor
+            The input tensor.
+        comparison : Tensor
+            The tensor ``input`` is compared with (IN_1).
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self._binary(PointwiseMode.CMP_LT, input, comparison, compute_data_type, name)
 
     def cmp_le(self, input: Tensor, comparison: Tensor, *,
                compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
-        """1 where ``input <= comparison`` else 0 (CMP_LE)."""
+        """1 where ``input <= comparison`` else 0 (CMP_LE).
+
+        Parameters
+        ----------
+        input : Tensor
+            The input tensor.
+        comparison : Tensor
+            The tensor ``input`` is compared with (IN_1).
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self._binary(PointwiseMode.CMP_LE, input, comparison, compute_data_type, name)
 
     def cmp_eq(self, input: Tensor, comparison: Tensor, *,
                compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
-        """1 where ``input == comparison`` else 0 (CMP_EQ)."""
+        """1 where ``input == comparison`` else 0 (CMP_EQ).
+
+        Parameters
+        ----------
+        input : Tensor
+            The input tensor.
+        comparison : Tensor
+            The tensor ``input`` is compared with (IN_1).
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self._binary(PointwiseMode.CMP_EQ, input, comparison, compute_data_type, name)
 
     def cmp_neq(self, input: Tensor, comparison: Tensor, *,
                 compute_data_type: Any = DataType.NOT_SET, name: str = "") -> Tensor:
-        """1 where ``input != comparison`` else 0 (CMP_NEQ)."""
+        """1 where ``input != comparison`` else 0 (CMP_NEQ).
+
+        Parameters
+        ----------
+        input : Tensor
+            The input tensor.
+        comparison : Tensor
+            The tensor ``input`` is compared with (IN_1).
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self._binary(PointwiseMode.CMP_NEQ, input, comparison, compute_data_type, name)
 
     def logical_and(self, a: Tensor, b: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
                     name: str = "") -> Tensor:
-        """1 where both inputs are non-zero else 0 (LOGICAL_AND)."""
+        """1 where both inputs are non-zero else 0 (LOGICAL_AND).
+
+        Parameters
+        ----------
+        a : Tensor
+            The first operand (IN_0).
+        b : Tensor
+            The second operand (IN_1); broadcast where its dims are 1.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self._binary(PointwiseMode.LOGICAL_AND, a, b, compute_data_type, name)
 
     def logical_or(self, a: Tensor, b: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
                    name: str = "") -> Tensor:
-        """1 where either input is non-zero else 0 (LOGICAL_OR)."""
+        """1 where either input is non-zero else 0 (LOGICAL_OR).
+
+        Parameters
+        ----------
+        a : Tensor
+            The first operand (IN_0).
+        b : Tensor
+            The second operand (IN_1); broadcast where its dims are 1.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self._binary(PointwiseMode.LOGICAL_OR, a, b, compute_data_type, name)
 
     def logical_not(self, input: Tensor, *, compute_data_type: Any = DataType.NOT_SET,
                     name: str = "") -> Tensor:
-        """1 where ``input`` is zero else 0 (LOGICAL_NOT)."""
+        """1 where ``input`` is zero else 0 (LOGICAL_NOT).
+
+        Parameters
+        ----------
+        input : Tensor
+            The input tensor.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self.pointwise(PointwiseMode.LOGICAL_NOT, input,
                               compute_data_type=compute_data_type, name=name)

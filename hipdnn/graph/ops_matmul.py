@@ -37,7 +37,32 @@ class MatmulOps(GraphOps):
         """C = A @ B over the last two axes (A (..., M, K), B (..., K, N) of the same rank; a
         batch dim of 1 broadcasts); returns C (..., M, N), row-major. ``padding`` (cuDNN's
         padding value for ragged M/N/K overrides) is accepted only as 0.0: the overrides are
-        not implemented."""
+        not implemented.
+
+        Parameters
+        ----------
+        A : Tensor
+            The left operand, (..., M, K).
+        B : Tensor
+            The right operand, (..., K, N); batch dims equal or 1 (broadcast).
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        padding : float, optional
+            cudnn-frontend's padding value of a ragged matmul; only 0.0 is supported.
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        Tensor
+            The output (virtual until ``set_output(True)``).
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         name = self._node_name(name, "matmul")
         for port, t in (("A", A), ("B", B)):
             if not isinstance(t, Tensor):

@@ -89,7 +89,36 @@ class NormOps(GraphOps):
                   name: str = "") -> list[Tensor | None]:
         """Layernorm over the axes where ``scale``'s dim is not 1; returns [Y, mean,
         inv_variance] (mean and inv_variance None in INFERENCE), the statistics with X's dims
-        and the normalized axes set to 1 (X (B, S, E), scale (1, 1, E): (B, S, 1))."""
+        and the normalized axes set to 1 (X (B, S, E), scale (1, 1, E): (B, S, 1)).
+
+        Parameters
+        ----------
+        norm_forward_phase : NormFwdPhase
+            TRAINING (the statistics are outputs) or INFERENCE.
+        input : Tensor
+            The data tensor X.
+        scale : Tensor, optional
+            The scale; its dims that are not 1 are the normalized axes.
+        bias : Tensor, optional
+            The bias, of ``scale``'s dims.
+        epsilon : Tensor or float, optional
+            Added to the variance; a float becomes a pass-by-value scalar tensor.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        list of Tensor or None
+            [Y, MEAN, INV_VARIANCE]; MEAN and INV_VARIANCE are None for INFERENCE.
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         outs = self._stats(norm_forward_phase, ("MEAN", "INV_VARIANCE"))
         return self._norm(LayernormNode, "layernorm", name, norm_forward_phase,
                           {"X": input, "SCALE": scale, "BIAS": bias}, frozenset(), epsilon, outs,
@@ -98,7 +127,36 @@ class NormOps(GraphOps):
     def layernorm_backward(self, grad: Tensor, input: Tensor, scale: Tensor, mean: Tensor,
                            inv_variance: Tensor, compute_data_type: Any = NOT_SET,
                            name: str = "") -> list[Tensor | None]:
-        """Layernorm backward from the saved statistics; returns [DX, DScale, DBias]."""
+        """Layernorm backward from the saved statistics; returns [DX, DScale, DBias].
+
+        Parameters
+        ----------
+        grad : Tensor
+            The gradient of the loss with respect to the forward output (DY).
+        input : Tensor
+            The forward input X.
+        scale : Tensor
+            The per-channel scale (gamma).
+        mean : Tensor
+            The saved mean of the forward (TRAINING) pass.
+        inv_variance : Tensor
+            The saved inverse standard deviation, 1 / sqrt(variance + epsilon).
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        list of Tensor or None
+            [DX, DSCALE, DBIAS].
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self._norm(LayernormBackwardNode, "layernorm_backward", name, None,
                           {"DY": grad, "X": input, "SCALE": scale, "MEAN": mean,
                            "INV_VARIANCE": inv_variance}, frozenset(), None,
@@ -110,7 +168,36 @@ class NormOps(GraphOps):
                 epsilon: Tensor | float | None = None, compute_data_type: Any = NOT_SET,
                 name: str = "") -> list[Tensor | None]:
         """RMSnorm (``bias`` optional) over the axes where ``scale``'s dim is not 1; returns
-        [Y, inv_variance] (inv_variance None in INFERENCE)."""
+        [Y, inv_variance] (inv_variance None in INFERENCE).
+
+        Parameters
+        ----------
+        norm_forward_phase : NormFwdPhase
+            TRAINING (the statistics are outputs) or INFERENCE.
+        input : Tensor
+            The data tensor X.
+        scale : Tensor, optional
+            The scale; its dims that are not 1 are the normalized axes.
+        bias : Tensor, optional
+            The bias, of ``scale``'s dims.
+        epsilon : Tensor or float, optional
+            Added to the variance; a float becomes a pass-by-value scalar tensor.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        list of Tensor or None
+            [Y, INV_VARIANCE]; INV_VARIANCE is None for INFERENCE.
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         outs = self._stats(norm_forward_phase, ("INV_VARIANCE",))
         return self._norm(RmsnormNode, "rmsnorm", name, norm_forward_phase,
                           {"X": input, "SCALE": scale, "BIAS": bias}, frozenset({"BIAS"}),
@@ -119,7 +206,36 @@ class NormOps(GraphOps):
     def rmsnorm_backward(self, grad: Tensor, input: Tensor, scale: Tensor, inv_variance: Tensor,
                          has_dbias: bool, compute_data_type: Any = NOT_SET,
                          name: str = "") -> list[Tensor | None]:
-        """RMSnorm backward; returns [DX, DScale, DBias] (DBias None unless ``has_dbias``)."""
+        """RMSnorm backward; returns [DX, DScale, DBias] (DBias None unless ``has_dbias``).
+
+        Parameters
+        ----------
+        grad : Tensor
+            The gradient of the loss with respect to the forward output (DY).
+        input : Tensor
+            The forward input X.
+        scale : Tensor
+            The per-channel scale (gamma).
+        inv_variance : Tensor
+            The saved inverse standard deviation, 1 / sqrt(variance + epsilon).
+        has_dbias : bool
+            Whether DBIAS is an output.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        list of Tensor or None
+            [DX, DSCALE, DBIAS]; DBIAS is None unless ``has_dbias``.
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         if not isinstance(has_dbias, bool):
             raise ValidationError(f"has_dbias must be True or False, got {has_dbias!r}",
                                   node=name or None)
@@ -134,7 +250,36 @@ class NormOps(GraphOps):
                      scale: Tensor, bias: Tensor, epsilon: Tensor | float | None = None,
                      compute_data_type: Any = NOT_SET, name: str = "") -> list[Tensor | None]:
         """Instancenorm (per sample and channel over the spatial axes; scale and bias
-        (1, C, 1, 1)); returns [Y, mean, inv_variance] ((N, C, 1, 1); None in INFERENCE)."""
+        (1, C, 1, 1)); returns [Y, mean, inv_variance] ((N, C, 1, 1); None in INFERENCE).
+
+        Parameters
+        ----------
+        norm_forward_phase : NormFwdPhase
+            TRAINING (the statistics are outputs) or INFERENCE.
+        input : Tensor
+            The data tensor X, (N, C, spatial...).
+        scale : Tensor
+            The per-channel scale (gamma).
+        bias : Tensor
+            The per-channel bias (beta).
+        epsilon : Tensor or float, optional
+            Added to the variance; a float becomes a pass-by-value scalar tensor.
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        list of Tensor or None
+            [Y, MEAN, INV_VARIANCE]; MEAN and INV_VARIANCE are None for INFERENCE.
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         outs = self._stats(norm_forward_phase, ("MEAN", "INV_VARIANCE"))
         return self._norm(InstancenormNode, "instancenorm", name, norm_forward_phase,
                           {"X": input, "SCALE": scale, "BIAS": bias}, frozenset(), epsilon, outs,
@@ -143,7 +288,36 @@ class NormOps(GraphOps):
     def instancenorm_backward(self, grad: Tensor, input: Tensor, scale: Tensor, mean: Tensor,
                               inv_variance: Tensor, compute_data_type: Any = NOT_SET,
                               name: str = "") -> list[Tensor | None]:
-        """Instancenorm backward from the saved statistics; returns [DX, DScale, DBias]."""
+        """Instancenorm backward from the saved statistics; returns [DX, DScale, DBias].
+
+        Parameters
+        ----------
+        grad : Tensor
+            The gradient of the loss with respect to the forward output (DY).
+        input : Tensor
+            The forward input X.
+        scale : Tensor
+            The per-channel scale (gamma).
+        mean : Tensor
+            The saved mean of the forward (TRAINING) pass.
+        inv_variance : Tensor
+            The saved inverse standard deviation, 1 / sqrt(variance + epsilon).
+        compute_data_type : DataType, optional
+            The node's compute type (default: the graph's ``compute_data_type``).
+        name : str, optional
+            The node's name (default ``"<op>_<n>"``: the op or its pointwise mode in lower case and
+            a number); output tensors are named ``"<name>::<PORT>"``.
+
+        Returns
+        -------
+        list of Tensor or None
+            [DX, DSCALE, DBIAS].
+
+        Raises
+        ------
+        ValidationError
+            An argument of the wrong type or value (the message names the node and the port).
+        """
         return self._norm(InstancenormBackwardNode, "instancenorm_backward", name, None,
                           {"DY": grad, "X": input, "SCALE": scale, "MEAN": mean,
                            "INV_VARIANCE": inv_variance}, frozenset(), None,

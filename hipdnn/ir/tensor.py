@@ -217,64 +217,169 @@ class Tensor:
 
     # -- cudnn-frontend setters (chainable) -------------------------------------------------
     def set_output(self, is_output: bool = True) -> Tensor:
-        """Mark as a graph output (non-virtual) or back to virtual; same as set_is_virtual(not b)."""
+        """Mark as a graph output (non-virtual) or back to virtual; same as set_is_virtual(not b).
+
+        Parameters
+        ----------
+        is_output : bool, optional
+            True to make the tensor a graph output (non-virtual).
+
+        Returns
+        -------
+        Tensor
+            This tensor (calls chain).
+        """
         self._is_virtual = not _bool(is_output, "set_output", self._name)
         self._touch()
         return self
 
     def set_is_virtual(self, is_virtual: bool) -> Tensor:
-        """Virtual tensors live only inside the graph and never appear in the variant pack."""
+        """Virtual tensors live only inside the graph and never appear in the variant pack.
+
+        Parameters
+        ----------
+        is_virtual : bool
+            True for a graph-internal tensor (no memory in the variant pack).
+
+        Returns
+        -------
+        Tensor
+            This tensor (calls chain).
+        """
         self._is_virtual = _bool(is_virtual, "is_virtual", self._name)
         self._touch()
         return self
 
     def set_is_pass_by_value(self, is_pass_by_value: bool) -> Tensor:
-        """Pass-by-value tensors are host scalars (epsilon, momentum)."""
+        """Pass-by-value tensors are host scalars (epsilon, momentum).
+
+        Parameters
+        ----------
+        is_pass_by_value : bool
+            True for a host scalar given by value.
+
+        Returns
+        -------
+        Tensor
+            This tensor (calls chain).
+        """
         self._is_pass_by_value = _bool(is_pass_by_value, "is_pass_by_value", self._name)
         self._touch()
         return self
 
     def set_data_type(self, data_type: Any) -> Tensor:
-        """Set the element type (DataType, name, numpy or torch dtype)."""
+        """Set the element type (DataType, name, numpy or torch dtype).
+
+        Parameters
+        ----------
+        data_type : DataType
+            The element type.
+
+        Returns
+        -------
+        Tensor
+            This tensor (calls chain).
+        """
         self._data_type = _dtype(data_type, self._name)
         self._dtype_inferred = False
         self._touch()
         return self
 
     def set_name(self, name: str) -> Tensor:
-        """Set the tensor's name."""
+        """Set the tensor's name.
+
+        Parameters
+        ----------
+        name : str
+            The new name.
+
+        Returns
+        -------
+        Tensor
+            This tensor (calls chain).
+        """
         self._name = str(name)
         self._touch()
         return self
 
     def set_uid(self, uid: int) -> Tensor:
-        """Set the unique id used as the variant-pack key."""
+        """Set the unique id used as the variant-pack key.
+
+        Parameters
+        ----------
+        uid : int
+            The uid (unique in the graph).
+
+        Returns
+        -------
+        Tensor
+            This tensor (calls chain).
+        """
         self._uid = _uid(uid, self._name)
         self._touch()
         return self
 
     def clear_uid(self) -> Tensor:
-        """Forget the uid (a new one is assigned at validate)."""
+        """Forget the uid (a new one is assigned at validate).
+
+        Returns
+        -------
+        Tensor
+            This tensor (calls chain).
+        """
         self._uid = None
         self._touch()
         return self
 
     def set_dim(self, dim: Iterable[int] | None) -> Tensor:
-        """Set the logical dims N, C, (D,) H, W."""
+        """Set the logical dims N, C, (D,) H, W.
+
+        Parameters
+        ----------
+        dim : sequence of int
+            The logical dims, N, C, (D), H, W.
+
+        Returns
+        -------
+        Tensor
+            This tensor (calls chain).
+        """
         self._dim = _int_tuple(dim, "dim", self._name)
         self._dim_inferred = False
         self._touch()
         return self
 
     def set_stride(self, stride: Iterable[int] | None) -> Tensor:
-        """Set strides in elements (layout); same length as dim."""
+        """Set strides in elements (layout); same length as dim.
+
+        Parameters
+        ----------
+        stride : sequence of int
+            The strides in elements, one per dim.
+
+        Returns
+        -------
+        Tensor
+            This tensor (calls chain).
+        """
         self._stride = _int_tuple(stride, "stride", self._name)
         self._stride_inferred = False
         self._touch()
         return self
 
     def set_value(self, value: float | None) -> Tensor:
-        """Bake a scalar value into a pass-by-value tensor (None: take it from the variant pack)."""
+        """Bake a scalar value into a pass-by-value tensor (None: take it from the variant pack).
+
+        Parameters
+        ----------
+        value : float, optional
+            The scalar's value, baked into the graph (None: given in the variant pack).
+
+        Returns
+        -------
+        Tensor
+            This tensor (calls chain).
+        """
         self._value = _float(value, "value", self._name)
         self._touch()
         return self
@@ -286,44 +391,109 @@ class Tensor:
 
     # -- cudnn-frontend getters --------------------------------------------------------------
     def get_dim(self) -> list[int]:
-        """The dims as a list (empty when unknown)."""
+        """The dims as a list (empty when unknown).
+
+        Returns
+        -------
+        list of int
+            The dims as a list (empty when unknown).
+        """
         return list(self.dim or ())
 
     def get_stride(self) -> list[int]:
-        """The strides as a list (empty when unknown)."""
+        """The strides as a list (empty when unknown).
+
+        Returns
+        -------
+        list of int
+            The strides as a list (empty when unknown).
+        """
         return list(self.stride or ())
 
     def get_data_type(self) -> DataType:
-        """The element type."""
+        """The element type.
+
+        Returns
+        -------
+        DataType
+            The element type.
+        """
         return self.data_type
 
     def get_name(self) -> str:
-        """The name."""
+        """The name.
+
+        Returns
+        -------
+        str
+            The name.
+        """
         return self.name
 
     def get_uid(self) -> int:
-        """The uid, or -1 when not assigned yet (as cudnn-frontend)."""
+        """The uid, or -1 when not assigned yet (as cudnn-frontend).
+
+        Returns
+        -------
+        int
+            The uid, or -1 when not assigned yet (as cudnn-frontend).
+        """
         return -1 if self.uid is None else self.uid
 
     def get_is_virtual(self) -> bool:
-        """True for graph-internal tensors."""
+        """True for graph-internal tensors.
+
+        Returns
+        -------
+        bool
+            True for graph-internal tensors.
+        """
         return self.is_virtual
 
     def get_is_pass_by_value(self) -> bool:
-        """True for host scalars."""
+        """True for host scalars.
+
+        Returns
+        -------
+        bool
+            True for host scalars.
+        """
         return self.is_pass_by_value
 
     def get_value(self) -> float | None:
-        """The baked scalar value, if any."""
+        """The baked scalar value, if any.
+
+        Returns
+        -------
+        float or None
+            The baked scalar value, if any.
+        """
         return self.value
 
     def get_reordering_type(self) -> TensorReordering:
-        """cudnn-frontend's reordering type: always NONE here (see :meth:`set_reordering_type`)."""
+        """cudnn-frontend's reordering type: always NONE here (see :meth:`set_reordering_type`).
+
+        Returns
+        -------
+        TensorReordering
+            Cudnn-frontend's reordering type.
+        """
         return TensorReordering.NONE
 
     def set_reordering_type(self, reordering_type: Any) -> Tensor:
         """cudnn-frontend's setter: NONE (the default) only; no engine here reads the reordered
-        INT8x32 / F16x16 / F8_128x4 layouts, so another value is a ValidationError."""
+        INT8x32 / F16x16 / F8_128x4 layouts, so another value is a ValidationError.
+
+        Parameters
+        ----------
+        reordering_type : TensorReordering
+            cudnn-frontend's reordering type; only NONE is supported.
+
+        Returns
+        -------
+        Tensor
+            This tensor (calls chain).
+        """
         value = to_enum(TensorReordering, reordering_type, "reordering_type", tensor=self.name)
         if value != TensorReordering.NONE:
             raise ValidationError(f"reordering_type {value.name} is not supported (no engine "
@@ -347,7 +517,13 @@ class Tensor:
         return len(self.dim or ())
 
     def numel(self) -> int:
-        """Number of elements (0 when dims are unknown)."""
+        """Number of elements (0 when dims are unknown).
+
+        Returns
+        -------
+        int
+            Number of elements (0 when dims are unknown).
+        """
         if self.dim is None:
             return 0
         n = 1
