@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 from collections.abc import Iterator, Sequence
 from importlib import metadata
 from math import prod
@@ -399,7 +400,9 @@ def implementation() -> str:
     BLAS library is looked up, not called)."""
     taps = ("tap GEMMs on numpy's OpenBLAS (no im2col) where both sides have "
             f">= {TAP_MIN_CHANNELS} channels per group; ")
-    if not TAP_PATH or _conv_taps.usable() is None:
+    if not _taps_on():
+        taps = f"(tap GEMMs off: {TAPS_ENV}=0) "
+    elif _conv_taps.usable() is None:
         taps = ""
     if _bn_jit.switched_off():
         return f"{taps}im2col/col2im in numpy + BLAS GEMMs ({_bn_jit.ENV}=0)"
@@ -446,9 +449,17 @@ TAP_PATH = True
 TAP_MIN_CHANNELS = 16
 
 
+#: Environment variable: "0" turns the tap GEMMs off (the im2col paths run).
+TAPS_ENV = "HIPDNN_REFERENCE_TAPS"
+
+
+def _taps_on() -> bool:
+    return TAP_PATH and os.environ.get(TAPS_ENV, "").strip() != "0"
+
+
 def _taps(acc: type, cg: int, kg: int) -> Any:
     """numpy's BLAS for the tap GEMMs, or None when they do not apply."""
-    if not TAP_PATH or np.dtype(acc) != np.float32 or min(cg, kg) < TAP_MIN_CHANNELS:
+    if not _taps_on() or np.dtype(acc) != np.float32 or min(cg, kg) < TAP_MIN_CHANNELS:
         return None
     return _conv_taps.usable()
 
