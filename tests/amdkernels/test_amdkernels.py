@@ -235,3 +235,24 @@ def test_amd_kernels_standalone_activations(launches: Any, act: str) -> None:
     case = pointwise_act_case(DataType.FLOAT, "NCHW", act=act)
     case.graph.validate()
     _check(launches, Row.POINTWISE_ACT, "fp32", "NCHW", act, report=False, case=case)
+
+
+#: 1-D graphs (rank-3 tensors): MIOPEN_ENGINE pads the convolution and batchnorm rows to 4-D
+#: N,C,L,1 as AMD's provider does (NCL as NCHW, NLC as NHWC, W = 1); AMD's kernels compute them.
+#: Conv fprop and batchnorm training in FP32 and FP16 in both layouts, and one case of each
+#: other padded row (few: this lane is slow).
+ONE_D_CASES = [(row, dtype, layout, "default") for row in (Row.CONV_FPROP, Row.BN_TRAINING)
+               for dtype in ("fp32", "fp16") for layout in ("NCL", "NLC")]
+ONE_D_CASES += [(Row.CONV_DGRAD, "fp32", "NLC", "default"), (Row.CONV_WGRAD, "fp32", "NCL", "default"),
+                (Row.CONV_BIAS_ACT, "fp16", "NLC", "default"), (Row.BN_INFERENCE, "fp32", "NCL", "default"),
+                (Row.BN_BACKWARD, "fp32", "NLC", "default"), (Row.BN_TRAINING_ACT, "fp16", "NCL", "default"),
+                (Row.BN_INFERENCE_INV, "fp16", "NLC", "default")]  # NLC inference: declined on 3.4
+
+
+@pytest.mark.parametrize("row,dtype,layout,shape", ONE_D_CASES,
+                         ids=[f"{r.name.lower()}-{d}-{lay}" for r, d, lay, _ in ONE_D_CASES])
+def test_amd_kernels_1d_layouts(launches: Any, row: Row, dtype: str, layout: str,
+                                shape: str) -> None:
+    """NCL / NLC graphs on AMD's kernels: outputs start NaN, PyTorch's conv1d / batch_norm on
+    3-D tensors decides (tests/emulated/test_miopen_engine_graphs.py builds them)."""
+    _check(launches, row, dtype, layout, shape, report=True)
