@@ -182,6 +182,54 @@ def test_t5_layer_norm_forward(launches: Any) -> None:
         np.testing.assert_allclose(rstd.numpy(), inv, rtol=1e-5, atol=1e-6)
 
 
+def test_t5_and_layer_norm_backward(launches: Any) -> None:
+    """dx and dw (and db for layer norm, MIOpen >= 3.5) from the saved statistics vs autograd."""
+    dy = np.random.default_rng(21).standard_normal(N.shape).astype(np.float32)
+    n64, g64 = N.astype(np.float64), torch.from_numpy(dy.astype(np.float64))
+    xt = torch.from_numpy(n64).requires_grad_()
+    wt = torch.from_numpy(W.astype(np.float64)).requires_grad_()
+    (xt / torch.sqrt((xt ** 2).mean(-1, keepdim=True) + 1e-5) * wt).backward(g64)
+    assert xt.grad is not None and wt.grad is not None
+    with Session() as s:
+        rstd = s.to_device((1.0 / np.sqrt((n64 ** 2).mean(-1, keepdims=True) + 1e-5)).astype(np.float32))
+        dx, dw = _nan_like(s, N.shape), _nan_like(s, (32,))
+        s.call("miopenT5LayerNormBackward", miopenNormMode_t.MIOPEN_WEIGHT_BIAS_T5, None, 0, s.to_device(dy),
+               s.to_device(N), s.to_device(W), rstd, dx, dw)
+        np.testing.assert_allclose(dx.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(dw.numpy(), wt.grad.numpy(), rtol=1e-4, atol=1e-5)
+        if VERSION == "6.4.3":  # miopenLayerNormBackward is new in 3.5
+            return
+        xt, wt = torch.from_numpy(n64).requires_grad_(), torch.from_numpy(W.astype(np.float64)).requires_grad_()
+        bt = torch.from_numpy(B.astype(np.float64)).requires_grad_()
+        torch.nn.functional.layer_norm(xt, (32,), wt, bt, 1e-5).backward(g64)
+        assert xt.grad is not None and wt.grad is not None and bt.grad is not None
+        mean = s.to_device(n64.mean(-1).astype(np.float32))
+        rstd = s.to_device((1.0 / np.sqrt(n64.var(-1) + 1e-5)).astype(np.float32))
+        dx, dw, db = _nan_like(s, N.shape), _nan_like(s, (32,)), _nan_like(s, (32,))
+        s.call("miopenLayerNormBackward", miopenNormMode_t.MIOPEN_WEIGHT_BIAS, None, 0, s.to_device(dy),
+               s.to_device(N), s.to_device(W), mean, rstd, 2, dx, dw, db)
+        for got, want in ((dx, xt.grad), (dw, wt.grad), (db, bt.grad)):
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_prelu_backward(launches: Any) -> None:
+    """PReLUMWBackward + its Reduce1dSum (ds_bpermute_b32, v_mbcnt_lo_u32_b32) vs autograd."""
+    x = np.random.default_rng(33).standard_normal((4, 8, 16)).astype(np.float32)
+    w = np.abs(np.random.default_rng(34).standard_normal(8)).astype(np.float32)
+    g = np.random.default_rng(35).standard_normal(x.shape).astype(np.float32)
+    xt = torch.from_numpy(x.astype(np.float64)).requires_grad_()
+    wt = torch.from_numpy(w.astype(np.float64)).requires_grad_()
+    torch.nn.functional.prelu(xt, wt).backward(torch.from_numpy(g.astype(np.float64)))
+    assert xt.grad is not None and wt.grad is not None
+    with Session() as s:
+        xd, wd = s.to_device(x), s.to_device(w)
+        ws = s.workspace(s.query("miopenGetPReLUBackwardWorkspaceSize", xd, wd))
+        dx, dw = _nan_like(s, x.shape), _nan_like(s, (8,))
+        s.call("miopenPReLUBackward", ws, xd, wd, s.to_device(g), dx, dw)
+        np.testing.assert_allclose(dx.numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(dw.numpy(), wt.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
 def test_group_norm_forward(launches: Any) -> None:
     x = np.random.default_rng(12).standard_normal((2, 6, 4, 5)).astype(np.float32)
     w6, b6 = W[:6].copy(), B[:6].copy()

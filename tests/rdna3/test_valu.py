@@ -145,6 +145,12 @@ CASES = [
     ("v_minmax_f32", vop3("v_minmax_f32", 0, v(1), v(2), v(3)),
      {"v1": [f32(5.0), f32(-5.0), NAN32, f32(1.0)] * 8, "v2": f32(2.0), "v3": [f32(-1.0), f32(-1.0), f32(0.5), NAN32] * 8},
      {"v0": [f32(2.0), f32(-1.0), f32(2.0), f32(1.0)] * 8}),
+    # the lane's position among the lanes a mask selects (ISA: D = S1 + countbits(S0 & lanes-below mask))
+    ("v_mbcnt_lo_u32_b32 of -1: the lane id", vop3("v_mbcnt_lo_u32_b32", 0, 193, 128), {}, {"v0": list(range(32))}),
+    ("v_mbcnt_lo_u32_b32 mask + base", vop3("v_mbcnt_lo_u32_b32", 0, v(1), 130),
+     {"v1": 0x80000005}, {"v0": [2, 3, 3] + [4] * 29}),
+    ("v_mbcnt_hi_u32_b32 adds nothing in wave32", vop3("v_mbcnt_hi_u32_b32", 0, 193, v(1)),
+     {"v1": list(range(32))}, {"v0": list(range(32))}),
     ("v_bfi_b32 (S0 & S1) | (~S0 & S2)", vop3("v_bfi_b32", 0, v(1), v(2), v(3)),
      {"v1": 0x7FFFFFFF, "v2": f32(2.5), "v3": f32(-1.0)}, {"v0": f32(-2.5)}),
     ("v_frexp_exp_i32_f64", vop1("v_frexp_exp_i32_f64", 0, v(2)),
@@ -165,6 +171,10 @@ CASES = [
     ("v_cmp_ge_i32", vopc("v_cmp_ge_i32", v(1), 2), {"v1": [M, 0, 5, 0x80000000] * 8, "v2": 0},
      {"vcc": 0x66666666}),
     ("v_cmp_ge_i32 e64", vop3("v_cmp_ge_i32", 4, v(1), v(2)), {"v1": [M, 7] * 16, "v2": 7}, {"s4": 0xAAAAAAAA}),
+    ("v_cmpx_le_u64 e64 writes exec", vop3("v_cmpx_le_u64", 126, v(2), v(4)),
+     {"v2": [0xFFFFFFFF, 0, 1, 0] * 8, "v3": [0, 1, 1, 0] * 8, "v4": 0, "v5": 1, "vcc": 3}, {"exec": 0xBBBBBBBB, "vcc": 3}),
+    ("v_cmpx_ne_u64", vopc("v_cmpx_ne_u64", v(2), 4),
+     {"v2": [5, 5, 6, 5] * 8, "v3": [0, 1, 0, 0] * 8, "v4": 5, "v5": 0}, {"exec": 0x66666666}),
     ("v_cmpx_gt_u64 e64 writes exec", vop3("v_cmpx_gt_u64", 0, v(2), v(4)),
      {"v2": [0, 5] * 16, "v3": [1, 0] * 16, "v4": 0xFFFFFFFF, "v5": 0, "vcc": 3}, {"exec": 0x55555555, "vcc": 3}),
     # the IEEE division macro's three steps (the ISA's V_DIV_SCALE/FMAS/FIXUP_F32 pseudocode):

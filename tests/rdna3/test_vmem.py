@@ -68,6 +68,26 @@ def test_ds_bytes() -> None:
     assert w.v[3].tolist() == [(0x80 + i) & 0xFF for i in range(32)]
 
 
+def test_ds_bpermute_and_permute() -> None:
+    """The ISA's 4-lane example, in lanes 0-3 of a wave32: DATA0 {A, B, C, D}, ADDR {0, 0, 12, 4}.
+    bpermute reads lane ADDR/4 ({A, A, D, B}); permute writes to it ({B, D, 0, C}: lane 0 gets the
+    later writer B); with EXEC 0xA a disabled source reads as 0 and disabled lanes keep VDST."""
+    data = [0xA, 0xB, 0xC, 0xD] + [0] * 28
+    addr = [0, 0, 12, 4] + [0] * 28
+    for exec_mask, name, want in [(0xF, "ds_bpermute_b32", [0xA, 0xA, 0xD, 0xB]),
+                                  (0xF, "ds_permute_b32", [0xB, 0xD, 0, 0xC]),
+                                  (0xA, "ds_bpermute_b32", [7, 0, 7, 0xB]),
+                                  (0xA, "ds_permute_b32", [7, 0xD, 7, 0])]:
+        w = _wave(lds=0, exec_mask=exec_mask)
+        w.v[1], w.v[2], w.v[3] = np.array(addr, np.uint32), np.array(data, np.uint32), np.uint32(7)
+        w = run(ds(name, vdst=3, addr=1, data0=2), w)
+        assert w.v[3][:4].tolist() == want, (name, exec_mask)
+    w = _wave(lds=0)  # the offset adds to the address; lanes wrap mod 32
+    w.v[1], w.v[2] = np.full(32, 124, np.uint32), np.arange(32, dtype=np.uint32) * 10
+    w = run(ds("ds_bpermute_b32", vdst=3, addr=1, data0=2, off0=8), w)
+    assert w.v[3].tolist() == [10] * 32  # (124 + 8) / 4 = 33 -> lane 1
+
+
 def test_ds_inactive_lanes_touch_nothing() -> None:
     w = _wave(exec_mask=0x1, lds=16)
     w.v[1] = np.full(32, 0xFFFFF000, np.uint32)  # garbage addresses in inactive lanes
@@ -99,6 +119,20 @@ def test_global_round_trip_vaddr64(store: str, load: str, ndw: int) -> None:
     for i in range(ndw):
         assert w.v[20 + i].tolist() == (np.arange(32) + 1000 * i).tolist()
         assert buf[1 + i] == 1000 * i and buf[5 + i] == 1 + 1000 * i
+
+
+def test_global_store_b96_writes_three_dwords() -> None:
+    mem = Memory()
+    buf = np.zeros(32 * 4 + 4, np.uint32)
+    base = mem.add(buf)
+    w = _wave(mem)
+    _lane_addr(w, 2, base, 16)
+    for i in range(4):
+        w.v[10 + i] = np.arange(32, dtype=np.uint32) + 1000 * i
+    w = run(glob("global_store_b96", addr=2, data=10, offset=4), w)
+    lanes = buf[1:129].reshape(32, 4)
+    assert lanes[:, :3].tolist() == [[k, k + 1000, k + 2000] for k in range(32)]
+    assert not lanes[:, 3].any() and buf[0] == 0  # the fourth register is not stored
 
 
 def test_global_saddr_and_negative_offset() -> None:

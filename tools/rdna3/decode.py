@@ -57,7 +57,7 @@ VOPC = {1: "v_cmp_lt_f16", 2: "v_cmp_eq_f16", 14: "v_cmp_nlt_f16", 17: "v_cmp_lt
         78: "v_cmp_ge_u32", 81: "v_cmp_lt_i64", 84: "v_cmp_gt_i64", 89: "v_cmp_lt_u64",
         90: "v_cmp_eq_u64", 91: "v_cmp_le_u64", 92: "v_cmp_gt_u64", 93: "v_cmp_ne_u64", 193: "v_cmpx_lt_i32", 196: "v_cmpx_gt_i32", 202: "v_cmpx_eq_u32",
         126: "v_cmp_class_f32", 127: "v_cmp_class_f64", 204: "v_cmpx_gt_u32",
-        220: "v_cmpx_gt_u64",
+        219: "v_cmpx_le_u64", 220: "v_cmpx_gt_u64", 221: "v_cmpx_ne_u64",
         # the rest of the f32 comparisons (VOPC 16-31) and their exec-writing forms (144-159)
         **{16 + i: f"v_cmp_{c}_f32" for i, c in enumerate(_F32_CONDITIONS)},
         **{144 + i: f"v_cmpx_{c}_f32" for i, c in enumerate(_F32_CONDITIONS)}}
@@ -65,7 +65,7 @@ VOP3_ONLY = {522: "v_mad_i32_i24", 523: "v_mad_u32_u24", 528: "v_bfe_u32", 530: 
              551: "v_div_fixup_f32", 567: "v_div_fmas_f32",
              532: "v_fma_f64", 544: "v_med3_i32", 582: "v_lshl_add_u32", 583: "v_add_lshl_u32",
              597: "v_add3_u32", 598: "v_lshl_or_b32", 599: "v_and_or_b32", 600: "v_or3_b32",
-             605: "v_cndmask_b16", 606: "v_maxmin_f32", 607: "v_minmax_f32", 771: "v_add_nc_u16", 772: "v_sub_nc_u16", 773: "v_mul_lo_u16", 785: "v_pack_b32_f16", 796: "v_ldexp_f32", 807: "v_add_f64", 808: "v_mul_f64", 812: "v_mul_lo_u32",
+             605: "v_cndmask_b16", 606: "v_maxmin_f32", 607: "v_minmax_f32", 771: "v_add_nc_u16", 772: "v_sub_nc_u16", 773: "v_mul_lo_u16", 785: "v_pack_b32_f16", 796: "v_ldexp_f32", 799: "v_mbcnt_lo_u32_b32", 800: "v_mbcnt_hi_u32_b32", 807: "v_add_f64", 808: "v_mul_f64", 812: "v_mul_lo_u32",
              813: "v_mul_hi_u32", 828: "v_lshlrev_b64", 830: "v_ashrrev_i64"}
 VOP3SD = {288: "v_add_co_ci_u32", 289: "v_sub_co_ci_u32", 290: "v_subrev_co_ci_u32", 764: "v_div_scale_f32", 766: "v_mad_u64_u32", 767: "v_mad_i64_i32",
           768: "v_add_co_u32", 769: "v_sub_co_u32"}
@@ -76,10 +76,11 @@ VOPD = {0: "v_fmac_f32", 1: "v_fmaak_f32", 2: "v_fmamk_f32", 3: "v_mul_f32", 4: 
 DS = {13: "ds_store_b32", 14: "ds_store_2addr_b32", 15: "ds_store_2addr_stride64_b32", 30: "ds_store_b8",
       54: "ds_load_b32", 55: "ds_load_2addr_b32", 56: "ds_load_2addr_stride64_b32", 58: "ds_load_u8",
       77: "ds_store_b64", 78: "ds_store_2addr_b64", 118: "ds_load_b64", 119: "ds_load_2addr_b64",
-      222: "ds_store_b96", 223: "ds_store_b128", 254: "ds_load_b96", 255: "ds_load_b128"}
+      178: "ds_permute_b32", 179: "ds_bpermute_b32", 222: "ds_store_b96", 223: "ds_store_b128", 254: "ds_load_b96", 255: "ds_load_b128"}
 GLOBAL = {16: "global_load_u8", 17: "global_load_i8", 18: "global_load_u16", 20: "global_load_b32",
           21: "global_load_b64", 23: "global_load_b128", 24: "global_store_b8", 25: "global_store_b16",
-          26: "global_store_b32", 27: "global_store_b64", 29: "global_store_b128", 30: "global_load_d16_u8",
+          26: "global_store_b32", 27: "global_store_b64", 28: "global_store_b96", 29: "global_store_b128",
+          30: "global_load_d16_u8",
           32: "global_load_d16_b16", 35: "global_load_d16_hi_b16", 37: "global_store_d16_hi_b16"}
 
 MUBUF = {43: "buffer_gl0_inv", 44: "buffer_gl1_inv"}  # cache invalidations only: no buffer access

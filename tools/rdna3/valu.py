@@ -186,6 +186,14 @@ def _div_fixup(q: np.ndarray, d: np.ndarray, n: np.ndarray) -> np.ndarray:
         return np.select(conds, choices, np.where(sign, -mag, mag)).astype(F32)
 
 
+_BELOW_LANE = (np.uint64(1) << np.arange(32, dtype=np.uint64)) - np.uint64(1)  # lanes below each lane
+
+
+def _mbcnt_lo(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """V_MBCNT_LO_U32_B32: b + the number of bits of the mask a set for lanes below this lane."""
+    return (np.bitwise_count(a.astype(U64) & _BELOW_LANE).astype(U32) + b).astype(U32)
+
+
 def _med3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
 
@@ -245,6 +253,9 @@ PLAIN: dict[str, Op] = {
     # min/max of f32 as v_min_f32/v_max_f32 (a NaN operand loses to a number)
     "v_maxmin_f32": ("f32", ("f32", "f32", "f32"), lambda a, b, c: np.fmin(np.fmax(a, b), c)),
     "v_minmax_f32": ("f32", ("f32", "f32", "f32"), lambda a, b, c: np.fmax(np.fmin(a, b), c)),
+    "v_mbcnt_lo_u32_b32": ("u32", ("u32", "u32"), _mbcnt_lo),
+    # lanes 32-63 of the mask: none below any lane of a wave32
+    "v_mbcnt_hi_u32_b32": ("u32", ("u32", "u32"), lambda a, b: b.copy()),
     "v_bfi_b32": ("u32", ("u32", "u32", "u32"), lambda a, b, c: (a & b) | (~a & c)),
     "v_add_nc_u32": ("u32", ("u32", "u32"), lambda a, b: a + b),
     "v_sub_nc_u32": ("u32", ("u32", "u32"), lambda a, b: a - b),

@@ -43,8 +43,31 @@ def compile_vmem(inst: Inst, pc: int) -> Callable[[Wave], int]:
     return (_ds if inst.fmt == "DS" else _global)(inst, nxt)
 
 
+def _permute(inst: Inst, nxt: int) -> Callable[[Wave], int]:
+    """ds_bpermute_b32 (each lane reads DATA0 of lane (ADDR + OFFSET) / 4 mod 32; a disabled source
+    lane gives 0) and ds_permute_b32 (each lane writes its DATA0 to that lane; the highest source
+    lane wins). EXEC limits both the reads and the writes; no LDS memory is touched."""
+    f, backward = inst.f, inst.name == "ds_bpermute_b32"
+    offset, addr_reg, data, vdst = f["offset0"] | f["offset1"] << 8, f["addr"], f["data0"], f["vdst"]
+
+    def run(w: Wave) -> int:
+        m = w.exec_mask()
+        lane = ((w.v[addr_reg].astype(np.int64) + offset) // 4) % 32
+        tmp = np.zeros(32, U32)
+        if backward:
+            tmp = np.where(m[lane], w.v[data][lane], U32(0)).astype(U32)
+        else:
+            for i in np.flatnonzero(m):  # in lane order: a later source lane overwrites
+                tmp[lane[i]] = w.v[data][i]
+        w.v[vdst][m] = tmp[m]
+        return nxt
+    return run
+
+
 def _ds(inst: Inst, nxt: int) -> Callable[[Wave], int]:
     f, name = inst.f, inst.name
+    if name in ("ds_permute_b32", "ds_bpermute_b32"):
+        return _permute(inst, nxt)
     parts = name.split("_")
     size = int(parts[-1][1:]) // 8  # b32 -> 4 bytes
     two = "2addr" in name
