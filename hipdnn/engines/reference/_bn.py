@@ -604,6 +604,11 @@ def backward_deferred(
     dot = p.total(d_part)
     if centre is None:
         dot -= mean64 * dbias
+    if not (np.isfinite(dbias).all() and np.isfinite(dot).all()):
+        # a float32 partial overflowed (|dy*x| summed past 3.4e38, e.g. |x| ~ 1e30 with
+        # |dy| ~ 1e10): the sums again in float64, centred on the float64 mean, as PyTorch
+        # CPU accumulates them (inf/nan inputs stay non-finite, as they should)
+        dbias, dot = _grad_sums64(m, dm, mean64)
     dscale = dot * inv64
     k = np.asarray(scale, dtype=_F64) * inv64
     count = m.n * m.s
@@ -627,6 +632,22 @@ def backward_deferred(
         p.run(blk)
 
     return Deferred(m, write, (m.mat, dm.mat)), dscale, dbias
+
+
+def _grad_sums64(m: Matrix, dm: Matrix, mean64: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel float64 ``(sum(dy), sum(dy*(x - mean)))`` over whole float64 copies: the
+    rare pass after a float32 partial overflowed (memory: two float64 copies of the input)."""
+    x64, d64 = m.mat.astype(_F64), dm.mat.astype(_F64)
+    with np.errstate(all="ignore"):  # inf/nan inputs give the non-finite sums they should
+        if m.kind == "cf":  # (N*C, S) rows
+            x64 -= np.tile(mean64, m.n)[:, None]
+            s1 = d64.sum(axis=1).reshape(m.n, m.c).sum(axis=0)
+            s2 = np.einsum("ij,ij->i", d64, x64).reshape(m.n, m.c).sum(axis=0)
+        else:  # (M, C)
+            x64 -= mean64
+            s1 = d64.sum(axis=0)
+            s2 = np.einsum("ij,ij->j", d64, x64)
+    return s1, s2
 
 
 def _backward_jit(p: _Plan, k: _bn_jit.Layout, dm: Matrix, scale: np.ndarray, mean: np.ndarray,
