@@ -38,7 +38,10 @@ Columns, per row (all timed interleaved, best of ``--repeat`` rounds of ``--numb
 * ``fw/ints``   the slowest framework column over ``ints`` (target <= 2); ``t/ints`` and
                 ``t0/ints``: ``torch`` and ``torch0`` over ``ints``.
 
-    PYTHONPATH=. python benchmarks/bench_overhead.py [--number 20000] [--repeat 5] [--quick]
+    PYTHONPATH=. python benchmarks/bench_overhead.py [--number 20000] [--repeat 5] [--quick] [--lock]
+
+``--lock`` prints instead what the per-plan lock of fused plans costs one thread: ``bind()`` and
+``execute(ints)`` of each fused row with the lock and with it taken away, interleaved.
 
 ``--quick`` (CI, via tests/emulated/test_bench_overhead.py) runs every row once with tiny counts.
 """
@@ -300,6 +303,64 @@ def measure(version: str, noop: ctypes.CDLL, number: int, repeat: int,
             unregister(engine)
 
 
+def measure_lock(device: EmulatedDevice, row: Row, number: int, repeat: int) -> dict[str, float]:
+    """us per call of a fused plan's ``bind()`` and ``execute(ints)`` with its per-plan lock
+    (hipdnn/engines/miopen/plan.py, ``MiopenPlan._serial``) and with the lock taken away, timed
+    interleaved in one process: the single-thread price of serializing a fused plan's runs."""
+    case = build(row, DataType.FLOAT, "NCHW")
+    g = case.graph
+    hipdnn.clear_plan_cache()
+    g.build()
+    plan = g.plans[0]
+    lock = plan._serial
+    assert plan.path == "fused" and lock is not None, plan
+    ints = _packs(device, [*case.inputs, *case.outputs.values()], None)["ints"]
+    ws = device.alloc(plan.workspace_size) if plan.workspace_size else None
+    locked = g.bind(ints, ws)
+    plan._serial = None
+    unlocked = g.bind(ints, ws)
+    plan._serial = lock
+    g.execute(ints, ws)
+    best = {k: float("inf") for k in ("bind", "bind_nolock", "ints", "ints_nolock")}
+    for _ in range(repeat):
+        for name, fn, serial in (("bind", locked, lock), ("bind_nolock", unlocked, lock),
+                                 ("ints", lambda: g.execute(ints, ws), lock),
+                                 ("ints_nolock", lambda: g.execute(ints, ws), None)):
+            plan._serial = serial
+            best[name] = min(best[name], timeit.timeit(fn, number=number) / number * 1e6)
+    plan._serial = lock
+    g.close()
+    return best
+
+
+def lock_table(version: str, noop: ctypes.CDLL, number: int, repeat: int) -> None:
+    """Print the fused-plan lock's cost per call for every row fused on ``version``."""
+    device = EmulatedDevice(version)
+    lib = hybrid_library(device, noop)
+    engine = MiopenEngine(miopen_loader=lambda: lib, hip_loader=lambda: device.hip)
+    previous = registry().get(engine.engine_id)
+    register(engine)
+    print(f"MIOpen {version}: a fused plan's lock, single thread (us per call; best of {repeat})")
+    print(f"  {'row':20}{'bind()':>8}{'no lock':>8}{'cost':>8}{'ints':>8}{'no lock':>8}{'cost':>8}")
+    try:
+        for label, row, unfused in ROWS:
+            case = build(row, DataType.FLOAT, "NCHW")
+            case.graph.build()
+            fused = case.graph.plans[0].path == "fused"
+            case.graph.close()
+            if unfused or not fused:
+                continue
+            us = measure_lock(device, row, number, repeat)
+            print(f"  {label:20}{us['bind']:8.3f}{us['bind_nolock']:8.3f}"
+                  f"{us['bind'] - us['bind_nolock']:8.3f}{us['ints']:8.3f}"
+                  f"{us['ints_nolock']:8.3f}{us['ints'] - us['ints_nolock']:8.3f}")
+    finally:
+        if previous is not None:
+            register(previous)
+        else:
+            unregister(engine)
+
+
 def floor_call(noop: ctypes.CDLL, number: int, repeat: int) -> float:
     """us per call of a no-argument C function through ctypes (the machine's ctypes floor)."""
     f = noop.hipdnn_bench_noop0
@@ -340,6 +401,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", choices=("3.4", "3.5"), action="append",
                         help="MIOpen symbol set(s); default both")
     parser.add_argument("--quick", action="store_true", help="tiny counts (CI: it runs)")
+    parser.add_argument("--lock", action="store_true",
+                        help="only the fused-plan lock's cost: with and without it, interleaved")
     args = parser.parse_args(argv)
     number, repeat = (20, 1) if args.quick else (args.number, args.repeat)
     torch = _torch_cuda()
@@ -353,6 +416,9 @@ def main(argv: list[str] | None = None) -> int:
         noop = build_noop_library(tmp)
         print(f"ctypes floor (no-argument C call): {floor_call(noop, number, repeat):.3f} us")
         for version in args.version or ["3.4", "3.5"]:
+            if args.lock:
+                lock_table(version, noop, number, repeat)
+                continue
             missed += report(version, measure(version, noop, number, repeat, torch))
     print(f"load average after: {os.getloadavg()}")
     print("targets missed: " + ("; ".join(missed) if missed else "none"))

@@ -33,6 +33,7 @@ values. Host numpy arrays are refused (MIOpen reads device memory): copy them wi
 from __future__ import annotations
 
 import ctypes
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from ctypes import POINTER, byref, c_double, c_float, c_int, c_size_t, c_void_p
 from dataclasses import dataclass
@@ -82,6 +83,7 @@ class DeviceArray:
         self.dtype = np.dtype(dtype)
         self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
         self._ptr = c_void_p()
+        self._lock = threading.Lock()  # free() from several threads: one hipFree
         if self.nbytes:
             hip.hipMalloc(byref(self._ptr), self.nbytes)
 
@@ -113,10 +115,12 @@ class DeviceArray:
         return host
 
     def free(self) -> None:
-        """Give the memory back (idempotent)."""
-        if self.ptr:
-            self.hip.hipFree(self._ptr)
-            self._ptr = c_void_p()
+        """Give the memory back (idempotent, also from several threads at once: exactly one
+        ``hipFree``; the array reads as freed, ``ptr`` 0, from the moment it starts)."""
+        with self._lock:
+            ptr, self._ptr = self._ptr, c_void_p()
+        if ptr.value:
+            self.hip.hipFree(ptr)
 
 
 @dataclass(frozen=True)
@@ -185,6 +189,7 @@ class Session:
         self._owned: list[tuple[str, Any]] = []  # (destroy function, handle), newest last
         self._memory: list[DeviceArray] = []
         self.closed = False
+        self._close_lock = threading.Lock()  # close() from several threads: one of each destroy
 
     # ---------------------------------------------------------------- lifetime
     def __enter__(self) -> Session:
@@ -194,19 +199,21 @@ class Session:
         self.close()
 
     def close(self) -> None:
-        """Destroy what the session made, newest first, then the handle; free its memory."""
-        if self.closed:
-            return
-        self.closed = True
-        while self._owned:
-            destroy, handle = self._owned.pop()
-            getattr(self.lib, destroy)(handle)
-        for array in self._memory:
-            array.free()
-        self._memory.clear()
-        if self._handle is not None:
-            self.lib.miopenDestroy(self._handle)
-            self._handle = None
+        """Destroy what the session made, newest first, then the handle; free its memory.
+        Idempotent; from several threads at once, one closes and the others wait for it."""
+        with self._close_lock:
+            if self.closed:
+                return
+            self.closed = True
+            while self._owned:
+                destroy, handle = self._owned.pop()
+                getattr(self.lib, destroy)(handle)
+            for array in self._memory:
+                array.free()
+            self._memory.clear()
+            handle, self._handle = self._handle, None
+            if handle is not None:
+                self.lib.miopenDestroy(handle)
 
     @property
     def handle(self) -> Any:

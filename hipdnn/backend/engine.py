@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -87,6 +88,11 @@ class ExecutionPlan(ABC):
     #: :func:`hipdnn.interop.buffers.check_against`); False: buffers are passed by pointer and must
     #: have the graph tensor's layout.
     reads_buffer_strides: bool = False
+    #: Why this plan's choice came from a failure that may not recur (an engine sets it, e.g.
+    #: MIOPEN_ENGINE after a fusion compile failed with a status that is not MIOpen's definitive
+    #: "not supported"): the planner then neither keeps it in the plan cache for other builds nor
+    #: writes its decision to the persistent plan store, so the next build asks again.
+    provisional: str | None = None
 
     def __init__(self, engine: Engine, knobs: Mapping[str, KnobValue] | None = None,
                  name: str | None = None, workspace_size: int = 0) -> None:
@@ -129,13 +135,12 @@ class ExecutionPlan(ABC):
         return run
 
     def close(self) -> None:
-        """Release the plan's resources (the engine's :meth:`_release`, once). Idempotent."""
-        if self._closed:
+        """Release the plan's resources (the engine's :meth:`_release`, once). Idempotent and
+        safe from several threads at once: the plan is marked closed first (executes starting
+        later raise :class:`PlanClosedError`), then exactly one caller runs :meth:`_release`."""
+        if not _mark_closed(self):
             return
-        try:
-            self._release()
-        finally:
-            self._closed = True
+        self._release()
 
     def _release(self) -> None:
         """Free what the plan owns; called once by :meth:`close`. Nothing by default."""
@@ -168,6 +173,18 @@ class ExecutionPlan(ABC):
                 f"workspace={self.workspace_size} runs={self.describe()!r}{state}>")
 
 
+_CLOSING = threading.Lock()
+
+
+def _mark_closed(plan: ExecutionPlan) -> bool:
+    """Set ``plan._closed``; True for the one caller that changed it (the others: False)."""
+    with _CLOSING:
+        if plan._closed:
+            return False
+        plan._closed = True
+        return True
+
+
 def _guard_execute(fn: Callable[..., None]) -> Callable[..., None]:
     @functools.wraps(fn)
     def execute(self: ExecutionPlan, *args: Any, **kwargs: Any) -> None:
@@ -188,7 +205,7 @@ def _guard_close(fn: Callable[[ExecutionPlan], None]) -> Callable[[ExecutionPlan
         try:
             fn(self)
         finally:
-            self._closed = True
+            _mark_closed(self)
     close.__hipdnn_guarded__ = True  # type: ignore[attr-defined]
     return close
 

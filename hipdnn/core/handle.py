@@ -134,6 +134,8 @@ class Handle:
         self.stream: int | None = _stream(stream)
         self._states: dict[Hashable, Any] = {}
         self._lock = threading.Lock()
+        #: Held for the whole of close(): a second close() waits until the first one is done.
+        self._close_lock = threading.RLock()
         self._closed = False
         #: Unique per Handle object in this process (plan-cache key; never reused).
         self.serial = next(_serials)
@@ -163,6 +165,8 @@ class Handle:
         if self._closed:
             raise GraphStateError(f"{self!r} is closed")
         with self._lock:
+            if self._closed:  # closed meanwhile: a state made now would never be closed
+                raise GraphStateError(f"{self!r} is closed")
             if key not in self._states:
                 self._states[key] = factory(self)
             return self._states[key]  # type: ignore[no-any-return,unused-ignore]
@@ -264,22 +268,27 @@ class Handle:
         it in other threads are waited for (engine states with ``drain()``); then what was
         cached for it is forgotten (:func:`on_close` listeners) and every engine state closed
         (its MIOpen handle destroyed). So closing a Handle that another thread is executing on
-        is safe: that execute finishes (with its results), the next one is refused."""
-        if self._closed:
-            return
-        self._closed = True
-        for st in list(self._states.values()):
-            drain = getattr(st, "drain", None)
-            if callable(drain):
-                drain()
-        for listener in list(_close_listeners):
-            listener(self.serial)
-        with self._lock:
-            states, self._states = list(self._states.values()), {}
-        for st in states:
-            closer = getattr(st, "close", None)
-            if callable(closer):
-                closer()
+        is safe: that execute finishes (with its results), the next one is refused. Closing
+        from several threads at once is too: one closes, the others wait until it is done
+        and return (nothing is freed twice)."""
+        with self._close_lock:  # a second close() waits here until the first is done
+            with self._lock:  # state() checks under this lock: no state is made after this
+                if self._closed:
+                    return
+                self._closed = True
+                states = list(self._states.values())
+            for st in states:
+                drain = getattr(st, "drain", None)
+                if callable(drain):
+                    drain()
+            for listener in list(_close_listeners):
+                listener(self.serial)
+            with self._lock:
+                states, self._states = list(self._states.values()), {}
+            for st in states:
+                closer = getattr(st, "close", None)
+                if callable(closer):
+                    closer()
 
     def __copy__(self) -> Handle:
         """A Handle is one device context (its engine states, e.g. the MIOpen handle, and its

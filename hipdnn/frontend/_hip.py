@@ -10,6 +10,8 @@ is False (upstream's own tests skip the gate then) and ``HipStallGate()`` raises
 from __future__ import annotations
 
 import ctypes
+import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -49,6 +51,10 @@ def _stream(stream: int | None) -> ctypes.c_void_p:
     return ctypes.c_void_p(stream or None)
 
 
+#: Makes HipEvent.destroy's take-and-clear of the event one step.
+_DESTROYING = threading.Lock()
+
+
 class HipEvent:
     """A HIP event: ``record(stream=0)``, ``synchronize()``, ``elapsed_time(end)`` (ms),
     ``destroy()``; RuntimeError once destroyed."""
@@ -81,15 +87,19 @@ class HipEvent:
         return float(ms.value)
 
     def destroy(self) -> None:
-        """Release the event (idempotent)."""
-        event, self._event = self._event, None
+        """Release the event (idempotent, also from several threads at once: one
+        ``hipEventDestroy``)."""
+        with _DESTROYING:
+            event, self._event = self._event, None
         if event is not None:
             _call(self._hip, "hipEventDestroy", event)
 
     def __del__(self) -> None:
+        if sys.is_finalizing():  # interpreter shutdown: the runtime may be gone
+            return
         try:
             self.destroy()
-        except Exception:  # interpreter shutdown: the runtime may be gone
+        except Exception:  # a finalizer must never raise
             pass
 
     def __repr__(self) -> str:

@@ -580,6 +580,11 @@ class Planner:
             plan = self._build_stored(engine, values, items)
             if plan is None:
                 plan = engine.build_plan(self._view(), dict(values), self.graph.handle)
+                if plan.provisional:  # chosen after a failure that may pass: ask again next time
+                    logger.info("graph %r: %s plan %r kept for this graph only: %s",
+                                self.graph.name, engine.name, plan.name, plan.provisional)
+                    plan_cache.hold(plan, self.graph)
+                    return plan
                 self._keep(engine, plan, items)
             plan_cache.insert(ck, plan, self.graph)
         return plan

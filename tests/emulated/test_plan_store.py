@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -237,3 +238,50 @@ def test_a_declined_answer_is_kept_too(emulated_device: EmulatedDevice,
     assert len(asked) == 1 and "CROSS_CORRELATION" in (first["MIOPEN_ENGINE"] or "")
     second = attempt()
     assert len(asked) == 1 and second["MIOPEN_ENGINE"] == first["MIOPEN_ENGINE"]
+
+
+@pytest.mark.parametrize("status", [7, 4, 5], ids=["unknown_error", "alloc_failed", "internal_error"])
+def test_a_fusion_compile_that_failed_once_is_not_kept(emulated_device: EmulatedDevice,
+                                                       emulated_miopen_engine: MiopenEngine,
+                                                       store: ps.PlanStore, status: int) -> None:
+    """miopenCompileFusionPlan failing with a status MIOpen also returns for passing trouble
+    (miopenStatusUnknownError: a HIP error or exception inside the compile; AllocFailed;
+    InternalError) decides nothing for later builds: the plan runs (unfused, or on another
+    engine) with PyTorch's answer, neither the plan store nor the plan cache keeps that, and the
+    next build, without the fault, compiles the fusion plan again and runs fused. (Before, the
+    unfused path was stored and every later process ran unfused.)"""
+    config = (D.FLOAT, "NCHW")
+    emulated_device.fail("miopenCompileFusionPlan", status)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hipdnn.FallbackWarning)
+        first, _, _ = _build(emulated_device, Row.CONV_BIAS_ACT, None, config)
+    # status 7 is also MIOpen's answer for a fused kernel that does not build: unfused now;
+    # the others fail the MIOpen build, which falls back to another engine for this build
+    assert (first.engine.name, getattr(first, "path", None)) == (
+        ("MIOPEN_ENGINE", "unfused") if status == 7 else ("CPU_REFERENCE_ENGINE", None))
+    assert not [e for e in _entries(store) if e.kind == "plan"], _entries(store)
+    # a rebuild in this process (the plan cache) and in a later one (the store) fuse again
+    for fresh in (False, True):
+        if not fresh:
+            case = build(Row.CONV_BIAS_ACT, *config)
+            case.graph.build_operation_graph(Handle())
+            case.graph.build_plans()
+            again = case.graph.plans[0]
+        else:
+            again, _, _ = _build(emulated_device, Row.CONV_BIAS_ACT, None, config)
+        assert again.path == "fused", (fresh, again)
+    assert [e.kind for e in _entries(store) if e.kind == "plan"] == ["plan"]
+
+
+def test_a_definitive_fusion_decline_is_kept(emulated_device: EmulatedDevice,
+                                             emulated_miopen_engine: MiopenEngine,
+                                             store: ps.PlanStore) -> None:
+    """MIOpen's "no fusion solver applies" (miopenStatusUnsupportedOp) is its definitive answer:
+    the unfused decision is stored, and a later build takes it without compiling again."""
+    config = (D.FLOAT, "NCHW")
+    emulated_device.fusion_applicable = lambda plan, ops, version: "declined by the test"
+    first, _, _ = _build(emulated_device, Row.CONV_BIAS_ACT, None, config)
+    assert first.path == "unfused"
+    assert [e.kind for e in _entries(store) if e.kind == "plan"] == ["plan"]
+    second, calls, _ = _build(emulated_device, Row.CONV_BIAS_ACT, None, config)
+    assert second.path == "unfused" and "miopenCompileFusionPlan" not in calls

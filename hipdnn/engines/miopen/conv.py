@@ -114,6 +114,8 @@ class ConvOp:
         self._problem: Owned | None = None
         self._solution: Owned | None = None
         self._solution_ws = 0
+        #: Set when Find 2.0 failed and the heuristic solution runs instead (see Runner.provisional).
+        self.provisional: str | None = None
         #: What Find 2.0 returned (fastest first); empty in immediate mode.
         self.find_results: tuple[FindResult, ...] = ()
         #: Why the plan runs differently than asked (e.g. Find 2.0 failed); shown by describe().
@@ -270,6 +272,8 @@ class ConvOp:
             self.notes.append(note)
             logger.warning("MIOPEN_ENGINE: %s", note)
         self.use_solution(handle, sid, size)
+        # a search that failed once decides nothing for later builds: not cached, not stored
+        self.provisional = f"{note}; the next build searches again"
 
     def _find(self, handle: CHandle) -> None:
         """Find 2.0 with tuning at build time: MIOpen allocates the tensors and workspace it

@@ -192,8 +192,11 @@ class Resources:
 
     def close(self) -> None:
         """Free everything (reverse order); errors in one destructor do not skip the others."""
-        while self._items:
-            item = self._items.pop()
+        while True:
+            try:
+                item = self._items.pop()
+            except IndexError:  # empty (another thread may be closing the same stack)
+                return
             try:
                 item.close()
             except Exception:

@@ -16,7 +16,7 @@ from miopen_ctypes.enums import (
 from miopen_ctypes.errors import MIOpenStatusError
 from miopen_ctypes.loader import MIOpenLibrary
 
-__all__ = ["FUSION_DECLINED_STATUSES", "ONE", "ZERO", "FusionPlan"]
+__all__ = ["FUSION_DECLINED_STATUSES", "FUSION_DEFINITIVE_STATUSES", "ONE", "ZERO", "FusionPlan"]
 
 _one, _zero = ctypes.c_float(1.0), ctypes.c_float(0.0)
 #: Addresses of host floats 1 and 0: MIOpen reads every alpha/beta as ``const float*``.
@@ -30,6 +30,17 @@ FUSION_DECLINED_STATUSES = frozenset({
     miopenStatus_t.miopenStatusBadParm,
     miopenStatus_t.miopenStatusNotImplemented,
     miopenStatus_t.miopenStatusUnknownError,
+    miopenStatus_t.miopenStatusUnsupportedOp,
+})
+
+#: Of those, MIOpen's definitive "no fused kernel for this plan" (no solver applies, not
+#: implemented, a parameter the fused kernels refuse): the same install answers the same way
+#: every time, so that answer may be kept (plan cache, persistent plan store).
+#: miopenStatusUnknownError is not one: MIOpen returns it for a kernel that does not build on
+#: this install, but also for a HIP error or any exception inside the compile, which may pass.
+FUSION_DEFINITIVE_STATUSES = frozenset({
+    miopenStatus_t.miopenStatusBadParm,
+    miopenStatus_t.miopenStatusNotImplemented,
     miopenStatus_t.miopenStatusUnsupportedOp,
 })
 
@@ -112,6 +123,18 @@ class FusionPlan:
             raise
         self._outer.add(self._res)
         return True
+
+    @property
+    def provisional(self) -> str | None:
+        """For a plan whose :meth:`compile` returned False with a status that may not recur
+        (not in :data:`FUSION_DEFINITIVE_STATUSES`): why the unfused path taken must not be
+        kept for later builds; else None."""
+        if self.declined is None:
+            return None
+        if getattr(self.declined, "status", None) in FUSION_DEFINITIVE_STATUSES:
+            return None
+        return (f"{self.declined_note()}, which MIOpen also returns for passing failures: "
+                f"the fusion plan is compiled again by the next build")
 
     def declined_note(self) -> str:
         """Why the plan was not used: ``fusion plan not used: miopenCompileFusionPlan returned

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
@@ -53,49 +54,53 @@ def _bound_runner(plan: MiopenPlan, state: MiopenHandleState, ctx: Ctx[object],
     The closure holds ``state`` and the plan (whose objects are destroyed only by
     ``close()``). Each run is counted on ``state`` while it calls MIOpen (its ``_inflight``
     list, inline: :meth:`MiopenHandleState.enter`), so ``Handle.close()`` on another thread
-    waits for it before the MIOpen handle is destroyed, and a run after that is refused."""
+    waits for it before the MIOpen handle is destroyed, and a run after that is refused; and
+    on the plan (``_runs``, :meth:`MiopenPlan._leave`), so a plan closed meanwhile frees its
+    MIOpen objects only when the last run returned."""
     operation = plan.operation
     inflight, leave = state._inflight, state.leave
+    runs, done = plan._runs, plan._leave
+    if plan._serial is not None:  # a fused plan: one operator-args object, one run at a time
+        return _bound_serialized(plan, state, ctx, prepared, plan._serial)
     if prepared is None:
         run_row = plan.runner.run
 
         def run_runner() -> None:
-            if plan._closed:
-                _refuse(plan)
+            runs.append(None)
             inflight.append(None)
             try:
-                if state.closed:
+                if plan._closed or state.closed:
                     _refuse(plan)
                 run_row(Ctx(ctx.handle, ctx.ptr, ctx.ws, ctx.ws_size, state.stream))
             except MIOpenError as exc:
                 raise execution_error(operation, exc) from exc
             finally:
                 leave()
+                done()
         return run_runner
     if len(prepared) == 1:
         ((cfunc, cargs),) = prepared
 
         def run_one() -> None:
-            if plan._closed:
-                _refuse(plan)
+            runs.append(None)
             inflight.append(None)
             try:
-                if state.closed:
+                if plan._closed or state.closed:
                     _refuse(plan)
                 cfunc(*cargs)
             except MIOpenError as exc:
                 raise execution_error(operation, exc) from exc
             finally:
                 leave()
+                done()
         run_one.prepared = prepared  # type: ignore[attr-defined]  # (cfunc, cargs): benchmarks
         return run_one
 
     def run_calls() -> None:
-        if plan._closed:
-            _refuse(plan)
+        runs.append(None)
         inflight.append(None)
         try:
-            if state.closed:
+            if plan._closed or state.closed:
                 _refuse(plan)
             for cfunc, cargs in prepared:
                 cfunc(*cargs)
@@ -103,8 +108,41 @@ def _bound_runner(plan: MiopenPlan, state: MiopenHandleState, ctx: Ctx[object],
             raise execution_error(operation, exc) from exc
         finally:
             leave()
+            done()
     run_calls.prepared = prepared  # type: ignore[attr-defined]
     return run_calls
+
+
+def _bound_serialized(plan: MiopenPlan, state: MiopenHandleState, ctx: Ctx[object],
+                      prepared: tuple[Prepared, ...] | None,
+                      lock: threading.Lock) -> Callable[[], None]:
+    """:func:`_bound_runner` for a fused plan: its set-args calls and the execute run under the
+    plan's lock (see ``MiopenPlan._serial``)."""
+    operation = plan.operation
+    inflight, leave = state._inflight, state.leave
+    runs, done = plan._runs, plan._leave
+    run_row = plan.runner.run
+
+    def run_locked() -> None:
+        runs.append(None)
+        inflight.append(None)
+        try:
+            if plan._closed or state.closed:
+                _refuse(plan)
+            with lock:
+                if prepared is None:
+                    run_row(Ctx(ctx.handle, ctx.ptr, ctx.ws, ctx.ws_size, state.stream))
+                else:
+                    for cfunc, cargs in prepared:
+                        cfunc(*cargs)
+        except MIOpenError as exc:
+            raise execution_error(operation, exc) from exc
+        finally:
+            leave()
+            done()
+    if prepared is not None:
+        run_locked.prepared = prepared  # type: ignore[attr-defined]
+    return run_locked
 
 
 class MiopenPlan(ExecutionPlan):
@@ -121,6 +159,8 @@ class MiopenPlan(ExecutionPlan):
         super().__init__(engine, knobs, name=f"{engine.name}:{m.row.name.lower()}:{runner.path}{tags}",
                          workspace_size=runner.workspace_size)
         self.match, self.runner, self.path, self.row = m, runner, runner.path, m.row
+        self.provisional = runner.provisional or getattr(getattr(runner, "op", None),
+                                                         "provisional", None)
         self._state, self._hip = state, hip
         self._res = res
         self._finalizer = weakref.finalize(self, _close_all, res)
@@ -151,6 +191,36 @@ class MiopenPlan(ExecutionPlan):
         # whole, so a thread never pairs another thread's Handle with its own state; a serial,
         # not the Handle, so a cached plan does not keep a dropped Handle alive
         self._last: tuple[int, MiopenHandleState] = (0, state)
+        # A fused plan's operator args are one MIOpen object that each execute fills
+        # (miopenSetOpArgs*) and then reads (miopenExecuteFusionPlan), and the plan always runs
+        # on the MIOpen handle it was compiled on: executes of it from several threads at once
+        # take turns on this lock (the kernel launch copies the args, so the lock is held for
+        # the host calls only). Other paths keep no state between their calls.
+        self._serial: threading.Lock | None = (threading.Lock() if self.path == Path.FUSED
+                                               else None)
+
+        #: One entry per execute of this plan in flight (list append/pop are atomic): a plan
+        #: closed while some run (on any thread, any Handle) frees its MIOpen objects when the
+        #: last of them returns, never under a running call.
+        self._runs: list[None] = []
+
+    def _leave(self) -> None:
+        """An execute counted in ``_runs`` returned: the last one out of a closed plan frees it.
+        (A run pops before it reads ``_closed``; close sets ``_closed`` before it reads
+        ``_runs``: so either the run or the close sees the other, and frees.)"""
+        runs = self._runs
+        runs.pop()
+        if self._closed and not runs:
+            self._finalizer()
+
+    def _run(self, ctx: Ctx) -> None:
+        """The runner's calls, under the plan's lock when it has one."""
+        lock = self._serial
+        if lock is None:
+            self.runner.run(ctx)
+            return
+        with lock:
+            self.runner.run(ctx)
 
     @property
     def solution_id(self) -> int | None:
@@ -231,21 +301,27 @@ class MiopenPlan(ExecutionPlan):
             self._missing(buffers)
         for i, role, t in self._scalars:
             vals[i] = scalar_value(t, buffers, f"{self.operation}: {role}")
-        if not state.enter():  # closed by another thread since _state_for
-            _refuse(self, handle)
-        try:  # counted while it calls MIOpen: Handle.close() waits for it
-            if on_device and (workspace is None or type(workspace) is int
-                              or workspace.device != "cpu"):
-                ws = 0 if workspace is None else (
-                    workspace if type(workspace) is int else workspace.ptr)
-                try:
-                    self.runner.run(Ctx(state.handle, self._row_cls(*vals), ws, size, state.stream))
-                except MIOpenError as exc:
-                    raise execution_error(self.operation, exc) from exc
-                return
-            self._execute_staged(buffers, workspace, state, vals)
+        self._runs.append(None)  # counted on the plan: a close meanwhile frees after this run
+        try:
+            if self._closed:  # closed by another thread since execute() checked
+                self.check_open()
+            if not state.enter():  # closed by another thread since _state_for
+                _refuse(self, handle)
+            try:  # counted while it calls MIOpen: Handle.close() waits for it
+                if on_device and (workspace is None or type(workspace) is int
+                                  or workspace.device != "cpu"):
+                    ws = 0 if workspace is None else (
+                        workspace if type(workspace) is int else workspace.ptr)
+                    try:
+                        self._run(Ctx(state.handle, self._row_cls(*vals), ws, size, state.stream))
+                    except MIOpenError as exc:
+                        raise execution_error(self.operation, exc) from exc
+                    return
+                self._execute_staged(buffers, workspace, state, vals)
+            finally:
+                state.leave()
         finally:
-            state.leave()
+            self._leave()
 
     def bind(self, buffers: Mapping[int, Buffer], workspace: Buffer | None,
              handle: Handle | None) -> Callable[[], None]:
@@ -305,12 +381,14 @@ class MiopenPlan(ExecutionPlan):
                 for i, _, uid, t, out in self._io:
                     vals[i] = staging.pointer(buffers[uid], t, is_output=out)
                 ws = staging.workspace(workspace, self.workspace_size)
-                self.runner.run(Ctx(state.handle, self._row_cls(*vals), ws, self.workspace_size,
-                                    state.stream))
+                self._run(Ctx(state.handle, self._row_cls(*vals), ws, self.workspace_size,
+                              state.stream))
                 staging.commit()
         finally:
             staging.close()
 
     def _release(self) -> None:
-        """Free every MIOpen object the plan owns."""
-        self._finalizer()
+        """Free every MIOpen object the plan owns, now or, while executes of it are in flight
+        on other threads, when the last of them returns (:meth:`_leave`)."""
+        if not self._runs:
+            self._finalizer()

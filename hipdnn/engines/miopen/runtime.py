@@ -96,6 +96,9 @@ class Runner(Generic[P]):
     lib: MIOpenLibrary
     #: Why the path was chosen when it is not the row's first choice (shown by describe()).
     notes: Sequence[str] = ()
+    #: Set when the path was chosen because of a failure that may not recur (e.g. a fusion
+    #: compile's miopenStatusUnknownError): such a plan is neither cached nor stored.
+    provisional: str | None = None
 
     def run(self, ctx: Ctx[P]) -> None:
         """Issue the calls: replays :meth:`calls`, or :meth:`run_with_host_work` when the calls
