@@ -45,10 +45,14 @@ import miopen_ctypes
 from hipdnn.core.errors import VariantPackError, WorkspaceError
 from hipdnn.core.types import DataType
 from hipdnn.interop.buffers import Buffer, resolve
-from miopen_ctypes import types as mt
 from miopen_ctypes.enums import miopenDataType_t
 from miopen_ctypes.hip import hipMemcpyKind
 from miopen_ctypes.prototypes import PROTOTYPES
+from miopen_ctypes.types import (
+    HANDLE_TYPES,
+    miopenHandle_t,
+    miopenTensorDescriptor_t,
+)
 
 __all__ = ["MIOPEN_DATA_TYPES", "WORKSPACE_RULES", "DeviceArray", "Session"]
 
@@ -220,7 +224,7 @@ class Session:
         """The ``miopenHandle_t`` (``miopenCreate`` on first use: needs a GPU)."""
         self._check_open()
         if self._handle is None:
-            handle = mt.miopenHandle_t()
+            handle = miopenHandle_t()
             self.lib.miopenCreate(byref(handle))
             if self._stream is not None:
                 self.lib.miopenSetStream(handle, self._stream)
@@ -271,7 +275,7 @@ class Session:
         except KeyError:
             raise VariantPackError(f"{buf.dtype.name} has no MIOpen data type; valid: "
                                    f"{', '.join(d.name for d in MIOPEN_DATA_TYPES)}") from None
-        desc = mt.miopenTensorDescriptor_t()
+        desc = miopenTensorDescriptor_t()
         self.lib.miopenCreateTensorDescriptor(byref(desc))
         owner.append(("miopenDestroyTensorDescriptor", desc))
         dims = buf.shape or (1,)
@@ -319,7 +323,7 @@ class Session:
         trailing = 0
         for argtype in reversed(proto.argtypes):
             out_param = isinstance(argtype, type) and issubclass(argtype, ctypes._Pointer) \
-                and argtype not in mt.HANDLE_TYPES and argtype is not POINTER(mt.miopenTensorDescriptor_t)
+                and argtype not in HANDLE_TYPES and argtype is not POINTER(miopenTensorDescriptor_t)
             if not out_param:
                 break
             trailing += 1
@@ -338,7 +342,7 @@ class Session:
         i = 0
         while i < len(names):
             pname, ptype = names[i], types[i]
-            if i == 0 and ptype is mt.miopenHandle_t and pname == "handle":
+            if i == 0 and ptype is miopenHandle_t and pname == "handle":
                 out[pname] = _HANDLE  # filled after the size checks (they need no GPU)
                 i += 1
                 continue
@@ -347,7 +351,7 @@ class Session:
                                 f"(C parameters: {', '.join(names)})")
             value = given.pop(0)
             nxt = names[i + 1] if i + 1 < len(names) else ""
-            if ptype is mt.miopenTensorDescriptor_t and _is_array(value):
+            if ptype is miopenTensorDescriptor_t and _is_array(value):
                 buf = _shaped(value, f"{name}({pname})")
                 out[pname] = self._tensor_descriptor(buf, temporaries)
                 if scalar_type is None:

@@ -28,8 +28,8 @@ from hipdnn.frontend._graph_build import GraphBuild
 from hipdnn.frontend._handle import native_handle, optional_handle
 from hipdnn.frontend._memory import DeviceBuffer, find_buffer, get_data_ptr
 from hipdnn.graph.graph import Graph as NativeGraph
-from hipdnn.interop import buffers as interop
-from hipdnn.interop import dlpack as _dlpack
+from hipdnn.interop.buffers import Buffer, check_against, resolve
+from hipdnn.interop.dlpack import GPU_DEVICES
 from hipdnn.interop.hostmem import element_span
 from hipdnn.ir.tensor import Tensor as NativeTensor
 
@@ -60,7 +60,7 @@ def _device_dlpack(value: Any) -> bool:
     if device is None or type(value).__module__.split(".")[0] == "torch":
         return False
     try:
-        return int(device()[0]) in _dlpack.GPU_DEVICES
+        return int(device()[0]) in GPU_DEVICES
     except Exception:
         return False
 
@@ -487,13 +487,13 @@ class GraphRun(GraphBuild):
                 return address
             if address == 0:
                 raise VariantPackError(f"{what}: null pointer")
-            return interop.Buffer(ptr=address, device="gpu", device_known=True,
+            return Buffer(ptr=address, device="gpu", device_known=True,
                                   kind="int (a device pointer: not inside a DeviceBuffer)")
         buf, offset = found
         if offset + nbytes > buf.size():
             raise VariantPackError(f"{what} needs {nbytes} bytes at offset {offset} of a "
                                    f"DeviceBuffer of {buf.size()} bytes")
-        return interop.Buffer(ptr=address, device="cpu", owner=buf,
+        return Buffer(ptr=address, device="cpu", owner=buf,
                               kind="hipdnn.frontend.DeviceBuffer")
 
     def _device_pointer(self, value: Any, uid: int) -> int:
@@ -502,14 +502,14 @@ class GraphRun(GraphBuild):
         tensor = self._native.tensors.get(uid)
         if tensor is None or tensor.dim is None:
             return get_data_ptr(value)
-        buf = interop.resolve(value)
-        interop.check_against(buf, tensor, "execute: variant pack")
+        buf = resolve(value)
+        check_against(buf, tensor, "execute: variant pack")
         return buf.ptr
 
     def _value(self, value: Any, uid: int) -> Any:
         if isinstance(value, DeviceBuffer):
             value = value.ptr()
-        elif isinstance(value, interop.Buffer) and value.by_pointer:
+        elif isinstance(value, Buffer) and value.by_pointer:
             value = value.ptr  # hipdnn.by_pointer(obj): the pointer, as for an int
         elif _device_dlpack(value):
             value = self._device_pointer(value, uid)
@@ -565,7 +565,7 @@ class GraphRun(GraphBuild):
             if found is not None:
                 buf, offset = found
                 size = buf.size() - offset
-                return interop.Buffer(ptr=int(workspace), device="cpu", shape=(size,),
+                return Buffer(ptr=int(workspace), device="cpu", shape=(size,),
                                       strides=(1,), dtype=DataType.UINT8,
                                       owner=buf, kind="hipdnn.frontend.DeviceBuffer")
             return int(workspace)

@@ -24,7 +24,7 @@ import numpy as np
 
 from hipdnn.core.errors import VariantPackError
 from hipdnn.core.types import DataType
-from hipdnn.interop import dlpack as _dlpack
+from hipdnn.interop import dlpack
 from hipdnn.interop.dtypes import dlpack_to_dtype, numpy_to_dtype
 
 __all__ = ["DeviceBuffer", "find_buffer", "get_data_ptr", "get_dtype_size", "tensor_metadata"]
@@ -109,7 +109,7 @@ def get_dtype_size(dtype: Any) -> int:
 def _export(obj: Any, copy: bool | None) -> Any:
     """``obj.__dlpack__`` asking for a versioned capsule (and ``copy``), else the legacy call.
     Exceptions the producer raises reach the caller unchanged, as upstream."""
-    kwargs: dict[str, Any] = {"max_version": _dlpack.MAX_VERSION}
+    kwargs: dict[str, Any] = {"max_version": dlpack.MAX_VERSION}
     if copy is not None:
         kwargs["copy"] = copy
     try:
@@ -118,11 +118,11 @@ def _export(obj: Any, copy: bool | None) -> Any:
         return obj.__dlpack__()
 
 
-def _consume(obj: Any, copy: bool | None) -> _dlpack.DLPackExport:
+def _consume(obj: Any, copy: bool | None) -> dlpack.DLPackExport:
     capsule = _export(obj, copy)
     try:
-        return _dlpack.consume(capsule)
-    except _dlpack.DLPackError as exc:
+        return dlpack.consume(capsule)
+    except dlpack.DLPackError as exc:
         raise ValueError(f"__dlpack__ of {type(obj).__name__} did not return a valid DLPack "
                          f"capsule: {exc}") from None
 
@@ -169,6 +169,6 @@ def tensor_metadata(obj: Any) -> tuple[list[int], list[int], DataType, bool]:
             for axis in range(len(dims) - 1, -1, -1):
                 strides[axis] = step
                 step *= max(dims[axis], 1)
-        return dims, strides, dtype, info.device_type in _dlpack.HOST_DEVICES
+        return dims, strides, dtype, info.device_type in dlpack.HOST_DEVICES
     finally:
         info.owner.release()

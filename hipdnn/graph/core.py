@@ -21,7 +21,7 @@ from typing import Any
 from hipdnn.core.errors import ArgumentError, ValidationError
 from hipdnn.core.shapes import packed_strides
 from hipdnn.core.types import DataType
-from hipdnn.interop import buffers as interop
+from hipdnn.interop.buffers import resolve
 from hipdnn.ir.nodes.base import Node, check_tensor
 from hipdnn.ir.tensor import Tensor, not_a_tensor_hint
 
@@ -136,7 +136,7 @@ class GraphCore:
             return self.tensor(input.dim, input.stride, input.data_type, input.is_virtual,
                                input.is_pass_by_value, name or input.name, value=input.value)
 
-        buf = interop.resolve(input, default_device="cpu")
+        buf = resolve(input, default_device="cpu")
         if buf.shape is None or buf.dtype is None:
             raise ValidationError(f"tensor_like() needs an object that reveals shape and dtype; "
                                   f"a {type(input).__name__} does not", tensor=name or None)

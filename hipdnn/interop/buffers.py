@@ -29,7 +29,7 @@ import numpy as np
 from hipdnn.core.errors import VariantPackError
 from hipdnn.core.shapes import packed_strides
 from hipdnn.core.types import DataType
-from hipdnn.interop import dlpack as _dlpack
+from hipdnn.interop import dlpack
 from hipdnn.interop.array_fit import permutation_hint, regrouped_strides
 from hipdnn.interop.dtypes import (
     dlpack_to_dtype,
@@ -383,16 +383,16 @@ def _interface_buffer(obj: object, iface: Mapping[str, Any], on_host: bool,
 def _from_dlpack(obj: Any) -> Buffer:
     kind = f"__dlpack__ object ({type(obj).__module__}.{type(obj).__qualname__})"
     try:
-        exp = _dlpack.export(obj)
-    except _dlpack.DLPackError as exc:
+        exp = dlpack.export(obj)
+    except dlpack.DLPackError as exc:
         raise VariantPackError(f"{kind}: {exc}") from None
-    device = _dlpack.HOST_DEVICES.get(exp.device_type)
+    device = dlpack.HOST_DEVICES.get(exp.device_type)
     if device is None:
-        device = "gpu" if exp.device_type in _dlpack.GPU_DEVICES else None
+        device = "gpu" if exp.device_type in dlpack.GPU_DEVICES else None
     if device is None:
         raise VariantPackError(
             f"{kind}: DLPack device type {exp.device_type} is not supported; valid: "
-            f"{sorted(_dlpack.HOST_DEVICES.keys() | _dlpack.GPU_DEVICES)}"
+            f"{sorted(dlpack.HOST_DEVICES.keys() | dlpack.GPU_DEVICES)}"
         )
     try:
         dtype = dlpack_to_dtype(exp.code, exp.bits, exp.lanes)

@@ -35,7 +35,7 @@ from hipdnn.core.logs import logger
 from hipdnn.core.progress import Progress
 from hipdnn.core.shapes import overlap_free
 from hipdnn.core.types import DataType, check_float, to_int
-from hipdnn.interop import buffers as interop
+from hipdnn.interop.buffers import Buffer, check_against, resolve
 from hipdnn.ir.graph_data import GraphData
 from hipdnn.ir.nodes.norm import SCALAR_RANGES
 from hipdnn.ir.tensor import Tensor
@@ -44,7 +44,6 @@ from hipdnn.pipeline.packsig import Matcher, compile_matcher
 if TYPE_CHECKING:
     from hipdnn.backend.engine import ExecutionPlan
     from hipdnn.core.handle import Handle
-    from hipdnn.interop.buffers import Buffer
 
 __all__ = ["BoundExecution", "Executor", "PlanTiming"]
 
@@ -232,7 +231,7 @@ def _check_outputs_disjoint(tensors: Mapping[int, Tensor], buffers: Mapping[int,
 
 def _workspace_buffer(workspace: Any) -> Buffer:
     try:
-        return interop.resolve(workspace)
+        return resolve(workspace)
     except VariantPackError as exc:
         raise WorkspaceError(f"workspace: {exc}") from None
 
@@ -391,13 +390,13 @@ class Executor:
                     f"{value!r}, which would be read as a pointer; valid: its value as a float "
                     f"(e.g. {float(value)!r}) or a one-element host array", tensor=t.name)
             try:
-                buf = interop.resolve(value)
+                buf = resolve(value)
             except VariantPackError as exc:
                 raise VariantPackError(f"variant pack: tensor {t.name!r} (uid {t.uid}): {exc}",
                                        tensor=t.name) from exc
             if t._producer is not None:
                 _check_output_buffer(t, buf)
-            if interop.check_against(buf, t, "execute: variant pack"):
+            if check_against(buf, t, "execute: variant pack"):
                 _check_restrided(plans, t, buf)
             assert t.uid is not None
             buffers[t.uid] = buf
@@ -412,7 +411,7 @@ class Executor:
             self.check_scalars(buffers)
         for uid, value in self.baked.items():
             if uid not in buffers:
-                buffers[uid] = interop.Buffer(ptr=0, device="cpu", scalar=value, kind="float")
+                buffers[uid] = Buffer(ptr=0, device="cpu", scalar=value, kind="float")
         return buffers
 
     def resolve_workspace(self, workspace: Any, size: int) -> Buffer | None:

@@ -74,7 +74,7 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 
-from hipdnn.interop import dlpack as _dlpack
+from hipdnn.interop import dlpack
 from hipdnn.interop.buffers import Buffer
 from hipdnn.ir.tensor import Tensor
 
@@ -167,7 +167,7 @@ def signature(obj: Any) -> Hashable:
     if iface is not _MISSING:
         return (type(obj), "cai", *_interface(iface))
     if hasattr(obj, "__dlpack__"):
-        return (type(obj), "dlpack", *_dlpack.read(obj))  # released before it returns
+        return (type(obj), "dlpack", *dlpack.read(obj))  # released before it returns
     return (type(obj), "ai", *_interface(obj.__array_interface__))
 
 

@@ -21,7 +21,6 @@ from hipdnn.engines.miopen.decision import ConvDecision
 from hipdnn.engines.miopen.descriptors import ConvDesc, Owned, Resources, TensorDesc
 from hipdnn.engines.miopen.patterns import ConvNode, Row
 from hipdnn.engines.miopen.runtime import Call, CHandle, replay
-from miopen_ctypes import types as mt
 from miopen_ctypes.enums import (
     miopenConvolutionFindMode_t,
     miopenFindResultsOrder_t,
@@ -32,6 +31,13 @@ from miopen_ctypes.enums import (
 from miopen_ctypes.errors import MIOpenStatusError
 from miopen_ctypes.hip import HipLibrary
 from miopen_ctypes.loader import MIOpenLibrary
+from miopen_ctypes.types import (
+    miopenConvSolution_t,
+    miopenFindOptions_t,
+    miopenProblem_t,
+    miopenSolution_t,
+    miopenTensorArgument_t,
+)
 
 __all__ = ["DIRECTIONS", "NO_LIMIT", "ConvOp", "Direction", "FindResult", "conv_geometry"]
 
@@ -133,7 +139,7 @@ class ConvOp:
         getattr(lib, d.solution_count)(handle, *self._quad(), ctypes.byref(count))
         if count.value == 0:
             return []
-        sols = (mt.miopenConvSolution_t * count.value)()
+        sols = (miopenConvSolution_t * count.value)()
         got = ctypes.c_size_t()
         getattr(lib, d.get_solution)(handle, *self._quad(), count.value, ctypes.byref(got), sols)
         return [(int(s.solution_id), int(s.workspace_size)) for s in sols[: got.value]]
@@ -173,7 +179,7 @@ class ConvOp:
         # the problem copies the descriptor: the find mode must be set before creating it
         lib.miopenSetConvolutionFindMode(self.conv.handle,
                                          miopenConvolutionFindMode_t.miopenConvolutionFindModeNormal)
-        problem = mt.miopenProblem_t()
+        problem = miopenProblem_t()
         lib.miopenCreateConvProblem(ctypes.byref(problem), self.conv.handle, self.direction.problem)
         self._problem = self.res.add(Owned(lib, problem, "miopenDestroyProblem"))
         for desc, tid in zip(self.descs, self.direction.find_ids, strict=True):
@@ -222,7 +228,7 @@ class ConvOp:
             raise ValueError(f"unknown stored mode {mode!r}")
         blob = base64.b64decode(preset["solution"])
         lib = self.lib
-        sol = mt.miopenSolution_t()
+        sol = miopenSolution_t()
         lib.miopenLoadSolution(ctypes.byref(sol), blob, len(blob))
         owned = self.res.add(Owned(lib, sol, "miopenDestroySolution"))
         size = ctypes.c_size_t()
@@ -251,7 +257,7 @@ class ConvOp:
                      (handle, da, a, db, b, conv, dc, c, ws or None,
                       self.workspace_size, self.solution_id))]
         assert self._solution is not None
-        args = (mt.miopenTensorArgument_t * 3)()
+        args = (miopenTensorArgument_t * 3)()
         for i, (ptr, tid) in enumerate(zip(ptrs, self.direction.find_ids, strict=True)):
             args[i].id, args[i].buffer = int(tid), ptr
         return [("miopenRunSolution", (handle, self._solution.raw, 3, args, ws or None,
@@ -285,7 +291,7 @@ class ConvOp:
         policy_set = False
         old = ctypes.c_uint()
         try:
-            options = mt.miopenFindOptions_t()
+            options = miopenFindOptions_t()
             lib.miopenCreateFindOptions(ctypes.byref(options))
             opts = Owned(lib, options, "miopenDestroyFindOptions")
             lib.miopenSetFindOptionTuning(options, 1)
@@ -296,7 +302,7 @@ class ConvOp:
                 lib.miopenGetTuningPolicy(handle, ctypes.byref(old))
                 lib.miopenSetTuningPolicy(handle, miopenTuningPolicy_t.miopenTuningPolicySearch)
                 policy_set = True
-            sols = (mt.miopenSolution_t * _MAX_FIND)()
+            sols = (miopenSolution_t * _MAX_FIND)()
             found = ctypes.c_size_t()
             try:
                 lib.miopenFindSolutions(handle, self._problem.handle if self._problem else None,

@@ -16,7 +16,6 @@ from typing import Protocol, TypeVar
 from hipdnn.core.errors import PlanClosedError
 from hipdnn.core.types import DataType
 from hipdnn.engines.miopen.runtime import CHandle
-from miopen_ctypes import types as mt
 from miopen_ctypes.enums import (
     miopenBatchNormMode_t,
     miopenConvolutionAttrib_t,
@@ -24,6 +23,11 @@ from miopen_ctypes.enums import (
     miopenDataType_t,
 )
 from miopen_ctypes.loader import MIOpenLibrary
+from miopen_ctypes.types import (
+    miopenActivationDescriptor_t,
+    miopenConvolutionDescriptor_t,
+    miopenTensorDescriptor_t,
+)
 
 __all__ = [
     "ActivationDesc",
@@ -106,7 +110,7 @@ class TensorDesc(Owned):
     kind = "tensor descriptor"
 
     def __init__(self, lib: MIOpenLibrary, dtype: DataType, dims: Sequence[int], strides: Sequence[int]) -> None:
-        handle = _create(lib, "miopenCreateTensorDescriptor", mt.miopenTensorDescriptor_t)
+        handle = _create(lib, "miopenCreateTensorDescriptor", miopenTensorDescriptor_t)
         super().__init__(lib, handle, "miopenDestroyTensorDescriptor")
         self.dims, self.strides, self.dtype = tuple(dims), tuple(strides), DataType(dtype)
         n = len(self.dims)
@@ -129,7 +133,7 @@ class TensorDesc(Owned):
 def bn_param_desc(lib: MIOpenLibrary, x_desc: TensorDesc) -> TensorDesc:
     """FP32 per-channel descriptor (1,C,1,1[,1]) via ``miopenDeriveBNTensorDescriptor``."""
     desc = TensorDesc.__new__(TensorDesc)
-    handle = _create(lib, "miopenCreateTensorDescriptor", mt.miopenTensorDescriptor_t)
+    handle = _create(lib, "miopenCreateTensorDescriptor", miopenTensorDescriptor_t)
     Owned.__init__(desc, lib, handle, "miopenDestroyTensorDescriptor")
     lib.miopenDeriveBNTensorDescriptor(handle, x_desc.handle, miopenBatchNormMode_t.miopenBNSpatial)
     desc.dims = (1, x_desc.dims[1]) + (1,) * (len(x_desc.dims) - 2)
@@ -146,7 +150,7 @@ class ConvDesc(Owned):
 
     def __init__(self, lib: MIOpenLibrary, padding: Sequence[int], stride: Sequence[int],
                  dilation: Sequence[int], groups: int, deterministic: bool = False) -> None:
-        handle = _create(lib, "miopenCreateConvolutionDescriptor", mt.miopenConvolutionDescriptor_t)
+        handle = _create(lib, "miopenCreateConvolutionDescriptor", miopenConvolutionDescriptor_t)
         super().__init__(lib, handle, "miopenDestroyConvolutionDescriptor")
         n = len(padding)
         arr = ctypes.c_int * n
@@ -165,7 +169,7 @@ class ActivationDesc(Owned):
     kind = "activation descriptor"
 
     def __init__(self, lib: MIOpenLibrary, mode: int, alpha: float, beta: float, gamma: float) -> None:
-        handle = _create(lib, "miopenCreateActivationDescriptor", mt.miopenActivationDescriptor_t)
+        handle = _create(lib, "miopenCreateActivationDescriptor", miopenActivationDescriptor_t)
         super().__init__(lib, handle, "miopenDestroyActivationDescriptor")
         lib.miopenSetActivationDescriptor(handle, int(mode), float(alpha), float(beta), float(gamma))
 

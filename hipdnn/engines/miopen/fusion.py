@@ -6,7 +6,6 @@ import ctypes
 
 from hipdnn.engines.miopen.descriptors import ConvDesc, Owned, Resources, TensorDesc
 from hipdnn.engines.miopen.runtime import Call, CHandle, replay
-from miopen_ctypes import types as mt
 from miopen_ctypes.enums import (
     miopenBatchNormMode_t,
     miopenConvFwdAlgorithm_t,
@@ -15,6 +14,11 @@ from miopen_ctypes.enums import (
 )
 from miopen_ctypes.errors import MIOpenStatusError
 from miopen_ctypes.loader import MIOpenLibrary
+from miopen_ctypes.types import (
+    miopenFusionOpDescriptor_t,
+    miopenFusionPlanDescriptor_t,
+    miopenOperatorArgs_t,
+)
 
 __all__ = ["FUSION_DECLINED_STATUSES", "FUSION_DEFINITIVE_STATUSES", "ONE", "ZERO", "FusionPlan"]
 
@@ -53,7 +57,7 @@ class FusionPlan:
     def __init__(self, lib: MIOpenLibrary, res: Resources, input_desc: TensorDesc) -> None:
         self.lib = lib
         self._res = Resources()  # the plan and its args; handed to ``res`` once compiled
-        plan = mt.miopenFusionPlanDescriptor_t()
+        plan = miopenFusionPlanDescriptor_t()
         lib.miopenCreateFusionPlan(ctypes.byref(plan), miopenFusionDirection_t.miopenVerticalFusion,
                                    input_desc.handle)
         self.plan = self._res.add(Owned(lib, plan, "miopenDestroyFusionPlan"))
@@ -65,7 +69,7 @@ class FusionPlan:
         self._outer = res
 
     def _op(self, create: str, *args: object) -> CHandle:
-        op = mt.miopenFusionOpDescriptor_t()
+        op = miopenFusionOpDescriptor_t()
         getattr(self.lib, create)(self.plan.handle, ctypes.byref(op), *args)
         self.ops.append(op)  # destroyed with the plan
         return op
@@ -115,7 +119,7 @@ class FusionPlan:
                     handle, self.plan.handle, ctypes.byref(size),
                     miopenConvFwdAlgorithm_t.miopenConvolutionFwdAlgoDirect)
                 self.workspace_size = int(size.value)
-            args = mt.miopenOperatorArgs_t()
+            args = miopenOperatorArgs_t()
             lib.miopenCreateOperatorArgs(ctypes.byref(args))
             self.args = self._res.add(Owned(lib, args, "miopenDestroyOperatorArgs"))
         except BaseException:

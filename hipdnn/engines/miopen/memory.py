@@ -23,10 +23,10 @@ from hipdnn.engines.miopen.descriptors import Owned
 from hipdnn.engines.miopen.rules import Tensor
 from hipdnn.engines.miopen.runtime import CHandle
 from hipdnn.interop.buffers import Buffer
-from miopen_ctypes import types as mt
 from miopen_ctypes.hip import HipLibrary
 from miopen_ctypes.hip_types import hipMemcpyKind
 from miopen_ctypes.loader import MIOpenLibrary
+from miopen_ctypes.types import miopenHandle_t
 
 __all__ = [
     "DeviceBlock",
@@ -180,7 +180,7 @@ class MiopenHandleState:
         self.lib, self.hip, self.device = lib, hip, int(device)
         if hip is not None and "hipSetDevice" in hip.symbols:
             hip.hipSetDevice(self.device)
-        handle = mt.miopenHandle_t()
+        handle = miopenHandle_t()
         if stream:
             lib.miopenCreateWithStream(ctypes.byref(handle), ctypes.c_void_p(stream))
         else:

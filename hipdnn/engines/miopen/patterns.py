@@ -54,7 +54,26 @@ from hipdnn.engines.miopen.rules import (
     same_layout,
     standalone_activation,
 )
-from hipdnn.ir import nodes as nd
+from hipdnn.ir.nodes import (
+    BatchnormBackwardNode,
+    BatchnormInferenceNode,
+    BatchnormInferenceVarianceNode,
+    BatchnormNode,
+    ConvDgradNode,
+    ConvFpropNode,
+    ConvWgradNode,
+    GenstatsNode,
+    InstancenormBackwardNode,
+    InstancenormNode,
+    LayernormBackwardNode,
+    LayernormNode,
+    MatmulNode,
+    Node,
+    PointwiseNode,
+    ReductionNode,
+    RmsnormBackwardNode,
+    RmsnormNode,
+)
 
 if TYPE_CHECKING:
     from hipdnn.ir.view import GraphView
@@ -62,7 +81,7 @@ if TYPE_CHECKING:
 __all__ = ["ConvNode", "Match", "Row", "match"]
 
 #: The convolution node of a conv row.
-ConvNode: TypeAlias = "nd.ConvFpropNode | nd.ConvDgradNode | nd.ConvWgradNode"
+ConvNode: TypeAlias = "ConvFpropNode | ConvDgradNode | ConvWgradNode"
 
 class Row(str, enum.Enum):
     """The seed table's nine rows and AMD's provider's later ones (names used in reasons and
@@ -92,7 +111,7 @@ class Match:
     node and the activation."""
 
     row: Row
-    nodes: tuple[nd.Node, ...]
+    nodes: tuple[Node, ...]
     t: RowTensors
     data_type: DataType
     layout: str = "NCHW"
@@ -134,11 +153,11 @@ def _conv_common(node: ConvNode, graph: object) -> None:
 
 #: Per conv node class: its row, its ports in the order of the row class's fields, that class.
 _ConvRow = ConvFprop[Tensor] | ConvDgrad[Tensor] | ConvWgrad[Tensor]
-_CONV_PORTS: dict[type[nd.Node],
+_CONV_PORTS: dict[type[Node],
                   tuple[Row, tuple[str, str, str], Callable[[Tensor, Tensor, Tensor], _ConvRow]]] = {
-    nd.ConvFpropNode: (Row.CONV_FPROP, ("X", "W", "Y"), ConvFprop),
-    nd.ConvDgradNode: (Row.CONV_DGRAD, ("DY", "W", "DX"), ConvDgrad),
-    nd.ConvWgradNode: (Row.CONV_WGRAD, ("X", "DY", "DW"), ConvWgrad),
+    ConvFpropNode: (Row.CONV_FPROP, ("X", "W", "Y"), ConvFprop),
+    ConvDgradNode: (Row.CONV_DGRAD, ("DY", "W", "DX"), ConvDgrad),
+    ConvWgradNode: (Row.CONV_WGRAD, ("X", "DY", "DW"), ConvWgrad),
 }
 
 
@@ -160,9 +179,9 @@ def _match_conv(node: ConvNode, graph: object) -> Match:
     return Match(row, (node,), tensors, dts.pop(), layout=layout, conv=node)
 
 
-def _match_conv_bias_act(graph: object, nodes: Sequence[nd.Node]) -> Match:
+def _match_conv_bias_act(graph: object, nodes: Sequence[Node]) -> Match:
     conv = nodes[0]
-    assert isinstance(conv, nd.ConvFpropNode)  # match() dispatched on it
+    assert isinstance(conv, ConvFpropNode)  # match() dispatched on it
     _conv_common(conv, graph)
     x, w, cy = need(conv, "inputs", "X"), need(conv, "inputs", "W"), need(conv, "outputs", "Y")
     rule = Row.CONV_BIAS_ACT.value
@@ -218,7 +237,7 @@ def _match_conv_bias_act(graph: object, nodes: Sequence[nd.Node]) -> Match:
 
 
 # ----------------------------------------------------------------------------------- BN rows
-def _bn_data(node: nd.Node, items: Sequence[tuple[str, Tensor]], rule: str) -> tuple[DataType, str]:
+def _bn_data(node: Node, items: Sequence[tuple[str, Tensor]], rule: str) -> tuple[DataType, str]:
     dts = set()
     for port, t in items:
         check_dtype(node, port, t, DATA_TYPES, rule)
@@ -233,7 +252,7 @@ def _bn_data(node: nd.Node, items: Sequence[tuple[str, Tensor]], rule: str) -> t
     return dts.pop(), layout
 
 
-def _bn_params(node: nd.Node, items: Sequence[tuple[str, Tensor]], x: Tensor, rule: str) -> None:
+def _bn_params(node: Node, items: Sequence[tuple[str, Tensor]], x: Tensor, rule: str) -> None:
     for port, t in items:
         if tuple(t.dim) != (1, x.dim[1]) + (1,) * (len(x.dim) - 2):
             raise Declined(f"node {node.name!r}: port {port} (tensor {label(t)}) has dims "
@@ -243,7 +262,7 @@ def _bn_params(node: nd.Node, items: Sequence[tuple[str, Tensor]], x: Tensor, ru
         dense_layout(node, port, t)
 
 
-def _take(node: nd.Node, io: str, ports: Sequence[str], rule: str) -> list[tuple[str, Tensor]]:
+def _take(node: Node, io: str, ports: Sequence[str], rule: str) -> list[tuple[str, Tensor]]:
     """The required, non-virtual tensors at ``ports``, as (port, tensor) pairs."""
     taken = []
     for port in ports:
@@ -253,20 +272,20 @@ def _take(node: nd.Node, io: str, ports: Sequence[str], rule: str) -> list[tuple
     return taken
 
 
-def _scalar(node: nd.Node, port: str) -> Tensor:
+def _scalar(node: Node, port: str) -> Tensor:
     """The required pass-by-value scalar at input ``port``."""
     t = need(node, "inputs", port)
     check_scalar(node, port, t)
     return t
 
 
-def _reduce_ok(node: nd.Node, x: Tensor) -> None:
+def _reduce_ok(node: Node, x: Tensor) -> None:
     if math.prod(x.dim) // x.dim[1] <= 1:
         raise Declined(f"node {node.name!r}: N x spatial = 1; batch statistics need more than one value")
 
 
-def _match_bn_inference(node: nd.Node, graph: object) -> Match:
-    inv = not isinstance(node, nd.BatchnormInferenceVarianceNode)
+def _match_bn_inference(node: Node, graph: object) -> Match:
+    inv = not isinstance(node, BatchnormInferenceVarianceNode)
     row = Row.BN_INFERENCE_INV if inv else Row.BN_INFERENCE
     rule = row.value
     check_fp32_compute(node, graph, rule)
@@ -284,11 +303,11 @@ def _match_bn_inference(node: nd.Node, graph: object) -> Match:
     return Match(row, (node,), tensors, dt, layout=layout)
 
 
-def _match_bn_inference_act(graph: object, nodes: Sequence[nd.Node]) -> Match:
+def _match_bn_inference_act(graph: object, nodes: Sequence[Node]) -> Match:
     """BN inference (either form) -> RELU_FWD: AMD's fused rows (the intermediate Y virtual
     FP32, the activation ReLU / clipped ReLU / CLAMP)."""
     bn, act = nodes
-    inv = not isinstance(bn, nd.BatchnormInferenceVarianceNode)
+    inv = not isinstance(bn, BatchnormInferenceVarianceNode)
     row = Row.BN_INFERENCE_INV_ACT if inv else Row.BN_INFERENCE_ACT
     rule = row.value
     check_fp32_compute(bn, graph, rule)
@@ -322,7 +341,7 @@ POINTWISE_TYPES = (DataType.FLOAT, DataType.HALF)
 _INT32_MAX = 2**31 - 1
 
 
-def _dense_same(node: nd.Node, items: Sequence[tuple[str, Tensor]], rule: str) -> str:
+def _dense_same(node: Node, items: Sequence[tuple[str, Tensor]], rule: str) -> str:
     """The layout name of tensors that are dense (packed in some axis order) and share their
     strides: NCL/NLC, a seed layout, or "packed" for other orders. The strides of size-1 axes
     address nothing and are not compared."""
@@ -353,7 +372,7 @@ def _layout_name(t: Tensor) -> str:
     return layout_of(dims, strides) or "packed"
 
 
-def _match_pointwise_act(node: nd.PointwiseNode, graph: object) -> Match:
+def _match_pointwise_act(node: PointwiseNode, graph: object) -> Match:
     rule = Row.POINTWISE_ACT.value
     activation = standalone_activation(node, graph)
     for port in ("IN_1", "IN_2"):
@@ -380,7 +399,7 @@ def _match_pointwise_act(node: nd.PointwiseNode, graph: object) -> Match:
                  layout=layout, activation=activation)
 
 
-def _match_pointwise_binary(node: nd.PointwiseNode, graph: object) -> Match:
+def _match_pointwise_binary(node: PointwiseNode, graph: object) -> Match:
     """AMD's provider's rules (MiopenBinaryPointwiseChecks): FP32 compute; in_0, in_1, out_0
     non-virtual device tensors of one type (FLOAT/HALF), ranks 3 to 5 and all equal, packed
     channels-first; in_0 of the output's dims, in_1 equal or 1 per axis; no in_2; not in place."""
@@ -442,7 +461,7 @@ def _match_pointwise_binary(node: nd.PointwiseNode, graph: object) -> Match:
     return Match(Row.POINTWISE_BINARY, (node,), PointwiseBinary(a, b, c), dt, layout=layout)
 
 
-def _match_bn_training(graph: object, nodes: Sequence[nd.Node]) -> Match:
+def _match_bn_training(graph: object, nodes: Sequence[Node]) -> Match:
     bn = nodes[0]
     row = Row.BN_TRAINING if len(nodes) == 1 else Row.BN_TRAINING_ACT
     rule = row.value
@@ -504,7 +523,7 @@ def _match_bn_training(graph: object, nodes: Sequence[nd.Node]) -> Match:
                  activation=activation_of(nodes[1], graph))
 
 
-def _match_bn_backward(graph: object, nodes: Sequence[nd.Node]) -> Match:
+def _match_bn_backward(graph: object, nodes: Sequence[Node]) -> Match:
     bwd = nodes[-1]
     row = Row.BN_BACKWARD if len(nodes) == 1 else Row.BN_INF_DRELU_BN_BWD
     rule = row.value
@@ -569,17 +588,17 @@ _NON_SEED_TYPES = frozenset({DataType.BOOLEAN, DataType.UINT8, DataType.INT8, Da
 
 
 #: Layer/RMS/instance norms: no seed row (MIOpen's own layernorm calls are not in the seed).
-_NORM_NODES = (nd.LayernormNode, nd.LayernormBackwardNode, nd.RmsnormNode,
-               nd.RmsnormBackwardNode, nd.InstancenormNode, nd.InstancenormBackwardNode)
+_NORM_NODES = (LayernormNode, LayernormBackwardNode, RmsnormNode,
+               RmsnormBackwardNode, InstancenormNode, InstancenormBackwardNode)
 
 
-def _outside_seed(nodes: Sequence[nd.Node]) -> None:
+def _outside_seed(nodes: Sequence[Node]) -> None:
     """Raise :class:`Declined` naming the first node no seed row can contain: genstats,
     reduction, matmul and the layer/RMS/instance norms, and BOOLEAN/integer tensors (masks, INT8
     convolution with INT32 compute)."""
     for n in nodes:
         label = f"node {n.name!r} ({type(n).__name__})"
-        if isinstance(n, (nd.GenstatsNode, nd.ReductionNode, nd.MatmulNode, *_NORM_NODES)):
+        if isinstance(n, (GenstatsNode, ReductionNode, MatmulNode, *_NORM_NODES)):
             raise Declined(f"{label}: no seed row computes {n.op}; CPU_REFERENCE_ENGINE runs it")
         for port, t in (*n.inputs.items(), *n.outputs.items()):
             if t is None or t.is_pass_by_value or t.data_type not in _NON_SEED_TYPES:
@@ -615,15 +634,15 @@ def _match(graph: GraphView) -> Match:
         n = nodes[0]
         if type(n) in _CONV_PORTS:
             return _match_conv(cast(ConvNode, n), graph)
-        if isinstance(n, nd.BatchnormInferenceVarianceNode):
+        if isinstance(n, BatchnormInferenceVarianceNode):
             return _match_bn_inference(n, graph)
-        if isinstance(n, nd.BatchnormNode):
+        if isinstance(n, BatchnormNode):
             return _match_bn_training(graph, nodes)
-        if isinstance(n, nd.BatchnormBackwardNode):
+        if isinstance(n, BatchnormBackwardNode):
             return _match_bn_backward(graph, nodes)
-        if isinstance(n, nd.BatchnormInferenceNode):
+        if isinstance(n, BatchnormInferenceNode):
             return _match_bn_inference(n, graph)
-        if isinstance(n, nd.PointwiseNode):
+        if isinstance(n, PointwiseNode):
             mode = PointwiseMode(n.mode)
             if mode in BINARY_MODES:
                 return _match_pointwise_binary(n, graph)
@@ -631,27 +650,27 @@ def _match(graph: GraphView) -> Match:
                 return _match_pointwise_act(n, graph)
     elif len(nodes) == 2:
         a, b = nodes
-        if (isinstance(a, (nd.BatchnormInferenceNode, nd.BatchnormInferenceVarianceNode))
+        if (isinstance(a, (BatchnormInferenceNode, BatchnormInferenceVarianceNode))
                 and is_pointwise(b, PointwiseMode.RELU_FWD)):
             return _match_bn_inference_act(graph, nodes)
-        if isinstance(a, nd.BatchnormNode) and is_pointwise(b, PointwiseMode.RELU_FWD):
+        if isinstance(a, BatchnormNode) and is_pointwise(b, PointwiseMode.RELU_FWD):
             return _match_bn_training(graph, nodes)
-        if isinstance(a, nd.ConvFpropNode) and is_pointwise(b, PointwiseMode.RELU_FWD):
+        if isinstance(a, ConvFpropNode) and is_pointwise(b, PointwiseMode.RELU_FWD):
             return _match_conv_bias_act(graph, nodes)
     elif len(nodes) == 3:
         a, b, c = nodes
-        if (isinstance(a, nd.ConvFpropNode) and is_pointwise(b, PointwiseMode.ADD)
+        if (isinstance(a, ConvFpropNode) and is_pointwise(b, PointwiseMode.ADD)
                 and is_pointwise(c, PointwiseMode.RELU_FWD)):
             return _match_conv_bias_act(graph, nodes)
-        if (isinstance(a, nd.BatchnormInferenceNode) and is_pointwise(b, PointwiseMode.RELU_BWD)
-                and isinstance(c, nd.BatchnormBackwardNode)):
+        if (isinstance(a, BatchnormInferenceNode) and is_pointwise(b, PointwiseMode.RELU_BWD)
+                and isinstance(c, BatchnormBackwardNode)):
             return _match_bn_backward(graph, nodes)
     desc = " -> ".join(_describe(n) for n in nodes) or "an empty graph"
     raise Declined(f"graph {desc} is not a seed-table pattern; supported: "
                    + "; ".join(r.value for r in Row))
 
 
-def _describe(node: nd.Node) -> str:
+def _describe(node: Node) -> str:
     mode = getattr(node, "mode", None)
     kind = type(node).__name__
     if isinstance(mode, enum.Enum):
