@@ -84,7 +84,7 @@ def test_other_examples_pass_with_miopen_registered(name: str, emulated_miopen_e
 
 
 #: AMD provider rows beyond the seed: each example runs on MIOPEN_ENGINE and passes its check.
-PROVIDER = ["provider_bn_inference_relu", "provider_activation", "provider_binary"]
+PROVIDER = ["provider_bn_inference_relu", "provider_activation", "provider_binary", "provider_conv1d_bn"]
 
 
 @pytest.mark.parametrize("name", PROVIDER)
