@@ -63,6 +63,7 @@ from ._descriptors import DescriptorApi
 from ._find import FindApi
 from ._fusion import FusionApi, default_fusion_applicable
 from ._memory import MemoryFault
+from ._norms import NormApi
 from ._pointwise import PointwiseApi
 from ._runtime import HIP_INVALID_VALUE, HipApi, RuntimeApi, _HipStatus
 
@@ -86,7 +87,7 @@ def _recorded(value: Any) -> Any:
 
 
 class EmulatedDevice(
-    DescriptorApi, FindApi, BatchNormApi, PointwiseApi, FusionApi, RuntimeApi, HipApi
+    DescriptorApi, FindApi, BatchNormApi, PointwiseApi, NormApi, FusionApi, RuntimeApi, HipApi
 ):
     """The emulated libMIOpen (``.miopen``) and HIP runtime (``.hip``) of one fake GPU.
 

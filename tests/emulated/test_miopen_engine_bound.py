@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from emulated.device import EmulatedDevice
 from test_miopen_engine_graphs import Case, build
+from test_miopen_engine_numerics import assert_refused, refusal
 
 from hipdnn.backend.knobs import BENCHMARKING_KNOB
 from hipdnn.core.errors import PlanClosedError, VariantPackError, WorkspaceError
@@ -86,6 +87,9 @@ def test_bound_matches_execute_and_torch(emulated_device: EmulatedDevice,
     if fusion == "unfused":
         emulated_device.fusion_applicable = lambda *a, **k: "declined by the test"
     case = build(row, DataType.FLOAT, "NCHW")
+    if refusal(row, DataType.FLOAT, emulated_device.version_name):
+        assert_refused(emulated_device, emulated_miopen_engine, case)
+        return
     g = _built(case, emulated_miopen_engine)
     size = g.get_workspace_size()
     ws = emulated_device.alloc(size) if size else None

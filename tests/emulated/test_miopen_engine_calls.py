@@ -36,6 +36,10 @@ for _v in ("3.4", "3.5"):
                                             "miopenBatchNormalizationForwardInference_V2"],
         (Row.POINTWISE_ACT, _v, "activation"): ["miopenActivationForward"],
         (Row.POINTWISE_BINARY, _v, "op_tensor"): ["miopenOpTensor"],
+        (Row.LAYERNORM, _v, "norm"): ["miopenLayerNormForward"],
+        (Row.LAYERNORM_BACKWARD, _v, "norm"): ["miopenLayerNormBackward"],
+        (Row.RMSNORM, _v, "norm"): ["miopenT5LayerNormForward"],
+        (Row.RMSNORM_BACKWARD, _v, "norm"): ["miopenT5LayerNormBackward"],
         (Row.BN_TRAINING, _v, "v2"): ["miopenBatchNormalizationForwardTraining_V2"],
         (Row.BN_BACKWARD, _v, "v2"): ["miopenBatchNormalizationBackward_V2"],
         (Row.CONV_FPROP, _v, "immediate"): ["miopenConvolutionForwardImmediate"],
@@ -79,7 +83,7 @@ EXEC_CALLS[(Row.BN_INF_DRELU_BN_BWD, "3.5", "bn_activation")] = [
 
 for _row in (Row.CONV_BIAS_ACT, Row.BN_TRAINING_ACT, Row.BN_INF_DRELU_BN_BWD, Row.BN_INFERENCE,
              Row.BN_INFERENCE_INV, Row.BN_INFERENCE_ACT, Row.BN_INFERENCE_INV_ACT,
-             Row.POINTWISE_ACT, Row.POINTWISE_BINARY):
+             Row.POINTWISE_ACT, Row.POINTWISE_BINARY, Row.LAYERNORM_BACKWARD):
     for _v in ("3.4", "3.5"):
         EXEC_CALLS[(_row, _v, REFUSED)] = []
 
@@ -95,6 +99,8 @@ def expected_path(row: Row, version: str, config: str) -> str:
         return "activation"
     if row == Row.POINTWISE_BINARY:
         return "op_tensor"
+    if row in (Row.LAYERNORM, Row.LAYERNORM_BACKWARD, Row.RMSNORM, Row.RMSNORM_BACKWARD):
+        return "norm"
     if row in (Row.BN_INFERENCE_ACT, Row.BN_INFERENCE_INV_ACT):
         return "bn_activation" if version == "3.5" else "unfused"
     if row in (Row.BN_TRAINING_ACT, Row.BN_INF_DRELU_BN_BWD) and version == "3.5":

@@ -36,6 +36,11 @@ TOL: dict[str, dict[DataType, tuple[float, float]]] = {
     "conv_dgrad": {D.FLOAT: (8.5e-6, 8.5e-6), D.HALF: (2e-2, 2e-2), D.BFLOAT16: (2e-2, 2e-2)},
     "conv_wgrad": {D.FLOAT: (2e-4, 2e-4), D.HALF: (2e-1, 2e-1), D.BFLOAT16: (2e-1, 2e-1)},
     "pointwise": {D.FLOAT: (1e-5, 1e-5), D.HALF: (1e-3, 1e-3), D.BFLOAT16: (1e-2, 1e-2)},
+    # Not in DESIGN.md. MIOpen's layer norm kernels take the variance in one float32 pass
+    # (sum(x^2)/n - mean^2) and keep the weight, bias and statistics in the data type (fp16 /
+    # bf16 rstd rounded before y is computed; dscale sums fp16 products over the batch): the
+    # pointwise tolerances x10 on fp32/fp16, bf16 (8 mantissa bits) 3e-2.
+    "norm": {D.FLOAT: (1e-4, 1e-4), D.HALF: (1e-2, 1e-2), D.BFLOAT16: (3e-2, 3e-2)},
 }
 ROW_TOL = {
     Row.BN_INFERENCE: "bn_inference", Row.BN_INFERENCE_INV: "bn_inference",
@@ -45,6 +50,8 @@ ROW_TOL = {
     Row.CONV_DGRAD: "conv_dgrad", Row.CONV_WGRAD: "conv_wgrad", Row.CONV_BIAS_ACT: "conv_fprop",
     Row.BN_INFERENCE_ACT: "bn_inference", Row.BN_INFERENCE_INV_ACT: "bn_inference",
     Row.POINTWISE_ACT: "pointwise", Row.POINTWISE_BINARY: "pointwise",
+    Row.LAYERNORM: "norm", Row.LAYERNORM_BACKWARD: "norm", Row.RMSNORM: "norm",
+    Row.RMSNORM_BACKWARD: "norm",
 }
 
 
@@ -517,6 +524,127 @@ def bn_backward_case(dtype: DataType, layout: str, *, drelu: bool = False,
     return c
 
 
+#: The norm rows' cases normalize over C and the spatial axes in a channels-first layout (each
+#: sample as a whole, torch's ``normalized_shape`` = X's dims but N) and over C alone in a
+#: channels-last one (C innermost in memory: MIOpen is given (N, ..., C)).
+NORM_ROWS = (Row.LAYERNORM, Row.LAYERNORM_BACKWARD, Row.RMSNORM, Row.RMSNORM_BACKWARD)
+
+
+def _norm_param_dims(dims: tuple[int, ...], layout: str) -> tuple[int, ...]:
+    if layout.endswith("C"):
+        return (1, dims[1]) + (1,) * (len(dims) - 2)
+    return (1, *dims[1:])
+
+
+def norm_case(row: Row, dtype: DataType, layout: str, seed: int = 0, *,
+              training: bool = True, eps: float = 1e-5, dims: tuple[int, ...] | None = None,
+              stats_type: DataType | None = None, last_only: bool = False) -> Case:
+    """One layernorm / RMSnorm node, forward (``training``: with its statistics) or backward,
+    over ``dims`` (default by ``layout``) stored in ``layout``; SCALE/BIAS and the statistics
+    in the data type (what MIOpen's kernels read and write) unless ``stats_type``;
+    ``last_only``: over the last axis only (a transformer's (B, S, E) over E)."""
+    torch = _torch()
+    rng = np.random.default_rng(seed)
+    dims = dims if dims is not None else _spatial_dims(layout)
+    pdims = ((1,) * (len(dims) - 1) + (dims[-1],)) if last_only else _norm_param_dims(dims, layout)
+    axes = tuple(i for i, d in enumerate(pdims) if d != 1)
+    rms = row in (Row.RMSNORM, Row.RMSNORM_BACKWARD)
+    st = stats_type or dtype
+    x = _rq(rng.standard_normal(dims, np.float32) * 1.5 + 0.3, dtype)
+    scale = _rq(rng.random(pdims, np.float32) + 0.5, dtype)
+    bias = _rq(rng.standard_normal(pdims, np.float32), dtype)
+    g = new_graph(dtype)
+    tx = g.tensor(dim=list(dims), stride=list(_strides(dims, layout)), data_type=dtype, name="x")
+    ts = g.tensor(dim=list(pdims), stride=list(packed_strides(pdims)), data_type=dtype, name="scale")
+    c = Case(row, g, dtype, layout, args={"epsilon": eps})
+    x64 = torch.from_numpy(x.astype(np.float64)).requires_grad_()
+    s64 = torch.from_numpy(scale.astype(np.float64)).requires_grad_()
+    b64 = torch.from_numpy(bias.astype(np.float64)).requires_grad_()
+    if rms:
+        inv = 1.0 / torch.sqrt((x64 * x64).mean(dim=axes, keepdim=True) + eps)
+        y64 = x64 * inv * s64
+        mean = None
+    else:
+        mean = x64.mean(dim=axes, keepdim=True)
+        var = ((x64 - mean) ** 2).mean(dim=axes, keepdim=True)
+        inv = 1.0 / torch.sqrt(var + eps)
+        y64 = (x64 - mean) * inv * s64 + b64
+    sdims = tuple(1 if i in axes else d for i, d in enumerate(dims))
+    sstr = list(_strides(sdims, layout)) if layout in LAYOUTS else list(packed_strides(sdims))
+    if row in (Row.LAYERNORM, Row.RMSNORM):
+        tb = None
+        if rms:
+            outs = g.rmsnorm("TRAINING" if training else "INFERENCE", tx, ts, epsilon=eps, name="norm")
+            y, tinv = outs[0], outs[1] if training else None
+            tm = None
+        else:
+            tb = g.tensor(dim=list(pdims), stride=list(packed_strides(pdims)), data_type=dtype,
+                          name="bias")
+            y, tm, tinv = g.layernorm("TRAINING" if training else "INFERENCE", tx, ts, tb,
+                                      epsilon=eps, name="norm")
+        c.inputs = {tx: _host(x, dtype, layout), ts: scale.astype(NP[dtype])}
+        if tb is not None:
+            c.inputs[tb] = bias.astype(NP[dtype])
+        y.set_data_type(dtype)
+        c.outputs = {"y": _out(y, layout if layout in LAYOUTS else None)}
+        if layout not in LAYOUTS:
+            y.set_stride(list(_strides(dims, layout)))
+        c.expected = {"y": y64.detach().numpy().astype(np.float32)}
+        for role, t, v in (("mean", tm, mean), ("inv_variance", tinv, inv)):
+            if t is not None and v is not None:
+                t.set_data_type(st)
+                t.set_output(True)
+                t.set_stride(sstr)
+                c.outputs[role] = t
+                c.expected[role] = v.detach().numpy().astype(np.float32)
+        c.graph.validate()  # uids assigned: callers key buffers by them
+        return c
+    # backward: the saved statistics as inputs (rounded to their type: the node's inputs, which
+    # the gradient is taken at: y = (x - mean_in) * inv_in * scale + bias, then the chain rule
+    # through mean and inv as functions of x, as cuDNN defines the backward node), dy random
+    dy = _rq(rng.standard_normal(dims, np.float32), dtype)
+    inv_h = _rq(inv.detach().numpy().astype(np.float32), st)
+    inv_r = torch.from_numpy(inv_h.astype(np.float64))
+    dy64 = torch.from_numpy(dy.astype(np.float64))
+    mean_r = None if mean is None else torch.from_numpy(
+        _rq(mean.detach().numpy().astype(np.float32), st).astype(np.float64))
+    xhat = (x64.detach() if mean_r is None else x64.detach() - mean_r) * inv_r
+    gs = dy64 * s64.detach()
+    dx_ref = gs - xhat * (gs * xhat).mean(dim=axes, keepdim=True)
+    if mean_r is not None:
+        dx_ref = dx_ref - gs.mean(dim=axes, keepdim=True)
+    dx_ref = dx_ref * inv_r
+    red = tuple(i for i, d in enumerate(pdims) if d == 1)
+    grads = {"dscale": (dy64 * xhat).sum(dim=red, keepdim=True), "dbias": dy64.sum(dim=red, keepdim=True)}
+    y64.backward(dy64)  # torch's autograd agrees where the statistics are exact (checked below)
+    assert x64.grad is not None and s64.grad is not None
+    if st == D.FLOAT and dtype == D.FLOAT:
+        np.testing.assert_allclose(dx_ref.numpy(), x64.grad.numpy(), rtol=1e-5, atol=1e-5)
+    tdy = g.tensor(dim=list(dims), stride=list(_strides(dims, layout)), data_type=dtype, name="dy")
+    tinv = g.tensor(dim=list(sdims), stride=sstr, data_type=st, name="inv_variance")
+    c.inputs = {tx: _host(x, dtype, layout), ts: scale.astype(NP[dtype]), tdy: _host(dy, dtype, layout),
+                tinv: inv_h.astype(NP[st])}
+    if rms:
+        dx, dscale, _ = g.rmsnorm_backward(tdy, tx, ts, tinv, False, name="norm_bwd")
+        dbias = None
+    else:
+        tm = g.tensor(dim=list(sdims), stride=sstr, data_type=st, name="mean")
+        c.inputs[tm] = _rq(mean.detach().numpy().astype(np.float32), st).astype(NP[st])  # type: ignore[union-attr]
+        dx, dscale, dbias = g.layernorm_backward(tdy, tx, ts, tm, tinv, name="norm_bwd")
+    dx.set_data_type(dtype)
+    c.outputs = {"dx": _out(dx, layout if layout in LAYOUTS else None)}
+    if layout not in LAYOUTS:
+        dx.set_stride(list(_strides(dims, layout)))
+    c.expected = {"dx": dx_ref.numpy().astype(np.float32)}
+    for role, t, grad in (("dscale", dscale, grads["dscale"]), ("dbias", dbias, grads["dbias"])):
+        if t is not None:
+            t.set_data_type(dtype)
+            c.outputs[role] = _out(t, None)
+            c.expected[role] = grad.numpy().astype(np.float32)
+    c.graph.validate()
+    return c
+
+
 def build(row: Row, dtype: DataType, layout: str, **kw: Any) -> Case:
     """The case for ``row``."""
     makers: dict[Row, Callable[..., Case]] = {
@@ -535,6 +663,7 @@ def build(row: Row, dtype: DataType, layout: str, **kw: Any) -> Case:
                                                                         activation=True, **k),
         Row.POINTWISE_ACT: pointwise_act_case,
         Row.POINTWISE_BINARY: pointwise_binary_case,
+        **{r: (lambda d, lay, _r=r, **k: norm_case(_r, d, lay, **k)) for r in NORM_ROWS},
     }
     case = makers[row](dtype, layout, **kw)
     case.graph.validate()

@@ -51,6 +51,8 @@ def refusal(row: Row, dtype: DataType, version: str, layout: str = "NCHW") -> st
     ``version``: "check_support" (declined up front: bf16 batchnorm + activation on 3.4),
     "layout" (declined up front: channels-last batchnorm inference on 3.4, which the real
     3.4.0 has no solver for), "build" (the fusion plan did not compile) or None."""
+    if row == Row.LAYERNORM_BACKWARD and version == "3.4":
+        return "norm_34"  # miopenLayerNormBackward is MIOpen >= 3.5
     if dtype == DataType.BFLOAT16 and row in (Row.POINTWISE_ACT, Row.POINTWISE_BINARY):
         return "pointwise_bf16"  # AMD's rule: FLOAT/HALF (MIOpenNeuron.cl has no bf16)
     if row == Row.POINTWISE_BINARY and layout.endswith("C"):
@@ -96,9 +98,10 @@ def assert_refused(device: EmulatedDevice, engine: MiopenEngine, case: Case) -> 
             engine.build_plan(case.graph, {"global.benchmarking": 0}, h)
         h.close()
         return reason
-    if kind in ("pointwise_bf16", "channels_first", "bf16_inf_act"):
+    if kind in ("pointwise_bf16", "channels_first", "bf16_inf_act", "norm_34"):
         want = {"pointwise_bf16": "BFLOAT16", "channels_first": "not packed channels-first",
-                "bf16_inf_act": "needs miopenBatchNormForwardInferenceActivation (MIOpen >= 3.5)"}
+                "bf16_inf_act": "needs miopenBatchNormForwardInferenceActivation (MIOpen >= 3.5)",
+                "norm_34": "needs miopenLayerNormBackward, which MIOpen 3.4.0 does not export"}
         assert reason is not None and want[kind] in reason, reason
         with pytest.raises(EngineError, match=want[kind].split(" (")[0]):
             engine.build_plan(case.graph, {"global.benchmarking": 0}, h)

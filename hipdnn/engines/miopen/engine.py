@@ -37,6 +37,13 @@ from hipdnn.engines.miopen.decision import PlanDecision
 from hipdnn.engines.miopen.descriptors import Resources
 from hipdnn.engines.miopen.errors import translating
 from hipdnn.engines.miopen.memory import MiopenHandleState
+from hipdnn.engines.miopen.norm_patterns import NORM_CALLS
+from hipdnn.engines.miopen.norms import (
+    LayerNormBackwardRunner,
+    LayerNormRunner,
+    RmsNormBackwardRunner,
+    RmsNormRunner,
+)
 from hipdnn.engines.miopen.patterns import Match, Row, match
 from hipdnn.engines.miopen.plan import MiopenPlan
 from hipdnn.engines.miopen.pointwise import ActivationRunner, BinaryRunner
@@ -78,6 +85,10 @@ _BN_RUNNERS: dict[Row, Callable[[MIOpenLibrary, HipLibrary, Resources, Match, CH
     Row.BN_TRAINING_ACT: BnTrainingRunner,
     Row.BN_BACKWARD: BnBackwardRunner,
     Row.BN_INF_DRELU_BN_BWD: BnBackwardRunner,
+    Row.LAYERNORM: LayerNormRunner,
+    Row.LAYERNORM_BACKWARD: LayerNormBackwardRunner,
+    Row.RMSNORM: RmsNormRunner,
+    Row.RMSNORM_BACKWARD: RmsNormBackwardRunner,
 }
 
 
@@ -145,7 +156,14 @@ def check_library_rules(m: Match, lib: MIOpenLibrary) -> None:
     its NDHWC batchnorm training/backward launching a workgroup per channel x depth, reading
     past the per-channel tensors: declined there. (Its batchnorm + activation fusion kernels
     compute 4-D NCHW only: other layouts run unfused, hipdnn/engines/miopen/batchnorm.py.)
+
+    The norm rows need their call in the library: ``miopenLayerNormBackward`` is MIOpen >= 3.5.
     """
+    norm_call = NORM_CALLS.get(type(m.t))
+    if norm_call is not None and not lib.capabilities.has(norm_call):
+        version = ".".join(map(str, lib.version))
+        raise Declined(f"node {m.nodes[0].name!r}: {m.row.value} needs {norm_call}, which MIOpen "
+                       f"{version} does not export (MIOpen >= 3.5 does)")
     if (m.row == Row.POINTWISE_ACT and m.activation is not None
             and m.activation.mode == int(ActivationMode.miopenActivationCLAMP)):
         raise Declined(f"node {m.nodes[0].name!r}: a lower clip (CLAMP) has no standalone MIOpen "

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TypeAlias, cast
 
 from hipdnn.core.shapes import layout_of, layout_order, layout_strides
 from hipdnn.core.types import ConvolutionMode, DataType, PointwiseMode
+from hipdnn.engines.miopen.norm_patterns import NORM_NODES, match_norm
 from hipdnn.engines.miopen.onedim import LAYOUT_1D, pad_1d
 from hipdnn.engines.miopen.roles import (
     BnBackward,
@@ -29,8 +30,12 @@ from hipdnn.engines.miopen.roles import (
     ConvDgrad,
     ConvFprop,
     ConvWgrad,
+    LayerNormBackward,
+    LayerNormForward,
     PointwiseActivation,
     PointwiseBinary,
+    RmsNormBackward,
+    RmsNormForward,
     RowTensors,
 )
 from hipdnn.engines.miopen.rules import (
@@ -65,14 +70,10 @@ from hipdnn.ir.nodes import (
     GenstatsNode,
     InstancenormBackwardNode,
     InstancenormNode,
-    LayernormBackwardNode,
-    LayernormNode,
     MatmulNode,
     Node,
     PointwiseNode,
     ReductionNode,
-    RmsnormBackwardNode,
-    RmsnormNode,
 )
 
 if TYPE_CHECKING:
@@ -102,6 +103,11 @@ class Row(str, enum.Enum):
     BN_INFERENCE_ACT = "batchnorm inference (variance) + activation"
     POINTWISE_ACT = "standalone pointwise activation"
     POINTWISE_BINARY = "standalone pointwise binary"
+    # MIOpen's own norm calls (beyond AMD's provider, which has neither)
+    LAYERNORM = "layer norm"
+    LAYERNORM_BACKWARD = "layer norm backward"
+    RMSNORM = "RMS norm"
+    RMSNORM_BACKWARD = "RMS norm backward"
 
 
 @dataclass
@@ -587,14 +593,18 @@ _NON_SEED_TYPES = frozenset({DataType.BOOLEAN, DataType.UINT8, DataType.INT8, Da
                              DataType.INT64})
 
 
-#: Layer/RMS/instance norms: no seed row (MIOpen's own layernorm calls are not in the seed).
-_NORM_NODES = (LayernormNode, LayernormBackwardNode, RmsnormNode,
-               RmsnormBackwardNode, InstancenormNode, InstancenormBackwardNode)
+#: Instance norms: no row (MIOpen has no instance norm call; layer and RMS norms have theirs).
+_NORM_NODES = (InstancenormNode, InstancenormBackwardNode)
+#: The norm rows by their tensors' class (hipdnn/engines/miopen/norm_patterns.py matches them).
+_NORM_ROWS: dict[type, Row] = {
+    LayerNormForward: Row.LAYERNORM, LayerNormBackward: Row.LAYERNORM_BACKWARD,
+    RmsNormForward: Row.RMSNORM, RmsNormBackward: Row.RMSNORM_BACKWARD,
+}
 
 
 def _outside_seed(nodes: Sequence[Node]) -> None:
     """Raise :class:`Declined` naming the first node no seed row can contain: genstats,
-    reduction, matmul and the layer/RMS/instance norms, and BOOLEAN/integer tensors (masks, INT8
+    reduction, matmul and the instance norms, and BOOLEAN/integer tensors (masks, INT8
     convolution with INT32 compute)."""
     for n in nodes:
         label = f"node {n.name!r} ({type(n).__name__})"
@@ -642,6 +652,9 @@ def _match(graph: GraphView) -> Match:
             return _match_bn_backward(graph, nodes)
         if isinstance(n, BatchnormInferenceNode):
             return _match_bn_inference(n, graph)
+        if isinstance(n, NORM_NODES):
+            tensors, dt, layout = match_norm(n, graph)
+            return Match(_NORM_ROWS[type(tensors)], (n,), tensors, dt, layout=layout)
         if isinstance(n, PointwiseNode):
             mode = PointwiseMode(n.mode)
             if mode in BINARY_MODES:

@@ -34,8 +34,12 @@ __all__ = [
     "ConvDgrad",
     "ConvFprop",
     "ConvWgrad",
+    "LayerNormBackward",
+    "LayerNormForward",
     "PointwiseActivation",
     "PointwiseBinary",
+    "RmsNormBackward",
+    "RmsNormForward",
     "RowTensors",
     "is_scalar",
 ]
@@ -227,8 +231,63 @@ class PointwiseBinary(Generic[T]):
     c: T
 
 
+# ------------------------------------------------------------------------------ norm rows
+@dataclass(slots=True)
+class LayerNormForward(Generic[T, S]):
+    """Row.LAYERNORM: y = (x - mean) * inv_variance * scale + bias over scale's axes;
+    ``mean``/``inv_variance`` are None in INFERENCE or when the graph keeps them virtual (the
+    plan's workspace holds them then)."""
+
+    x: T
+    y: T
+    scale: T
+    bias: T
+    mean: T | None
+    inv_variance: T | None
+    epsilon: S = field(metadata=_SCALAR)
+
+
+@dataclass(slots=True)
+class LayerNormBackward(Generic[T]):
+    """Row.LAYERNORM_BACKWARD: dx, dscale, dbias from dy, x, scale and the saved statistics."""
+
+    dy: T
+    x: T
+    scale: T
+    mean: T
+    inv_variance: T
+    dx: T
+    dscale: T
+    dbias: T
+
+
+@dataclass(slots=True)
+class RmsNormForward(Generic[T, S]):
+    """Row.RMSNORM: y = x * inv_rms * scale (no bias: MIOpen's T5 layer norm has none);
+    ``inv_variance`` (the inverse RMS) None in INFERENCE or when virtual (workspace)."""
+
+    x: T
+    y: T
+    scale: T
+    inv_variance: T | None
+    epsilon: S = field(metadata=_SCALAR)
+
+
+@dataclass(slots=True)
+class RmsNormBackward(Generic[T]):
+    """Row.RMSNORM_BACKWARD: dx, dscale from dy, x, scale and the saved inverse RMS."""
+
+    dy: T
+    x: T
+    scale: T
+    inv_variance: T
+    dx: T
+    dscale: T
+
+
 #: A matched row's tensors (``Match.t``).
 RowTensors = (ConvFprop[Tensor] | ConvDgrad[Tensor] | ConvWgrad[Tensor] | ConvBiasAct[Tensor]
               | BnInference[Tensor, Tensor] | BnInferenceInv[Tensor] | BnTraining[Tensor, Tensor]
               | BnBackward[Tensor] | BnInfDreluBnBwd[Tensor] | PointwiseActivation[Tensor]
-              | PointwiseBinary[Tensor])
+              | PointwiseBinary[Tensor] | LayerNormForward[Tensor, Tensor]
+              | LayerNormBackward[Tensor] | RmsNormForward[Tensor, Tensor] | RmsNormBackward[Tensor])

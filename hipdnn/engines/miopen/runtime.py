@@ -43,6 +43,7 @@ class Path(str, enum.Enum):
     BN_ACTIVATION = "bn_activation"  # MIOpen 3.5's batchnorm + activation calls
     ACTIVATION = "activation"  # a standalone miopenActivationForward
     TENSOR_OP = "op_tensor"  # a standalone miopenOpTensor
+    NORM = "norm"  # MIOpen's layer norm / T5 layer norm calls
 
     def __str__(self) -> str:
         return self.value
