@@ -75,6 +75,12 @@ BN_KERNELS = {
 #: MIOpen 3.4's batchnorm + activation fusion plans (path "fused") launch the Activ kernels.
 BN_FUSED_KERNELS = {Row.BN_TRAINING_ACT: r"^MIOpenBatchNormActivFwdTrain",
                     Row.BN_INF_DRELU_BN_BWD: r"^MIOpenBatchNormActivBwd"}
+#: The norm rows' kernels (MIOpenLayerNorm.cpp; the backward ones add a dscale/dbias pass, and a
+#: reduction over the workspace when MIOpen sums in parallel).
+NORM_KERNELS = {Row.LAYERNORM: r"^LayernormFwd(Contiguous)?$",
+                Row.LAYERNORM_BACKWARD: r"^LayernormBwd(Contiguous|WeightBias\w*|ReduceSum)?$",
+                Row.RMSNORM: r"^T5LayernormFwdContiguous$",
+                Row.RMSNORM_BACKWARD: r"^T5LayernormBwd\w*$"}
 #: The unfused conv + bias + activation epilogue: bias add (miopenOpTensor), then activation.
 EPILOGUE = (r"^(OpTensorFwdBias|Op[45]dTensorGeneric)$", r"^MIOpenActiveFwd")
 
@@ -94,6 +100,8 @@ def _declined_up_front(stub: Stub, row: Row, dtype: str, layout: str) -> str | N
         return "allows FLOAT, HALF"
     if layout.endswith("C") and row == Row.POINTWISE_BINARY:
         return "not packed channels-first"
+    if stub.version == "6.4.3" and row == Row.LAYERNORM_BACKWARD:
+        return "needs miopenLayerNormBackward"
     if stub.version == "6.4.3" and dtype == "bf16" and row in BN_INF_ACT_ROWS:
         return "MIOpen >= 3.5"
     if dtype == "bf16" and row == Row.CONV_BIAS_ACT:  # only fused: no bf16 standalone activation
@@ -119,6 +127,9 @@ def _check_kernels(row: Row, plan: Any, kernels: list[str]) -> None:
     sid = plan.solution_id
     if row in POINTWISE_KERNELS:
         assert len(kernels) == 1 and re.match(POINTWISE_KERNELS[row], kernels[0]), kernels
+        return
+    if row in NORM_KERNELS:
+        assert all(re.match(NORM_KERNELS[row], k) for k in kernels), kernels
         return
     if row in INV_ROWS:  # the device-side variance first
         assert len(kernels) > 2, kernels
@@ -193,6 +204,7 @@ def test_real_library_decides(stub: Stub, row: Row, dtype: str, layout: str) -> 
         expected_path = ("immediate" if row in CONV_ROWS else
                          "activation" if row == Row.POINTWISE_ACT else
                          "op_tensor" if row == Row.POINTWISE_BINARY else
+                         "norm" if row in NORM_KERNELS else
                          ("bn_activation" if stub.version == "7.2.4" else "unfused")
                          if row in BN_INF_ACT_ROWS else
                          "bn_activation" if row in BN_ACTIVATION_ROWS and stub.version == "7.2.4" else

@@ -68,6 +68,9 @@ def test_no_host_copy_in_execute(stub: Stub, hip: Any, row: Row) -> None:
     try:
         if g.plans[0].engine.name != "MIOPEN_ENGINE":
             record["copies"] = f"declined: {g.engine_reasons()['MIOPEN_ENGINE']}"
+            if row == Row.LAYERNORM_BACKWARD and stub.version == "6.4.3":  # 3.5's call
+                assert "needs miopenLayerNormBackward" in record["copies"], record
+                return
             pytest.skip(record["copies"])
         pack, ptrs = _device_pack(hip, case)
         size = g.get_workspace_size()
