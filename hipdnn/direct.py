@@ -356,7 +356,8 @@ class Session:
                 out[pname] = self._tensor_descriptor(buf, temporaries)
                 if scalar_type is None:
                     scalar_type = c_double if buf.dtype == DataType.DOUBLE else c_float
-                if nxt and nxt + "Desc" == pname and types[i + 1] is c_void_p:
+                # "xDesc, x" and "aDesc, A" (miopenReduceTensor): the pointer's name, any case
+                if nxt and (nxt + "Desc").lower() == pname.lower() and types[i + 1] is c_void_p:
                     out[nxt] = _device_pointer(buf, f"{name}({nxt})")
                     i += 2
                     continue

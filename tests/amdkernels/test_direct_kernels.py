@@ -29,6 +29,8 @@ from miopen_ctypes.enums import (
     miopenLRNMode_t,
     miopenNormMode_t,
     miopenPoolingMode_t,
+    miopenReduceTensorIndices_t,
+    miopenReduceTensorOp_t,
     miopenSoftmaxAlgorithm_t,
     miopenSoftmaxMode_t,
 )
@@ -228,6 +230,39 @@ def test_prelu_backward(launches: Any) -> None:
         s.call("miopenPReLUBackward", ws, xd, wd, s.to_device(g), dx, dw)
         np.testing.assert_allclose(dx.numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(dw.numpy(), wt.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+_R = miopenReduceTensorOp_t
+REDUCTIONS: dict[Any, Any] = {
+    _R.MIOPEN_REDUCE_TENSOR_ADD: lambda t: t.sum(1, keepdim=True), _R.MIOPEN_REDUCE_TENSOR_MUL: lambda t: t.prod(1, keepdim=True),
+    _R.MIOPEN_REDUCE_TENSOR_MIN: lambda t: t.amin(1, keepdim=True), _R.MIOPEN_REDUCE_TENSOR_MAX: lambda t: t.amax(1, keepdim=True),
+    _R.MIOPEN_REDUCE_TENSOR_AMAX: lambda t: t.abs().amax(1, keepdim=True), _R.MIOPEN_REDUCE_TENSOR_AVG: lambda t: t.mean(1, keepdim=True),
+    _R.MIOPEN_REDUCE_TENSOR_NORM1: lambda t: t.abs().sum(1, keepdim=True),
+    _R.MIOPEN_REDUCE_TENSOR_NORM2: lambda t: t.norm(dim=1, keepdim=True),
+}
+
+
+@pytest.mark.parametrize("op", list(REDUCTIONS), ids=lambda o: o.name)
+def test_reduce_tensor(launches: Any, op: Any) -> None:
+    """miopenReduceTensor (4, 8, 16) -> (4, 1, 16), FP32: MIOpen's generic reduction kernels
+    (buffer loads/stores on a raw buffer resource); MIN/MAX/AMAX also return their indices."""
+    a = np.random.default_rng(30).standard_normal((4, 8, 16)).astype(np.float32)
+    t = torch.from_numpy(a.astype(np.float64))
+    with_indices = op in (_R.MIOPEN_REDUCE_TENSOR_MIN, _R.MIOPEN_REDUCE_TENSOR_MAX, _R.MIOPEN_REDUCE_TENSOR_AMAX)
+    flag = miopenReduceTensorIndices_t.MIOPEN_REDUCE_TENSOR_FLATTENED_INDICES if with_indices else \
+        miopenReduceTensorIndices_t.MIOPEN_REDUCE_TENSOR_NO_INDICES
+    with Session() as s:
+        reduce = s.descriptor("ReduceTensor", "miopenSetReduceTensorDescriptor", op, 1, 0, flag, 0)
+        ad, c = s.to_device(a), _nan_like(s, (4, 1, 16))
+        indices = s.workspace(s.query("miopenGetReductionIndicesSize", reduce, ad, c))
+        ws = s.workspace(s.query("miopenGetReductionWorkspaceSize", reduce, ad, c))
+        s.call("miopenReduceTensor", reduce, indices, ws, 1.0, ad, 0.0, c)
+        np.testing.assert_allclose(c.numpy(), REDUCTIONS[op](t).numpy(), rtol=1e-5, atol=1e-6)
+        if with_indices:
+            pick = t.abs() if op == _R.MIOPEN_REDUCE_TENSOR_AMAX else t
+            want = (pick.argmin(1) if op == _R.MIOPEN_REDUCE_TENSOR_MIN else pick.argmax(1)).numpy()
+            got = np.frombuffer(indices.numpy().tobytes(), np.int32).reshape(4, 16)
+            assert got.tolist() == want.tolist()
 
 
 def test_group_norm_forward(launches: Any) -> None:

@@ -133,5 +133,7 @@ def f64(x: float) -> int:
     return int(np.array(x, np.float64).view(np.uint64))
 
 
-def mubuf(name: str) -> bytes:
-    return _w(0b111000 << 26 | _op("MUBUF", name) << 18, 0)
+def mubuf(name: str, vdata: int = 0, vaddr: int = 0, srsrc: int = 0, offset: int = 0, offen: int = 0,
+          idxen: int = 0, soffset: int = 128) -> bytes:
+    return _w(0b111000 << 26 | _op("MUBUF", name) << 18 | offset & 0xFFF,
+              soffset << 24 | idxen << 23 | offen << 22 | (srsrc // 4) << 16 | vdata << 8 | vaddr)

@@ -82,8 +82,8 @@ def test_unknown_opcode_names_itself_and_address() -> None:
 
 
 def test_unknown_encodings_are_refused() -> None:
-    load = struct.pack("<II", 0b111000 << 26 | 20 << 18, 0)  # buffer_load_b32: no buffer resources here
-    with pytest.raises(UnsupportedInstruction, match="MUBUF opcode 20 at 0x10"):
+    load = struct.pack("<II", 0b111000 << 26 | 21 << 18, 0)  # buffer_load_b64: not implemented
+    with pytest.raises(UnsupportedInstruction, match="MUBUF opcode 21 at 0x10"):
         decode(load, 0x10)
     mimg = struct.pack("<II", 0b111100 << 26, 0)
     with pytest.raises(UnsupportedInstruction, match="encoding 0xf0000000 at 0x10"):

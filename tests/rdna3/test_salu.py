@@ -53,6 +53,8 @@ CASES = [
     ("s_lshl_b32", sop2("s_lshl_b32", 3, 4, 5), {"s4": 0x80000001, "s5": 1}, {"s3": 2, SCC: 1}),
     ("s_lshr_b32", sop2("s_lshr_b32", 3, 4, 5), {"s4": 0x80000000, "s5": 31}, {"s3": 1, SCC: 1}),
     ("s_ashr_i32", sop2("s_ashr_i32", 3, 4, 5), {"s4": 0x80000000, "s5": 31}, {"s3": M, SCC: 1}),
+    ("s_subb_u32 borrow in and out", sop2("s_subb_u32", 3, 4, 5), {"s4": 5, "s5": 5, SCC: 1}, {"s3": M, SCC: 1}),
+    ("s_subb_u32 no borrow", sop2("s_subb_u32", 3, 4, 5), {"s4": 9, "s5": 5, SCC: 1}, {"s3": 3, SCC: 0}),
     ("s_or_b64", sop2("s_or_b64", 2, 4, 6), {"s4": 0x0000F000, "s5": 0x1, "s6": 0x0F, "s7": 0x80000000},
      {"s2": 0x0000F00F, "s3": 0x80000001, SCC: 1}),
     ("s_or_b64 zero clears scc", sop2("s_or_b64", 2, 4, 6), {"s4": 0, "s5": 0, "s6": 0, "s7": 0, SCC: 1},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from asm import ds, glob, run, vop1
+from asm import ds, glob, mubuf, run, vop1
 from rdna3 import EmulationError, Memory, Wave
 
 M = 0xFFFFFFFF
@@ -184,3 +184,54 @@ def test_global_exec_masked_and_bounds_checked() -> None:
     with pytest.raises(EmulationError, match=r"global_store_b32.*outside every buffer"):
         run(glob("global_store_b32", addr=2, data=5) + vop1("v_mov_b32", 0, 129), w)
     assert buf.tolist() == before.tolist()
+
+
+def _raw_buffer(w: Wave, base: int, num_records: int, word3: int = 0x31014000) -> None:
+    """A V# in s[8:11] as MIOpen's reduction kernels build it: raw (stride 0), OOB_SELECT 3."""
+    w.s[8], w.s[9], w.s[10], w.s[11] = base & M, (base >> 32) & 0xFFFF, num_records, word3
+
+
+def test_buffer_load_store_raw_range_checked() -> None:
+    """A dword is in range when all its bytes lie below NUM_RECORDS: out of range, a load gives 0
+    and a store is dropped (0x7fffffff added to a lane's offset switches it off, as MIOpen does)."""
+    mem = Memory()
+    buf = np.arange(16, dtype=np.uint32) + 100
+    base = mem.add(buf)
+    w = _wave(mem, exec_mask=0xFF)
+    _raw_buffer(w, base, 40)  # 10 dwords in range of 16
+    w.v[1] = np.array([0, 4, 36, 40, 38, 0x7FFFFFFF, 8, 12] + [0] * 24, np.uint32)
+    w.v[2] = np.uint32(0xEEEE)
+    w = run(mubuf("buffer_load_b32", vdata=2, vaddr=1, srsrc=8, offen=1, offset=4), w)
+    # offsets + 4: 4, 8, 40 (out: 40 + 4 > 40), 44, 42, huge, 12, 16; lanes 8.. inactive keep 0xEEEE
+    assert w.v[2].tolist() == [101, 102, 0, 0, 0, 0, 103, 104] + [0xEEEE] * 24
+    w.v[3] = np.arange(32, dtype=np.uint32) + 7
+    w.v[1] = np.array([0, 0x7FFFFFFF, 36, 40, 8] + [4] * 27, np.uint32)
+    w.exec = 0b11101  # lane 1 off as well
+    w = run(mubuf("buffer_store_b32", vdata=3, vaddr=1, srsrc=8, offen=1), w)
+    assert buf.tolist() == [7, 101, 11, 103, 104, 105, 106, 107, 108, 9, *range(110, 116)]
+
+
+def test_buffer_without_offen_uses_the_instruction_offset() -> None:
+    mem = Memory()
+    buf = np.arange(8, dtype=np.uint32)
+    base = mem.add(buf)
+    w = _wave(mem)
+    _raw_buffer(w, base, 32)
+    w = run(mubuf("buffer_load_b32", vdata=2, srsrc=8, offset=12), w)
+    assert w.v[2].tolist() == [3] * 32
+
+
+@pytest.mark.parametrize("code,word3,match", [
+    (mubuf("buffer_load_b32", vdata=2, vaddr=1, srsrc=8, idxen=1), 0x31014000, "idxen"),
+    (mubuf("buffer_load_b32", vdata=2, vaddr=1, srsrc=8, offen=1, soffset=4), 0x31014000, "SGPR offset"),
+    (mubuf("buffer_load_b32", vdata=2, vaddr=1, srsrc=8, offen=1), 0x01014000, "OOB_SELECT 0"),
+    (mubuf("buffer_load_b32", vdata=2, vaddr=1, srsrc=8, offen=1), 0x31814000, "ADD_TID 1"),
+])
+def test_buffer_forms_not_emulated_are_refused(code: bytes, word3: int, match: str) -> None:
+    mem = Memory()
+    base = mem.add(np.zeros(8, np.uint32))
+    w = _wave(mem)
+    _raw_buffer(w, base, 32, word3)
+    w.v[1] = np.zeros(32, np.uint32)
+    with pytest.raises(EmulationError, match=match):
+        run(code, w)

@@ -84,6 +84,13 @@ class FakeMIOpen:
             "miopenGetPoolingForwardOutputDim": output_dim,
             "miopenPoolingForward": forward,
             "miopenSoftmaxForward_V2": lambda *a: 3,  # miopenStatusBadParm
+            "miopenCreateReduceTensorDescriptor": lambda out: self._new(out, mt.miopenReduceTensorDescriptor_t),
+            "miopenDestroyReduceTensorDescriptor": self._gone,
+            "miopenGetReductionWorkspaceSize": lambda h, r, a, c, out: out.__setitem__(0, 0),
+            "miopenGetReductionIndicesSize": lambda h, r, a, c, out: out.__setitem__(0, 0),
+            "miopenReduceTensor": lambda h, r, i, isz, w, wsz, alpha, ad, a, beta, cd, c: self.calls.append(
+                ("miopenReduceTensor", {"a": self.tensors[mt.pointer_value(ad)][1], "a_ptr": a,
+                                        "c": self.tensors[mt.pointer_value(cd)][1], "c_ptr": c})),
         }
 
 
@@ -121,6 +128,16 @@ def test_arrays_become_descriptor_and_pointer(session: Session, fake: FakeMIOpen
     assert seen["workspace"] == (ws.ptr, 2 * 36)
     assert seen["handle"] != 0
     assert len([h for h in fake.live if h not in (mt.pointer_value(pool),)]) == 1  # only the handle
+
+
+def test_upper_case_data_names_pair_with_their_descriptors(session: Session, fake: FakeMIOpen) -> None:
+    """miopenReduceTensor names its tensors "aDesc, A" and "cDesc, C": an array fills both too."""
+    a, c = session.empty((4, 8, 16)), session.empty((4, 1, 16))
+    reduce = session.descriptor("ReduceTensor", None)
+    session.call("miopenReduceTensor", reduce, None, 0, None, 0, 1.0, a, 0.0, c)
+    name, seen = fake.calls[-1]
+    assert name == "miopenReduceTensor"
+    assert (seen["a"], seen["a_ptr"], seen["c"], seen["c_ptr"]) == ([4, 8, 16], a.ptr, [4, 1, 16], c.ptr)
 
 
 def test_workspace_too_small_is_refused_before_the_call(session: Session, fake: FakeMIOpen) -> None:

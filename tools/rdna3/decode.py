@@ -19,7 +19,7 @@ class UnsupportedInstruction(NotImplementedError):
 
 SOP1 = {0: "s_mov_b32", 1: "s_mov_b64", 8: "s_ctz_i32_b32", 10: "s_clz_i32_u32", 21: "s_abs_i32", 32: "s_and_saveexec_b32",
         48: "s_and_not1_saveexec_b32"}
-SOP2 = {0: "s_add_u32", 1: "s_sub_u32", 2: "s_add_i32", 3: "s_sub_i32", 4: "s_addc_u32",
+SOP2 = {0: "s_add_u32", 1: "s_sub_u32", 2: "s_add_i32", 3: "s_sub_i32", 4: "s_addc_u32", 5: "s_subb_u32",
         8: "s_lshl_b32", 9: "s_lshl_b64", 10: "s_lshr_b32", 12: "s_ashr_i32", 14: "s_lshl1_add_u32", 15: "s_lshl2_add_u32",
         16: "s_lshl3_add_u32", 17: "s_lshl4_add_u32",
         18: "s_min_i32", 19: "s_min_u32", 20: "s_max_i32", 21: "s_max_u32", 22: "s_and_b32",
@@ -45,7 +45,7 @@ VOP2 = {1: "v_cndmask_b32", 3: "v_add_f32", 4: "v_sub_f32", 5: "v_subrev_f32", 8
         9: "v_mul_i32_i24", 11: "v_mul_u32_u24", 15: "v_min_f32", 16: "v_max_f32", 17: "v_min_i32", 18: "v_max_i32",
         19: "v_min_u32", 20: "v_max_u32",
         24: "v_lshlrev_b32", 25: "v_lshrrev_b32", 26: "v_ashrrev_i32", 27: "v_and_b32", 28: "v_or_b32",
-        29: "v_xor_b32", 37: "v_add_nc_u32", 38: "v_sub_nc_u32", 39: "v_subrev_nc_u32",
+        29: "v_xor_b32", 32: "v_add_co_ci_u32", 33: "v_sub_co_ci_u32", 34: "v_subrev_co_ci_u32", 37: "v_add_nc_u32", 38: "v_sub_nc_u32", 39: "v_subrev_nc_u32",
         43: "v_fmac_f32", 44: "v_fmamk_f32", 45: "v_fmaak_f32", 50: "v_add_f16", 53: "v_mul_f16", 54: "v_fmac_f16"}
 #: The sixteen floating-point conditions in opcode order (the ISA's VOPC table for each type).
 _F32_CONDITIONS = ("f", "lt", "eq", "le", "gt", "lg", "ge", "o", "u", "nge", "nlg", "ngt", "nle",
@@ -83,7 +83,8 @@ GLOBAL = {16: "global_load_u8", 17: "global_load_i8", 18: "global_load_u16", 20:
           30: "global_load_d16_u8",
           32: "global_load_d16_b16", 35: "global_load_d16_hi_b16", 37: "global_store_d16_hi_b16"}
 
-MUBUF = {43: "buffer_gl0_inv", 44: "buffer_gl1_inv"}  # cache invalidations only: no buffer access
+# untyped dword loads/stores through a buffer resource (V#), and the cache invalidations
+MUBUF = {20: "buffer_load_b32", 26: "buffer_store_b32", 43: "buffer_gl0_inv", 44: "buffer_gl1_inv"}
 
 # VOP3 (64-bit) opcode space: compares 0..255, VOP2 at 256+, VOP1 at 384+, then VOP3-only ops.
 VOP3 = {**VOPC, **{256 + k: v for k, v in VOP2.items()}, **{384 + k: v for k, v in VOP1.items()},
@@ -223,7 +224,10 @@ def _decode_wide(w0: int, w1: int, w2: int, raw: bytes, addr: int) -> Inst:
                     {"offset": off - 0x2000 if off & 0x1000 else off, "addr": w1 & 0xFF,
                      "data": _bits(w1, 15, 8), "saddr": _bits(w1, 22, 16), "vdst": _bits(w1, 31, 24)})
     if enc == 0b111000:
-        return Inst("MUBUF", _lookup(MUBUF, "MUBUF", _bits(w0, 25, 18), addr, raw), 8, {})
+        return Inst("MUBUF", _lookup(MUBUF, "MUBUF", _bits(w0, 25, 18), addr, raw), 8,
+                    {"offset": w0 & 0xFFF, "vaddr": w1 & 0xFF, "vdata": _bits(w1, 15, 8),
+                     "srsrc": _bits(w1, 20, 16) * 4, "tfe": _bits(w1, 21, 21), "offen": _bits(w1, 22, 22),
+                     "idxen": _bits(w1, 23, 23), "soffset": w1 >> 24})
     if enc == 0b111101:
         off = w1 & 0x1FFFFF
         return Inst("SMEM", _lookup(SMEM, "SMEM", _bits(w0, 25, 18), addr, raw), 8,

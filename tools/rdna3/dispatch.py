@@ -29,7 +29,7 @@ __all__ = ["EmulationError", "LaunchStats", "RawCode", "build_kernargs", "launch
 
 MAX_WAVE_INSTRUCTIONS = 20_000_000
 _SCALAR = {"SOP1", "SOP2", "SOPC", "SOPK", "SOPP", "SMEM", "MUBUF"}
-_VMEM = {"DS", "GLOBAL"}
+_VMEM = {"DS", "GLOBAL", "MUBUF"}  # MUBUF: its buffer loads/stores (the rest are scalar no-ops)
 
 
 class EmulationError(RuntimeError):
@@ -73,7 +73,7 @@ class _Program:
         fn = self.fns.get(pc)
         if fn is None:
             inst = decode(self.co.code_at(pc, 16), pc)
-            if inst.fmt in _SCALAR:
+            if inst.fmt in _SCALAR and not inst.name.startswith(("buffer_load", "buffer_store")):
                 fn = compile_scalar(inst, pc)
             elif inst.fmt in _VMEM:
                 fn = compile_vmem(inst, pc)

@@ -33,6 +33,8 @@ def _sop2(name: str, a: int, b: int, scc: int) -> tuple[int, int | None]:
     if name == "s_addc_u32":
         r = a + b + scc
         return r & M32, int(r > M32)
+    if name == "s_subb_u32":
+        return (a - b - scc) & M32, int(b + scc > a)
     if name == "s_sub_u32":
         return (a - b) & M32, int(b > a)
     if name in ("s_add_i32", "s_sub_i32"):
@@ -77,6 +79,8 @@ def compile_scalar(inst: Inst, pc: int) -> Callable[[Wave], int]:
     if fmt == "SOPP":
         return _sopp(name, f["simm16"], nxt)
     if fmt == "MUBUF":  # cache invalidations: nothing to do with one coherent memory
+        if name not in NO_OPS:
+            raise UnsupportedInstruction(f"{name} is a memory access, not a scalar no-op")
         return lambda w: nxt
     if fmt == "SMEM":
         return _smem(inst, nxt)

@@ -426,7 +426,7 @@ def compile_valu(inst: Inst, pc: int) -> Callable[[Wave], int]:
         return _compile_div_scale(inst, ops, codes, nxt)
     if name == "v_div_fmas_f32":
         return _compile_div_fmas(inst, ops, codes, nxt)
-    if inst.fmt == "VOP3SD":
+    if inst.fmt == "VOP3SD" or name in ("v_add_co_ci_u32", "v_sub_co_ci_u32", "v_subrev_co_ci_u32"):
         return _compile_carry(inst, ops, codes, nxt)
     if name in ("v_cndmask_b32", "v_cndmask_b16"):
         return _compile_cndmask(inst, ops, codes, nxt)
@@ -558,10 +558,13 @@ def _compile_div_fmas(inst: Inst, ops: _Operands, codes: list[int], nxt: int) ->
 
 
 def _compile_carry(inst: Inst, ops: _Operands, codes: list[int], nxt: int) -> Callable[[Wave], int]:
-    name, sdst, lit, vdst = inst.name, inst.f["sdst"], inst.literal, inst.f["vdst"]
-    if inst.f["clamp"] or inst.f["omod"] or inst.f["neg"]:
-        raise UnsupportedInstruction(f"{name}: clamp/omod/neg modifiers are not implemented")
-    c0, c1, c2 = codes
+    name, lit, vdst = inst.name, inst.literal, inst.f["vdst"]
+    if inst.fmt == "VOP2":  # the e32 forms: carry in from VCC, carry out to VCC
+        sdst, (c0, c1), c2 = VCC_LO, codes, VCC_LO
+    else:
+        if inst.f["clamp"] or inst.f["omod"] or inst.f["neg"]:
+            raise UnsupportedInstruction(f"{name}: clamp/omod/neg modifiers are not implemented")
+        sdst, (c0, c1, c2) = inst.f["sdst"], codes
 
     def run(w: Wave) -> int:
         m = w.exec_mask()

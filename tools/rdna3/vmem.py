@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .decode import Inst
+from .decode import Inst, UnsupportedInstruction
 from .memory import MemoryFault
 from .wave import Wave
 
@@ -40,7 +40,49 @@ def _bytes_to_regs(w: Wave, first: int, data: np.ndarray, m: np.ndarray) -> None
 def compile_vmem(inst: Inst, pc: int) -> Callable[[Wave], int]:
     """A function running the memory ``inst`` on a wave and returning the next pc."""
     nxt = pc + inst.size
-    return (_ds if inst.fmt == "DS" else _global)(inst, nxt)
+    return {"DS": _ds, "GLOBAL": _global, "MUBUF": _buffer}[inst.fmt](inst, nxt)
+
+
+def _buffer(inst: Inst, nxt: int) -> Callable[[Wave], int]:
+    """buffer_load_b32 / buffer_store_b32 on a raw buffer: the V# in SGPRs srsrc..srsrc+3 gives the
+    48-bit base (word 0, word 1 bits 15:0) and NUM_RECORDS in bytes (word 2); the lane's byte
+    offset is its VGPR (OFFEN) + the instruction offset. A dword whose bytes do not all lie below
+    NUM_RECORDS is out of range: a load gives 0, a store is dropped (MIOpen's reduction kernels
+    add 0x7fffffff to the offset of lanes that must not write). Structured buffers (IDXEN or a
+    stride), swizzled ones (ADD_TID), range-check modes other than raw (OOB_SELECT 3), a non-zero
+    SGPR offset and TFE are refused rather than guessed."""
+    f, name = inst.f, inst.name
+    load = name.startswith("buffer_load")
+    if f["idxen"] or f["tfe"] or f["soffset"] != 128:  # 128: the inline constant 0
+        raise UnsupportedInstruction(f"{name} with idxen/tfe/an SGPR offset is not implemented")
+    rs, vaddr, vdata, off, offen = f["srsrc"], f["vaddr"], f["vdata"], f["offset"], f["offen"]
+
+    def run(w: Wave) -> int:
+        m = w.exec_mask()
+        if not m.any():
+            return nxt
+        d0, d1, d2, d3 = (w.s[rs + i] for i in range(4))
+        stride, add_tid, oob_select = (d1 >> 16) & 0x3FFF, (d3 >> 23) & 1, (d3 >> 28) & 3
+        if stride or add_tid or oob_select != 3:
+            raise UnsupportedInstruction(
+                f"{name}: buffer resource with stride {stride}, ADD_TID {add_tid}, OOB_SELECT {oob_select} "
+                "(only raw buffers, OOB_SELECT 3, are emulated)")
+        base = d0 | (d1 & 0xFFFF) << 32
+        offsets = (w.v[vaddr].astype(np.int64) if offen else np.zeros(32, np.int64)) + off
+        ok = m & (offsets + 4 <= d2)
+        addrs = (np.uint64(base) + offsets[ok].astype(np.uint64))
+        try:
+            if load:
+                val = np.zeros(32, U32)
+                if ok.any():
+                    val[ok] = w.mem.gather(addrs, 4).view(U32)[:, 0]
+                w.v[vdata][m] = val[m]
+            elif ok.any():
+                w.mem.scatter(addrs, _regs_to_bytes(w, vdata, 1, ok))
+        except MemoryFault as e:
+            raise MemoryFault(f"{name}: {e}") from None
+        return nxt
+    return run
 
 
 def _permute(inst: Inst, nxt: int) -> Callable[[Wave], int]:
