@@ -15,6 +15,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -73,22 +74,15 @@ def emulated_miopen() -> tuple[Any, Callable[[], None]]:
     if tests not in sys.path:
         sys.path.insert(0, tests)
     from emulated.device import EmulatedDevice
+    from emulated.registration import registered
 
-    from hipdnn.engines import register, registry, unregister
     from hipdnn.engines.miopen import MiopenEngine
 
     device = EmulatedDevice("3.5")
-    engine = MiopenEngine(miopen_loader=lambda: device.miopen, hip_loader=lambda: device.hip)
-    previous = registry().get(engine.engine_id)
-    register(engine)
-
-    def restore() -> None:
-        if previous is not None:
-            register(previous)
-        else:
-            unregister(engine)
-
-    return device, restore
+    registration = ExitStack()
+    registration.enter_context(registered(MiopenEngine(miopen_loader=lambda: device.miopen,
+                                                       hip_loader=lambda: device.hip)))
+    return device, registration.close
 
 
 def race(threads: int, work: Callable[[int], Any]) -> tuple[list[Any], list[str]]:

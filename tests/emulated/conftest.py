@@ -23,6 +23,7 @@ if _TESTS not in sys.path:  # the device is the namespace package "emulated" und
     sys.path.insert(0, _TESTS)
 
 from emulated.device import EmulatedDevice  # noqa: E402
+from emulated.registration import registered  # noqa: E402
 
 VERSION_IDS = {"3.4": "miopen3.4", "3.5": "miopen3.5"}
 
@@ -43,16 +44,8 @@ def emulated_device(request: pytest.FixtureRequest) -> Iterator[EmulatedDevice]:
 @pytest.fixture
 def emulated_miopen_engine(emulated_device: EmulatedDevice) -> Iterator[Any]:
     """hipdnn's MiopenEngine over ``emulated_device``, registered as MIOPEN_ENGINE for the test."""
-    from hipdnn.engines import register, registry, unregister
     from hipdnn.engines.miopen import MiopenEngine
 
-    engine = MiopenEngine(miopen_loader=lambda: emulated_device.miopen, hip_loader=lambda: emulated_device.hip)
-    previous = registry().get(engine.engine_id)
-    register(engine)
-    try:
+    with registered(MiopenEngine(miopen_loader=lambda: emulated_device.miopen,
+                                 hip_loader=lambda: emulated_device.hip)) as engine:
         yield engine
-    finally:
-        if previous is not None:
-            register(previous)
-        else:
-            unregister(engine)

@@ -29,18 +29,19 @@ from __future__ import annotations
 import collections
 import warnings
 from collections.abc import Callable, Iterable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from emulated.device import EmulatedDevice
+from emulated.registration import registered
 from test_miopen_engine_calls import CONFIGS, REFUSED, expected_path
 from test_miopen_engine_graphs import Case, build
 from test_miopen_engine_numerics import check_outputs
 
 from hipdnn.core.errors import HipdnnError
 from hipdnn.core.handle import Handle
-from hipdnn.engines import register, registry, unregister
 from hipdnn.engines.miopen import MiopenEngine, Row
 
 __all__ = ["FAMILIES", "Fault", "Outcome", "baseline", "faults_of", "run_fault", "sweep", "table"]
@@ -196,15 +197,12 @@ class _Run:
         return objects, set(self.device.live_allocations())
 
     def __enter__(self) -> _Run:
-        self.previous = registry().get(self.engine.engine_id)
-        register(self.engine)
+        self._registration = ExitStack()
+        self._registration.enter_context(registered(self.engine))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.previous is not None:
-            register(self.previous)
-        else:
-            unregister(self.engine)
+        self._registration.close()
 
 
 def _physical(a: np.ndarray) -> np.ndarray:

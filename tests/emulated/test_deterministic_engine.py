@@ -12,11 +12,12 @@ from typing import Any
 import numpy as np
 import pytest
 from emulated.device import EmulatedDevice
+from emulated.registration import registered
 from test_miopen_engine_graphs import build
 from test_miopen_engine_numerics import check_outputs
 
 from hipdnn.backend.engine import fnv1a_64
-from hipdnn.backend.registry import register, registry, unregister
+from hipdnn.backend.registry import registry
 from hipdnn.core.errors import HipdnnError
 from hipdnn.core.types import DataType as D
 from hipdnn.engines.miopen import MiopenDeterministicEngine, MiopenEngine, Row
@@ -33,17 +34,9 @@ CONV_ROWS = (Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD, Row.CONV_BIAS_ACT)
 def det_engine(emulated_device: EmulatedDevice,
                emulated_miopen_engine: MiopenEngine) -> Iterator[MiopenDeterministicEngine]:
     """MIOPEN_ENGINE_DETERMINISTIC over the emulated device, registered for the test."""
-    engine = MiopenDeterministicEngine(miopen_loader=lambda: emulated_device.miopen,
-                                       hip_loader=lambda: emulated_device.hip)
-    previous = registry().get(engine.engine_id)
-    register(engine)
-    try:
+    with registered(MiopenDeterministicEngine(miopen_loader=lambda: emulated_device.miopen,
+                                              hip_loader=lambda: emulated_device.hip)) as engine:
         yield engine
-    finally:
-        if previous is not None:
-            register(previous)
-        else:
-            unregister(engine)
 
 
 def _run(case: Any) -> dict[str, np.ndarray]:
