@@ -69,6 +69,8 @@ def _case(row: Row, dtype: DataType, layout: str, shape: str) -> Case:
         return build(row, dtype, layout, bias_compute=DataType.NOT_SET)
     if shape == "inferred_output_strides":
         return build(row, dtype, layout, infer_output_strides=True)
+    if shape == "strided_dilated":  # every knob of the convolution away from its default
+        return build(row, dtype, layout, stride=2, dilation=2, padding=2, groups=2)
     if row in CONV_ROWS:
         return build(row, dtype, layout, stride=2, groups=2)
     return build(row, dtype, layout, seed=7)
@@ -239,18 +241,23 @@ def test_amd_kernels_standalone_activations(launches: Any, act: str) -> None:
 
 #: 1-D graphs (rank-3 tensors): MIOPEN_ENGINE pads the convolution and batchnorm rows to 4-D
 #: N,C,L,1 as AMD's provider does (NCL as NCHW, NLC as NHWC, W = 1); AMD's kernels compute them.
-#: Conv fprop and batchnorm training in FP32 and FP16 in both layouts, and one case of each
-#: other padded row (few: this lane is slow).
+#: Conv fprop and batchnorm training in FP32 and FP16 in both layouts, one case of each other
+#: padded row, and convolutions with stride 2, dilation 2, padding 2 and 2 groups (few: this lane
+#: is slow).
 ONE_D_CASES = [(row, dtype, layout, "default") for row in (Row.CONV_FPROP, Row.BN_TRAINING)
                for dtype in ("fp32", "fp16") for layout in ("NCL", "NLC")]
 ONE_D_CASES += [(Row.CONV_DGRAD, "fp32", "NLC", "default"), (Row.CONV_WGRAD, "fp32", "NCL", "default"),
                 (Row.CONV_BIAS_ACT, "fp16", "NLC", "default"), (Row.BN_INFERENCE, "fp32", "NCL", "default"),
                 (Row.BN_BACKWARD, "fp32", "NLC", "default"), (Row.BN_TRAINING_ACT, "fp16", "NCL", "default"),
-                (Row.BN_INFERENCE_INV, "fp16", "NLC", "default")]  # NLC inference: declined on 3.4
+                (Row.BN_INFERENCE_INV, "fp16", "NLC", "default"),  # NLC inference: declined on 3.4
+                (Row.CONV_FPROP, "fp32", "NCL", "strided_dilated"),
+                (Row.CONV_FPROP, "fp16", "NLC", "strided_dilated"),
+                (Row.CONV_DGRAD, "fp32", "NCL", "strided_dilated"),
+                (Row.CONV_WGRAD, "fp32", "NLC", "strided_dilated")]
 
 
 @pytest.mark.parametrize("row,dtype,layout,shape", ONE_D_CASES,
-                         ids=[f"{r.name.lower()}-{d}-{lay}" for r, d, lay, _ in ONE_D_CASES])
+                         ids=[f"{r.name.lower()}-{d}-{lay}-{s}" for r, d, lay, s in ONE_D_CASES])
 def test_amd_kernels_1d_layouts(launches: Any, row: Row, dtype: str, layout: str,
                                 shape: str) -> None:
     """NCL / NLC graphs on AMD's kernels: outputs start NaN, PyTorch's conv1d / batch_norm on

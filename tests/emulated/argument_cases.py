@@ -39,6 +39,9 @@ _GEO_2D = {"padding": [0, 1], "stride": [2, 1], "dilation": [1, 2], "kernel": [3
 _GEO_3D = {"padding": [0, 1, 2], "stride": [2, 1, 3], "dilation": [1, 3, 2], "kernel": [3, 2, 2],
            "spatial": [5, 3, 2]}
 # conv + bias + activation: 3-wide kernels
+# 1-D (rank-3, padded to N,C,L,1 for MIOpen): MIOpen must hold padding [2, 0], stride [2, 1],
+# dilation [2, 1]
+_GEO_1D = {"padding": [2], "stride": [2], "dilation": [2], "kernel": [3], "spatial": [11]}
 _CBA_2D = {"padding": [0, 1], "stride": [2, 1], "dilation": [1, 2], "spatial": [7, 5]}
 _CBA_3D = {"padding": [0, 1, 2], "stride": [2, 1, 3], "dilation": [1, 1, 2], "spatial": [5, 2, 4]}
 
@@ -46,6 +49,9 @@ _CBA_3D = {"padding": [0, 1, 2], "stride": [2, 1, 3], "dilation": [1, 1, 2], "sp
 ARG_CASES: list[tuple[str, Row, str, dict[str, Any]]] = [
     *((f"{r.name.lower()}-2d", r, "NCHW", _GEO_2D) for r in (Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD)),
     *((f"{r.name.lower()}-3d", r, "NCDHW", _GEO_3D) for r in (Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD)),
+    ("conv_fprop-1d-nlc", Row.CONV_FPROP, "NLC", _GEO_1D),
+    ("conv_dgrad-1d-ncl", Row.CONV_DGRAD, "NCL", _GEO_1D),
+    ("conv_wgrad-1d-nlc", Row.CONV_WGRAD, "NLC", _GEO_1D),
     ("conv_bias_act-2d-clamp", Row.CONV_BIAS_ACT, "NCHW", {**_CBA_2D, "lower": 0.1, "upper": 1.5}),
     ("conv_bias_act-3d-clippedrelu", Row.CONV_BIAS_ACT, "NCDHW", {**_CBA_3D, "upper": 0.7}),
     ("bn_inference-2d-eps", Row.BN_INFERENCE, "NCHW", {"eps": NONDEFAULT_EPSILON}),

@@ -100,8 +100,12 @@ def mismatches(lib: Any, plan: Any, case: Any, calls: list[tuple[str, dict[str, 
     """What MIOpen holds for ``plan`` (built from ``case.graph``) that differs from the graph;
     ``calls``: the plan's recorded calls (:class:`RecordingLib`), build and execute."""
     from hipdnn.engines.miopen.descriptors import ConvDesc, TensorDesc
+    from hipdnn.engines.miopen.onedim import padded_strides
 
     bad: list[str] = []
+    # a 1-D graph reaches MIOpen padded to N,C,L,1 (AMD's provider's rule): its tensors 4-D with
+    # W = 1, its convolution given a trailing padding 0, stride 1, dilation 1
+    one_d = case.layout in ("NCL", "NLC")
     client = Client(lib)
     try:
         objects = plan.miopen_objects
@@ -114,7 +118,8 @@ def mismatches(lib: Any, plan: Any, case: Any, calls: list[tuple[str, dict[str, 
         for t in tensors:
             if t.is_virtual or len(t.dim) < 3 or t.dim[0] == 1:
                 continue  # per-channel parameters: MIOpen derives their descriptor
-            want = (_DTYPE[DataType(t.data_type)], tuple(t.dim), tuple(t.stride))
+            want = ((_DTYPE[DataType(t.data_type)], (*t.dim, 1), padded_strides(t)) if one_d
+                    else (_DTYPE[DataType(t.data_type)], tuple(t.dim), tuple(t.stride)))
             if want not in held:
                 bad.append(f"tensor {t.name!r}: (dtype, dims, strides) {want} not among the "
                            f"descriptors MIOpen holds {held}")
@@ -128,10 +133,15 @@ def mismatches(lib: Any, plan: Any, case: Any, calls: list[tuple[str, dict[str, 
                 got = {"padding": list(pads), "stride": list(strides), "dilation": list(dils),
                        "groups": groups}
                 want_geo = {key: a[key] for key in got}
-                if got != want_geo or k != len(a["padding"]) or mode != 0:
+                if one_d:
+                    want_geo = {"padding": [*a["padding"], 0], "stride": [*a["stride"], 1],
+                                "dilation": [*a["dilation"], 1], "groups": a["groups"]}
+                if got != want_geo or k != len(want_geo["padding"]) or mode != 0:
                     bad.append(f"convolution descriptor holds {got} (spatial dims {k}, mode "
                                f"{mode}); the graph asks {want_geo} (cross-correlation)")
                 x_dims, w_dims, y_dims = a["dims"]
+                if one_d:
+                    x_dims, w_dims, y_dims = ((*d, 1) for d in (x_dims, w_dims, y_dims))
                 dt = _DTYPE[DataType(case.dtype)]
                 out = client.conv_out(conv.raw, client.tensor(dt, x_dims), client.tensor(dt, w_dims))
                 if tuple(out) != tuple(y_dims):

@@ -286,10 +286,11 @@ def test_find2_every_layout(emulated_device: EmulatedDevice,
                          ids=lambda r: r.name.lower())
 def test_conv_geometry_beyond_the_seed(emulated_miopen_engine: MiopenEngine, row: Row,
                                        geometry: dict[str, int]) -> None:
-    """Grouped, strided and dilated convolutions (group count set on the descriptor)."""
+    """Grouped, strided and dilated convolutions (group count set on the descriptor), 2-D, 3-D
+    and 1-D (padded to N,C,L,1: the stride and dilation get a trailing 1, the padding a 0)."""
     from test_miopen_engine_graphs import conv_case
 
-    for layout in ("NCHW", "NDHWC"):
+    for layout in ("NCHW", "NDHWC", "NCL", "NLC"):
         case = conv_case(row, DTYPES["fp32"], layout, **geometry)
         case.graph.validate()
         plan, outs = run_case(emulated_miopen_engine, case)

@@ -18,7 +18,7 @@ import pytest
 from argument_cases import ARG_CASES, ARG_IDS, arg_case
 from emulated.device import EmulatedDevice
 from miopen_readback import RecordingLib, mismatches
-from test_miopen_engine_graphs import LAYOUTS, Case, build, random_geometry
+from test_miopen_engine_graphs import LAYOUTS, ORDERS, Case, build, random_geometry
 from test_miopen_engine_numerics import assert_refused, refusal
 
 from hipdnn.core.handle import Handle
@@ -86,13 +86,13 @@ def test_arguments_reach_miopen(emulated_device: EmulatedDevice,
 
 
 @pytest.mark.parametrize("seed", SEEDS, ids=[f"seed{s}" for s in SEEDS])
-@pytest.mark.parametrize("layout", ["NCHW", "NHWC", "NCDHW", "NDHWC"])
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC", "NCDHW", "NDHWC", "NCL", "NLC"])
 @pytest.mark.parametrize("row", [Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD],
                          ids=lambda r: r.name.lower())
 def test_random_per_axis_geometry(recorded: tuple[MiopenEngine, RecordingLib], row: Row,
                                   layout: str, seed: int) -> None:
     engine, lib = recorded
-    geo = random_geometry(seed, len(LAYOUTS[layout]) - 2)
+    geo = random_geometry(seed, len(ORDERS[layout]) - 2)
     case = build(row, DataType.FLOAT, layout, seed=seed, **geo)
     run_and_read_back(engine, lib, case, f"seed {seed} (HIPDNN_GEOMETRY_SEED={seed}): {row.name} "
                                          f"{layout} {geo}")
