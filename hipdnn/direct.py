@@ -67,6 +67,8 @@ MIOPEN_DATA_TYPES = {
     DataType.INT64: miopenDataType_t.miopenInt64,
 }
 
+_C_INT_MAX = 2**31 - 1
+
 _HANDLE = object()  # placeholder for the session's handle in a prepared call
 
 _SCALARS = frozenset({"alpha", "beta", "alpha1", "alpha2", "alphaDataDiff", "betaDataDiff",
@@ -275,6 +277,13 @@ class Session:
         except KeyError:
             raise VariantPackError(f"{buf.dtype.name} has no MIOpen data type; valid: "
                                    f"{', '.join(d.name for d in MIOPEN_DATA_TYPES)}") from None
+        bad = [v for v in (*buf.shape, *buf.strides) if not 0 <= int(v) <= _C_INT_MAX]
+        if bad:  # miopenSetTensorDescriptor takes C ints: 2**32 + 5 would arrive as 5
+            raise VariantPackError(f"an array of shape {tuple(buf.shape)} and strides (elements) "
+                                   f"{tuple(buf.strides)} cannot be described to MIOpen: "
+                                   f"miopenSetTensorDescriptor takes dims and strides as C ints; "
+                                   f"valid: 0..2**31-1 each (no negative strides: pass "
+                                   f"np.ascontiguousarray(a))")
         desc = miopenTensorDescriptor_t()
         self.lib.miopenCreateTensorDescriptor(byref(desc))
         owner.append(("miopenDestroyTensorDescriptor", desc))

@@ -53,3 +53,60 @@ def test_case_on_miopen_engine(case: Case, emulated_miopen_engine: Any,
     del info
     gc.collect()  # the cases' graphs (and the plans they hold) go with this test
     hipdnn.clear_plan_cache()
+
+
+def _huge_graphs() -> dict[str, Any]:
+    f32 = hipdnn.DataType.FLOAT
+
+    def relu() -> Any:
+        g = hipdnn.Graph(io_data_type=f32)
+        g.relu(g.tensor(dim=[1, 1, 2**32 + 5, 1], name="x"), name="r").set_output(True)
+        return g
+
+    def conv() -> Any:
+        g = hipdnn.Graph(io_data_type=f32)
+        x = g.tensor(dim=[1, 4, 2**32 + 4, 1], name="x")
+        w = g.tensor(dim=[4, 4, 1, 1], name="w")
+        g.conv_fprop(x, w, padding=[0, 0], name="c").set_output(True)
+        return g
+
+    def bn() -> Any:
+        g = hipdnn.Graph(io_data_type=f32, compute_data_type=f32)
+        x = g.tensor(dim=[1, 2, 2**32 + 4, 1], name="x")
+        s, b = (g.tensor(dim=[1, 2, 1, 1], name=n) for n in ("s", "b"))
+        for o in g.batchnorm(x, s, b, 1e-5, name="bn")[:3]:
+            o.set_output(True)
+        return g
+    return {"relu": relu, "conv": conv, "bn": bn}
+
+
+@pytest.mark.parametrize("graph", ["relu", "conv", "bn"])
+def test_dims_beyond_a_c_int_without_descriptor_v2(graph: str) -> None:
+    """A MIOpen without miopenSetTensorDescriptorV2 takes dims and strides as C ints: 2**32 + 5
+    would arrive as 5 and the plan would run on another tensor. MIOPEN_ENGINE declines such a
+    graph, naming the tensor and the valid range (it built, on the truncated dims, before)."""
+    from emulated.device import EmulatedDevice
+
+    from hipdnn.engines import register, registry, unregister
+    from hipdnn.engines.miopen import MiopenEngine
+
+    device = EmulatedDevice("3.5", without=("miopenSetTensorDescriptorV2",))
+    engine = MiopenEngine(miopen_loader=lambda: device.miopen, hip_loader=lambda: device.hip)
+    previous = registry().get(engine.engine_id)
+    register(engine)
+    try:
+        hipdnn.clear_plan_cache()
+        g = _huge_graphs()[graph]()
+        g.build_operation_graph()
+        with pytest.raises(hipdnn.GraphNotSupportedError) as info:
+            g.create_execution_plan_ext("MIOPEN_ENGINE", {})
+            g.build_plans()
+        reason = str(info.value)
+        assert "tensor 'x'" in reason and "2**31-1" in reason, reason
+        assert not device.calls_of("miopenSetTensorDescriptor")
+    finally:
+        if previous is not None:
+            register(previous)
+        else:
+            unregister(engine)
+        hipdnn.clear_plan_cache()

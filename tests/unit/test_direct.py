@@ -195,3 +195,19 @@ def test_close_frees_everything_and_refuses_reuse(fake: FakeMIOpen) -> None:
     s.close()  # idempotent
     assert isinstance(array, DeviceArray)
     assert c_size_t(array.nbytes).value == 16
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.zeros((4, 6), np.float32)[::-1],  # negative strides: MIOpen would read past it
+    lambda: np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), (2**32 + 5,), (0,)),
+    lambda: np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), (3, 2), (2**33, 0)),
+], ids=["negative_stride", "dim_beyond_c_int", "stride_beyond_c_int"])
+def test_descriptors_refuse_what_a_c_int_cannot_hold(session: Session, fake: FakeMIOpen,
+                                                     make: Any) -> None:
+    """miopenSetTensorDescriptor takes C ints: a dim of 2**32 + 5 would arrive as 5 (a
+    descriptor of another tensor) and a negative stride makes MIOpen read outside the array;
+    both are a VariantPackError with the valid range, before any descriptor is made."""
+    before = dict(fake.tensors)
+    with pytest.raises(VariantPackError, match=r"C ints; valid: 0\.\.2\*\*31-1"):
+        session.tensor(make())
+    assert fake.tensors == before

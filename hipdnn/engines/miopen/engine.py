@@ -142,6 +142,9 @@ _BN_PLAIN_ROWS = (Row.BN_TRAINING, Row.BN_BACKWARD, Row.BN_TRAINING_ACT)
 _BN_35_MARKER = "miopenBatchNormForwardInferenceActivation"
 
 
+_C_INT_MAX = 2**31 - 1
+
+
 def check_library_rules(m: Match, lib: MIOpenLibrary) -> None:
     """Raise :class:`Declined` when this library cannot run ``m`` (known before building).
 
@@ -164,6 +167,20 @@ def check_library_rules(m: Match, lib: MIOpenLibrary) -> None:
         version = ".".join(map(str, lib.version))
         raise Declined(f"node {m.nodes[0].name!r}: {m.row.value} needs {norm_call}, which MIOpen "
                        f"{version} does not export (MIOpen >= 3.5 does)")
+    if not lib.capabilities.has("miopenSetTensorDescriptorV2"):
+        # miopenSetTensorDescriptor takes C ints: 2**32 + 5 would arrive as 5 (a descriptor of
+        # another tensor, a plausible wrong answer), 2**31 + 5 as a negative number
+        for node in m.nodes:
+            for port, t in (*node.inputs.items(), *node.outputs.items()):
+                if t is None or t.dim is None:
+                    continue
+                big = [int(v) for v in (*t.dim, *(t.stride or ())) if int(v) > _C_INT_MAX]
+                if big:
+                    raise Declined(f"node {node.name!r}: port {port} (tensor {t.name!r}) has dims "
+                                   f"{list(t.dim)} strides {list(t.stride or ())}: this MIOpen "
+                                   f"has no miopenSetTensorDescriptorV2, and "
+                                   f"miopenSetTensorDescriptor takes dims and strides as C ints "
+                                   f"(valid: at most 2**31-1 = {_C_INT_MAX})")
     if (m.row == Row.POINTWISE_ACT and m.activation is not None
             and m.activation.mode == int(ActivationMode.miopenActivationCLAMP)):
         raise Declined(f"node {m.nodes[0].name!r}: a lower clip (CLAMP) has no standalone MIOpen "
