@@ -42,7 +42,8 @@ LAYOUTS = ("NCHW", "NHWC")
 SHAPES = ("default", "second")
 CONV_ROWS = (Row.CONV_FPROP, Row.CONV_DGRAD, Row.CONV_WGRAD)
 #: AMD's provider's later rows: their own cases below (few: this lane is slow).
-NEW_ROWS = (Row.BN_INFERENCE_ACT, Row.BN_INFERENCE_INV_ACT, Row.POINTWISE_ACT, Row.POINTWISE_BINARY)
+NEW_ROWS = (Row.BN_INFERENCE_ACT, Row.BN_INFERENCE_INV_ACT, Row.POINTWISE_ACT, Row.POINTWISE_BINARY,
+            Row.LAYERNORM, Row.LAYERNORM_BACKWARD, Row.RMSNORM, Row.RMSNORM_BACKWARD)
 SEED_ROWS = [row for row in Row if row not in NEW_ROWS]
 CASES = [(row, dtype, layout, shape) for row in SEED_ROWS for dtype in DTYPES for layout in LAYOUTS
          for shape in SHAPES]
@@ -92,6 +93,8 @@ def _declined_by_34(row: Row, dtype: str, layout: str) -> str | None:
     read past the per-channel tensors)."""
     if os.environ.get("HIPDNN_AMDKERNELS_VERSION") != "6.4.3":
         return None
+    if row == Row.LAYERNORM_BACKWARD:
+        return "needs miopenLayerNormBackward"
     if dtype == "bf16" and row in (Row.BN_TRAINING_ACT, Row.BN_INF_DRELU_BN_BWD):
         return "MIOpen >= 3.5"
     if layout.endswith("C") and row in (Row.BN_INFERENCE, Row.BN_INFERENCE_INV, Row.BN_INF_DRELU_BN_BWD,
@@ -263,3 +266,26 @@ def test_amd_kernels_1d_layouts(launches: Any, row: Row, dtype: str, layout: str
     """NCL / NLC graphs on AMD's kernels: outputs start NaN, PyTorch's conv1d / batch_norm on
     3-D tensors decides (tests/emulated/test_miopen_engine_graphs.py builds them)."""
     _check(launches, row, dtype, layout, shape, report=True)
+
+
+#: The graph API's layer norm and RMS norm on MIOpen's own calls (miopenLayerNorm*, the T5 layer
+#: norm for RMS norm): each row x FP32/FP16/BF16, over C, H, W of an NCHW X (torch's
+#: normalized_shape (C, H, W)) and over C alone of an NHWC X (MIOpen given (N, H, W, C)); an
+#: INFERENCE forward (statistics in the workspace); a transformer's (B, S, E) over E.
+NORM_CASES = [(row, dtype, layout, "default")
+              for row in (Row.LAYERNORM, Row.LAYERNORM_BACKWARD, Row.RMSNORM, Row.RMSNORM_BACKWARD)
+              for dtype in ("fp32", "fp16", "bf16") for layout in LAYOUTS]
+NORM_CASES += [(Row.LAYERNORM, "fp16", "NCHW", "inference"), (Row.RMSNORM, "fp32", "NHWC", "inference"),
+               (Row.LAYERNORM, "fp32", "NCL", "transformer"), (Row.RMSNORM_BACKWARD, "fp32", "NCL", "transformer")]
+
+
+@pytest.mark.parametrize("row,dtype,layout,shape", NORM_CASES,
+                         ids=[f"{r.name.lower()}-{d}-{lay}-{s}" for r, d, lay, s in NORM_CASES])
+def test_amd_kernels_norm_rows(launches: Any, row: Row, dtype: str, layout: str, shape: str) -> None:
+    from test_miopen_engine_graphs import norm_case
+
+    kw: dict[str, Any] = {"training": shape != "inference"}
+    if shape == "transformer":
+        kw.update(dims=(2, 5, 48), last_only=True)
+    case = norm_case(row, DTYPES[dtype], layout, **kw)
+    _check(launches, row, dtype, layout, shape, report=True, case=case)

@@ -93,6 +93,12 @@ CASES = [
     ("s_cmp_le_i32", sopc("s_cmp_le_i32", 4, 5), {"s4": 0, "s5": M}, {SCC: 0}),
     ("s_cmp_eq_u64", sopc("s_cmp_eq_u64", 4, 6), {"s4": 1, "s5": 2, "s6": 1, "s7": 3}, {SCC: 0}),
     ("s_cmp_lg_u64", sopc("s_cmp_lg_u64", 4, 6), {"s4": 1, "s5": 2, "s6": 1, "s7": 3}, {SCC: 1}),
+    # a literal in a 64-bit integer operand is zero-extended (MIOpen 3.5.1's LayernormBwdWeightBias
+    # compares a 64-bit loop counter with its OUTER_SIZE this way)
+    ("s_cmp_eq_u64 literal", sopc("s_cmp_eq_u64", 4, 255, 0x12345678), {"s4": 0x12345678, "s5": 0}, {SCC: 1}),
+    ("s_cmp_eq_u64 literal high half 0", sopc("s_cmp_eq_u64", 4, 255, 0x12345678),
+     {"s4": 0x12345678, "s5": 1}, {SCC: 0}),
+    ("s_cmp_lg_u64 literal", sopc("s_cmp_lg_u64", 4, 255, 0xFFFFFFFF), {"s4": M, "s5": M}, {SCC: 1}),
     ("s_bitcmp0_b32", sopc("s_bitcmp0_b32", 4, 5), {"s4": 0b100, "s5": 2}, {SCC: 0}),
     ("s_bitcmp1_b32", sopc("s_bitcmp1_b32", 4, 5), {"s4": 0b100, "s5": 2}, {SCC: 1}),
     ("s_movk_i32", sopk("s_movk_i32", 3, -2), {}, {"s3": 0xFFFFFFFE}),

@@ -97,6 +97,8 @@ class Wave:
             return F64_CONST[code]
         if code == LIT and literal is not None and float_op:
             return literal << 32  # a 32-bit literal is the high half of an f64
+        if code == LIT and literal is not None:
+            return literal  # a 64-bit unsigned/bitwise operand: the literal zero-extended
         raise UnsupportedInstruction(f"64-bit scalar operand code {code} is not implemented")
 
     def swrite(self, code: int, value: int) -> None:
