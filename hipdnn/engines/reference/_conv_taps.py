@@ -26,6 +26,7 @@ for wgrad one partial weight gradient per part (capped by :data:`PARTIAL_BYTES`)
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 from itertools import product
@@ -140,16 +141,31 @@ def _tile(size: int) -> np.ndarray:
     return b
 
 
-def _row_tiles(rows: int, gw: int) -> int:
+#: How fprop and dgrad run their tap GEMMs: "parts" (tiles of TILE_ROWS on the engine's pool,
+#: each GEMM on one BLAS thread) or "blas" (tiles of up to BLAS_TILE_BYTES of output, one after
+#: another, each GEMM on BLAS's own threads; the copies out on the pool).
+MODE = os.environ.get("HIPDNN_REFERENCE_TAPS_MODE", "parts")
+#: Bytes of one output tile in the "blas" mode.
+BLAS_TILE_BYTES = 1 << 25
+
+
+def _blas_mode() -> bool:
+    return MODE == "blas"
+
+
+def _row_tiles(rows: int, gw: int, width: int = 0) -> int:
     """Rows per part: whole grid lines, about TILE_ROWS, fewer (down to MIN_TILE_ROWS) when
-    the problem has few rows; a function of the shape only."""
+    the problem has few rows; a function of the shape only. In the "blas" mode, as many as
+    BLAS_TILE_BYTES of ``width`` float32 columns hold."""
+    if _blas_mode():
+        return max(1, BLAS_TILE_BYTES // max(1, width * 4 * gw)) * gw
     target = min(TILE_ROWS, max(MIN_TILE_ROWS, rows // 32))
     return max(1, target // gw) * gw
 
 
 def _col_blocks(groups: int, width: int) -> list[tuple[int, int, int]]:
     """(group, first, stop) column blocks of each group's ``width`` output columns."""
-    nb = -(-width // COLUMN_BLOCK)
+    nb = 1 if _blas_mode() else -(-width // COLUMN_BLOCK)
     step = -(-width // nb)
     return [(g, c0, min(width, c0 + step)) for g in range(groups) for c0 in range(0, width, step)]
 
@@ -195,6 +211,36 @@ def _threads(items: int) -> int:
     return min(workers(), items)
 
 
+def _emit(tile: np.ndarray, first_line: int, lines: int, gw: int,
+          grid: tuple[int, int, int], valid: Sequence[tuple[int, int]], dst: Any) -> None:
+    """:func:`_copy_out`, in parts over the pool in the "blas" mode (where the tile is large and
+    the caller runs alone)."""
+    if not _blas_mode() or lines < 2:
+        _copy_out(tile, first_line, lines, gw, grid, valid, dst)
+        return
+    parts = min(workers() * 2, lines)
+    step = -(-lines // parts)
+    t2 = tile.reshape(lines, -1)
+
+    def part(i: int) -> None:
+        a, b = i * step, min(lines, (i + 1) * step)
+        if a < b:
+            _copy_out(t2[a:b], first_line + a, b - a, gw, grid, valid, dst)
+
+    run_parts(part, parts)
+
+
+def _launch(lib: _blas.Blas, item: Any, items: int) -> None:
+    """Run ``item(0..items-1)``: on the pool with BLAS on one thread ("parts"), or in order with
+    BLAS threaded ("blas")."""
+    if _blas_mode():
+        for i in range(items):
+            item(i)
+        return
+    with _blas.single_threaded(lib):
+        run_parts(item, items, _threads(items))
+
+
 def conv_fprop(lib: _blas.Blas, x: np.ndarray, w: np.ndarray, out_sp: Sequence[int],
                pre: Sequence[int], stride: Sequence[int], dilation: Sequence[int],
                groups: int) -> np.ndarray:
@@ -230,7 +276,7 @@ def conv_fprop(lib: _blas.Blas, x: np.ndarray, w: np.ndarray, out_sp: Sequence[i
         flat = stack.reshape(-1, c)
         cf = nsp > 0 and _channels_first(x)
         y = np.empty((n, k, *osp) if cf else (n, *osp, k), dtype=_F32)
-        tile_rows = _row_tiles(rows, grid[2])
+        tile_rows = _row_tiles(rows, grid[2], kg)
         blocks = _col_blocks(g, kg)
         tiles = -(-rows // tile_rows)
         valid = [(0, osp[0]), (0, osp[1]), (0, osp[2])]
@@ -250,11 +296,9 @@ def conv_fprop(lib: _blas.Blas, x: np.ndarray, w: np.ndarray, out_sp: Sequence[i
             else:
                 def dst(nn: int, d: int, h0: int, h1: int) -> np.ndarray:
                     return y[nn, d, h0:h1, :, k0:k1]
-            _copy_out(buf, m0 // grid[2], lines, grid[2], grid, valid, dst)
+            _emit(buf, m0 // grid[2], lines, grid[2], grid, valid, dst)
 
-        items = tiles * len(blocks)
-        with _blas.single_threaded(lib):
-            run_parts(item, items, _threads(items))
+        _launch(lib, item, tiles * len(blocks))
     finally:
         _scratch.give(scratch)
     if cf:
@@ -319,7 +363,7 @@ def conv_dgrad(lib: _blas.Blas, dy: np.ndarray, w: np.ndarray, x_shape: Sequence
         # the last row any phase keeps, so no row past it (nor past the grid) is read
         rows = max(((n - 1) * grid[0] + v[0][1] - 1) * grid[1] * grid[2]
                    + (v[1][1] - 1) * grid[2] + v[2][1] for _, v, _ in work) if work else 0
-        tile_rows = _row_tiles(rows, grid[2])
+        tile_rows = _row_tiles(rows, grid[2], cg)
         blocks = _col_blocks(g, cg)
         tiles = -(-rows // tile_rows) if rows else 0
         per_phase = tiles * len(blocks)
@@ -343,11 +387,9 @@ def conv_dgrad(lib: _blas.Blas, dy: np.ndarray, w: np.ndarray, x_shape: Sequence
             else:
                 def dst(nn: int, d: int, h0: int, h1: int) -> np.ndarray:
                     return v5[nn, d - dlo, h0 - hlo:h1 - hlo, :, k0:k1]
-            _copy_out(buf, m0 // grid[2], lines, grid[2], grid, valid, dst)
+            _emit(buf, m0 // grid[2], lines, grid[2], grid, valid, dst)
 
-        items = len(work) * per_phase
-        with _blas.single_threaded(lib):
-            run_parts(item, items, _threads(items))
+        _launch(lib, item, len(work) * per_phase)
     finally:
         _scratch.give(scratch)
     if cf:
