@@ -60,11 +60,29 @@ def _device_pack(hip: Any, case: Any) -> tuple[dict[Any, Any], list[int]]:
 def test_no_host_copy_in_execute(stub: Stub, hip: Any, row: Row) -> None:
     """Device-pointer inputs: the stub records no HostToDevice/DeviceToHost copy while a row
     executes (the real library's own copies included), on every version and architecture."""
-    case = build(row, D.FLOAT, "NCHW")
+    _no_host_copy(stub, hip, row, "NCHW")
+
+
+#: 1-D graphs (padded to N,C,L,1 at build): the same no-copy execute.
+ONE_D_COPY_CASES = [(Row.CONV_FPROP, "NLC"), (Row.CONV_BIAS_ACT, "NCL"),
+                    (Row.BN_INFERENCE_INV, "NCL"), (Row.BN_TRAINING_ACT, "NLC"),
+                    (Row.BN_BACKWARD, "NLC")]
+
+
+@pytest.mark.parametrize("row,layout", ONE_D_COPY_CASES,
+                         ids=[f"{r.name.lower()}-{lay}" for r, lay in ONE_D_COPY_CASES])
+def test_no_host_copy_in_execute_1d(stub: Stub, hip: Any, row: Row, layout: str) -> None:
+    _no_host_copy(stub, hip, row, layout)
+
+
+def _no_host_copy(stub: Stub, hip: Any, row: Row, layout: str) -> None:
+    case = build(row, D.FLOAT, layout)
     g = case.graph
     g.build()
     record: dict[str, Any] = {"kind": "copies", "version": stub.version, "arch": stub.arch,
                               "row": row.name.lower()}
+    if layout != "NCHW":
+        record["layout"] = layout
     try:
         if g.plans[0].engine.name != "MIOPEN_ENGINE":
             record["copies"] = f"declined: {g.engine_reasons()['MIOPEN_ENGINE']}"
