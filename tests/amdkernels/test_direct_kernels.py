@@ -265,6 +265,64 @@ def test_reduce_tensor(launches: Any, op: Any) -> None:
             assert got.tolist() == want.tolist()
 
 
+def _fp16_cases() -> dict[str, Any]:
+    def layer_norm(s: Session, h: Any) -> tuple[Any, Any]:
+        n, w, b = h(N), h(W), h(B)
+        y, mean, rstd = (s.to_device(torch.full(shape, float("nan"), dtype=torch.float16))
+                         for shape in (N.shape, (4, 6), (4, 6)))
+        s.call("miopenLayerNormForward", miopenNormMode_t.MIOPEN_WEIGHT_BIAS, s.to_device(n), s.to_device(w),
+               s.to_device(b), 1e-5, 2, y, mean, rstd)
+        return y, torch.nn.functional.layer_norm(n.double(), (32,), w.double(), b.double(), 1e-5)
+
+    def t5(s: Session, h: Any) -> tuple[Any, Any]:
+        n, w = h(N), h(W)
+        y, rstd = (s.to_device(torch.full(shape, float("nan"), dtype=torch.float16)) for shape in (N.shape, (4, 6, 1)))
+        s.call("miopenT5LayerNormForward", miopenNormMode_t.MIOPEN_WEIGHT_BIAS_T5, s.to_device(n), s.to_device(w),
+               1e-5, y, rstd)
+        n64 = n.double()
+        return y, n64 / torch.sqrt((n64 ** 2).mean(-1, keepdim=True) + 1e-5) * w.double()
+
+    def softmax(algorithm: Any) -> Any:
+        def run(s: Session, h: Any) -> tuple[Any, Any]:
+            x = h(X)
+            y = s.to_device(torch.full(X.shape, float("nan"), dtype=torch.float16))
+            s.call("miopenSoftmaxForward_V2", 1.0, s.to_device(x), 0.0, y, algorithm,
+                   miopenSoftmaxMode_t.MIOPEN_SOFTMAX_MODE_CHANNEL)
+            f = torch.log_softmax if algorithm == miopenSoftmaxAlgorithm_t.MIOPEN_SOFTMAX_LOG else torch.softmax
+            return y, f(x.double(), 1)
+        return run
+
+    def activation(mode: Any) -> Any:
+        def run(s: Session, h: Any) -> tuple[Any, Any]:
+            x = h(X)
+            y = s.to_device(torch.full(X.shape, float("nan"), dtype=torch.float16))
+            act = s.descriptor("Activation", "miopenSetActivationDescriptor", mode, 1.3, 0.7, 2.0)
+            s.call("miopenActivationForward", act, 1.0, s.to_device(x), 0.0, y)
+            return y, ACTIVATIONS[mode](x.double())
+        return run
+
+    cases = {"layer_norm": layer_norm, "t5_layer_norm": t5}
+    cases.update({f"softmax_{a.name[15:].lower()}": softmax(a) for a in miopenSoftmaxAlgorithm_t})
+    cases.update({f"activation_{m.name[18:].lower()}": activation(m) for m in
+                  (_A.miopenActivationRELU, _A.miopenActivationTANH, _A.miopenActivationLOGISTIC, _A.miopenActivationELU)})
+    return cases
+
+
+FP16_CASES = _fp16_cases()
+
+
+@pytest.mark.parametrize("case", list(FP16_CASES))
+def test_fp16_kernels(launches: Any, case: str) -> None:
+    """The FP16 builds (packed f16 math, f16 division fix-up, 16-bit LDS traffic) vs PyTorch in
+    float64 on the same f16 inputs; tolerance 1e-3, the pointwise FP16 row (outputs are f16)."""
+    def half(a: np.ndarray) -> Any:
+        return torch.from_numpy(a).to(torch.float16)
+
+    with Session() as s:
+        y, want = FP16_CASES[case](s, half)
+        np.testing.assert_allclose(y.numpy().astype(np.float64), want.numpy(), rtol=1e-3, atol=1e-3)
+
+
 def test_group_norm_forward(launches: Any) -> None:
     x = np.random.default_rng(12).standard_normal((2, 6, 4, 5)).astype(np.float32)
     w6, b6 = W[:6].copy(), B[:6].copy()

@@ -68,6 +68,32 @@ def test_ds_bytes() -> None:
     assert w.v[3].tolist() == [(0x80 + i) & 0xFF for i in range(32)]
 
 
+def test_ds_halves() -> None:
+    """ds_store_b16 writes the low 16 bits; ds_load_u16 zero-extends."""
+    w = _wave(lds=80)
+    w.lds[:] = 0x11
+    w.v[1] = np.arange(32, dtype=np.uint32) * 2
+    w.v[2] = np.uint32(0xABCD8000) + np.arange(32, dtype=np.uint32)
+    w.v[3] = np.full(32, 0xFFFFFFFF, np.uint32)
+    w = run(ds("ds_store_b16", addr=1, data0=2, off0=6) + ds("ds_load_u16", vdst=3, addr=1, off0=6), w)
+    assert w.lds[:6].tolist() == [0x11] * 6 and w.lds[70:].tolist() == [0x11] * 10
+    assert w.lds[6:70].view(np.uint16).tolist() == [0x8000 + i for i in range(32)]
+    assert w.v[3].tolist() == [0x8000 + i for i in range(32)]
+
+
+def test_ds_d16_halves() -> None:
+    """d16 loads fill one half of the VGPR and keep the other; d16_hi stores write the high bits."""
+    w = _wave(lds=16)
+    w.v[1] = np.zeros(32, np.uint32)
+    w.v[2] = np.uint32(0xCAFE1234)
+    w = run(ds("ds_store_b16_d16_hi", addr=1, data0=2) + ds("ds_store_b8_d16_hi", addr=1, data0=2, off0=2)
+            + ds("ds_store_b16", addr=1, data0=2, off0=4), w)
+    assert w.lds[:6].tolist() == [0xFE, 0xCA, 0xFE, 0, 0x34, 0x12]
+    w.v[3], w.v[4] = np.uint32(0xAAAABBBB), np.uint32(0xAAAABBBB)
+    w = run(ds("ds_load_u16_d16", vdst=3, addr=1) + ds("ds_load_u16_d16_hi", vdst=4, addr=1, off0=4), w)
+    assert (int(w.v[3][0]), int(w.v[4][0])) == (0xAAAACAFE, 0x1234BBBB)
+
+
 def test_ds_bpermute_and_permute() -> None:
     """The ISA's 4-lane example, in lanes 0-3 of a wave32: DATA0 {A, B, C, D}, ADDR {0, 0, 12, 4}.
     bpermute reads lane ADDR/4 ({A, A, D, B}); permute writes to it ({B, D, 0, C}: lane 0 gets the

@@ -40,17 +40,18 @@ VOP1 = {1: "v_mov_b32", 2: "v_readfirstlane_b32", 3: "v_cvt_i32_f64", 5: "v_cvt_
         11: "v_cvt_f32_f16", 15: "v_cvt_f32_f64", 16: "v_cvt_f64_f32", 28: "v_mov_b16",
         33: "v_trunc_f32", 34: "v_ceil_f32", 35: "v_rndne_f32", 36: "v_floor_f32", 37: "v_exp_f32",
         39: "v_log_f32", 42: "v_rcp_f32", 43: "v_rcp_iflag_f32", 46: "v_rsq_f32", 49: "v_rsq_f64", 51: "v_sqrt_f32",
-        60: "v_frexp_exp_i32_f64", 63: "v_frexp_exp_i32_f32", 64: "v_frexp_mant_f32"}
+        60: "v_frexp_exp_i32_f64", 84: "v_rcp_f16", 63: "v_frexp_exp_i32_f32", 64: "v_frexp_mant_f32"}
 VOP2 = {1: "v_cndmask_b32", 3: "v_add_f32", 4: "v_sub_f32", 5: "v_subrev_f32", 8: "v_mul_f32",
         9: "v_mul_i32_i24", 11: "v_mul_u32_u24", 15: "v_min_f32", 16: "v_max_f32", 17: "v_min_i32", 18: "v_max_i32",
         19: "v_min_u32", 20: "v_max_u32",
         24: "v_lshlrev_b32", 25: "v_lshrrev_b32", 26: "v_ashrrev_i32", 27: "v_and_b32", 28: "v_or_b32",
         29: "v_xor_b32", 32: "v_add_co_ci_u32", 33: "v_sub_co_ci_u32", 34: "v_subrev_co_ci_u32", 37: "v_add_nc_u32", 38: "v_sub_nc_u32", 39: "v_subrev_nc_u32",
-        43: "v_fmac_f32", 44: "v_fmamk_f32", 45: "v_fmaak_f32", 50: "v_add_f16", 53: "v_mul_f16", 54: "v_fmac_f16"}
+        43: "v_fmac_f32", 44: "v_fmamk_f32", 45: "v_fmaak_f32", 50: "v_add_f16", 51: "v_sub_f16", 53: "v_mul_f16",
+        57: "v_max_f16", 58: "v_min_f16", 54: "v_fmac_f16"}
 #: The sixteen floating-point conditions in opcode order (the ISA's VOPC table for each type).
 _F32_CONDITIONS = ("f", "lt", "eq", "le", "gt", "lg", "ge", "o", "u", "nge", "nlg", "ngt", "nle",
                    "neq", "nlt", "t")
-VOPC = {1: "v_cmp_lt_f16", 2: "v_cmp_eq_f16", 14: "v_cmp_nlt_f16", 17: "v_cmp_lt_f32", 18: "v_cmp_eq_f32",
+VOPC = {1: "v_cmp_lt_f16", 2: "v_cmp_eq_f16", 6: "v_cmp_ge_f16", 14: "v_cmp_nlt_f16", 17: "v_cmp_lt_f32", 18: "v_cmp_eq_f32",
         20: "v_cmp_gt_f32", 27: "v_cmp_ngt_f32", 45: "v_cmp_neq_f64", 65: "v_cmp_lt_i32",
         66: "v_cmp_eq_i32", 67: "v_cmp_le_i32", 68: "v_cmp_gt_i32", 70: "v_cmp_ge_i32", 73: "v_cmp_lt_u32",
         74: "v_cmp_eq_u32", 75: "v_cmp_le_u32", 76: "v_cmp_gt_u32", 77: "v_cmp_ne_u32",
@@ -58,24 +59,28 @@ VOPC = {1: "v_cmp_lt_f16", 2: "v_cmp_eq_f16", 14: "v_cmp_nlt_f16", 17: "v_cmp_lt
         90: "v_cmp_eq_u64", 91: "v_cmp_le_u64", 92: "v_cmp_gt_u64", 93: "v_cmp_ne_u64", 193: "v_cmpx_lt_i32", 196: "v_cmpx_gt_i32", 202: "v_cmpx_eq_u32",
         126: "v_cmp_class_f32", 127: "v_cmp_class_f64", 204: "v_cmpx_gt_u32",
         219: "v_cmpx_le_u64", 220: "v_cmpx_gt_u64", 221: "v_cmpx_ne_u64",
+        # the sixteen f16 comparisons (VOPC 0-15) and their exec-writing forms (128-143)
+        **{i: f"v_cmp_{c}_f16" for i, c in enumerate(_F32_CONDITIONS)},
+        **{128 + i: f"v_cmpx_{c}_f16" for i, c in enumerate(_F32_CONDITIONS)},
         # the rest of the f32 comparisons (VOPC 16-31) and their exec-writing forms (144-159)
         **{16 + i: f"v_cmp_{c}_f32" for i, c in enumerate(_F32_CONDITIONS)},
         **{144 + i: f"v_cmpx_{c}_f32" for i, c in enumerate(_F32_CONDITIONS)}}
 VOP3_ONLY = {522: "v_mad_i32_i24", 523: "v_mad_u32_u24", 528: "v_bfe_u32", 530: "v_bfi_b32", 531: "v_fma_f32",
              551: "v_div_fixup_f32", 567: "v_div_fmas_f32",
              532: "v_fma_f64", 544: "v_med3_i32", 582: "v_lshl_add_u32", 583: "v_add_lshl_u32",
-             597: "v_add3_u32", 598: "v_lshl_or_b32", 599: "v_and_or_b32", 600: "v_or3_b32",
+             596: "v_div_fixup_f16", 597: "v_add3_u32", 598: "v_lshl_or_b32", 599: "v_and_or_b32", 600: "v_or3_b32",
              605: "v_cndmask_b16", 606: "v_maxmin_f32", 607: "v_minmax_f32", 771: "v_add_nc_u16", 772: "v_sub_nc_u16", 773: "v_mul_lo_u16", 785: "v_pack_b32_f16", 796: "v_ldexp_f32", 799: "v_mbcnt_lo_u32_b32", 800: "v_mbcnt_hi_u32_b32", 807: "v_add_f64", 808: "v_mul_f64", 812: "v_mul_lo_u32",
              813: "v_mul_hi_u32", 828: "v_lshlrev_b64", 830: "v_ashrrev_i64"}
 VOP3SD = {288: "v_add_co_ci_u32", 289: "v_sub_co_ci_u32", 290: "v_subrev_co_ci_u32", 764: "v_div_scale_f32", 766: "v_mad_u64_u32", 767: "v_mad_i64_i32",
           768: "v_add_co_u32", 769: "v_sub_co_u32"}
-VOP3P = {16: "v_pk_mul_f16", 32: "v_fma_mix_f32", 33: "v_fma_mixlo_f16", 34: "v_fma_mixhi_f16"}
+VOP3P = {14: "v_pk_fma_f16", 15: "v_pk_add_f16", 16: "v_pk_mul_f16", 32: "v_fma_mix_f32", 33: "v_fma_mixlo_f16", 34: "v_fma_mixhi_f16"}
 VOPD = {0: "v_fmac_f32", 1: "v_fmaak_f32", 2: "v_fmamk_f32", 3: "v_mul_f32", 4: "v_add_f32",
         5: "v_sub_f32", 6: "v_subrev_f32", 8: "v_mov_b32", 9: "v_cndmask_b32", 10: "v_max_f32",
         11: "v_min_f32", 16: "v_add_nc_u32", 17: "v_lshlrev_b32", 18: "v_and_b32"}
-DS = {13: "ds_store_b32", 14: "ds_store_2addr_b32", 15: "ds_store_2addr_stride64_b32", 30: "ds_store_b8",
-      54: "ds_load_b32", 55: "ds_load_2addr_b32", 56: "ds_load_2addr_stride64_b32", 58: "ds_load_u8",
+DS = {13: "ds_store_b32", 14: "ds_store_2addr_b32", 15: "ds_store_2addr_stride64_b32", 30: "ds_store_b8", 31: "ds_store_b16",
+      54: "ds_load_b32", 55: "ds_load_2addr_b32", 56: "ds_load_2addr_stride64_b32", 58: "ds_load_u8", 60: "ds_load_u16",
       77: "ds_store_b64", 78: "ds_store_2addr_b64", 118: "ds_load_b64", 119: "ds_load_2addr_b64",
+      160: "ds_store_b8_d16_hi", 161: "ds_store_b16_d16_hi", 166: "ds_load_u16_d16", 167: "ds_load_u16_d16_hi",
       178: "ds_permute_b32", 179: "ds_bpermute_b32", 222: "ds_store_b96", 223: "ds_store_b128", 254: "ds_load_b96", 255: "ds_load_b128"}
 GLOBAL = {16: "global_load_u8", 17: "global_load_i8", 18: "global_load_u16", 20: "global_load_b32",
           21: "global_load_b64", 23: "global_load_b128", 24: "global_store_b8", 25: "global_store_b16",

@@ -194,6 +194,45 @@ def _mbcnt_lo(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (np.bitwise_count(a.astype(U64) & _BELOW_LANE).astype(U32) + b).astype(U32)
 
 
+def _div_fixup_f16(q: np.ndarray, d: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """V_DIV_FIXUP_F16: the f32 version's NaN, zero and infinity cases (no exponent cases)."""
+    sign = np.signbit(d) ^ np.signbit(n)
+    inf = np.where(sign, -np.inf, np.inf).astype(F16)
+    zero = np.where(sign, F16(-0.0), F16(0.0)).astype(F16)
+    nan = np.full(q.shape, np.nan, F16)
+    dinf, ninf = np.isinf(d), np.isinf(n)
+    conds = [np.isnan(n), np.isnan(d), (d == 0) & (n == 0), dinf & ninf, (d == 0) | ninf, dinf | (n == 0)]
+    mag = np.abs(q)
+    return np.select(conds, [nan, nan, nan, nan, inf, zero], np.where(sign, -mag, mag)).astype(F16)
+
+
+def _is_snan(x: np.ndarray) -> np.ndarray:
+    quiet = {np.dtype(F32): (U32, 22), np.dtype(F16): (np.uint16, 9)}[x.dtype]
+    return np.isnan(x) & ((x.view(quiet[0]) >> quiet[0](quiet[1])) & quiet[0](1) == 0)
+
+
+def _vmax(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """V_MAX_F32/F16 in IEEE mode: a signalling NaN gives a quiet NaN, a quiet NaN loses to the
+    other operand, +0 is larger than -0, otherwise the larger."""
+    return _min_max(a, b, True)
+
+
+def _vmin(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """V_MIN_F32/F16 in IEEE mode: as :func:`_vmax`, -0 is smaller than +0."""
+    return _min_max(a, b, False)
+
+
+def _min_max(a: np.ndarray, b: np.ndarray, is_max: bool) -> np.ndarray:
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    r = np.fmax(a, b) if is_max else np.fmin(a, b)
+    zeros = (a == 0) & (b == 0)
+    if zeros.any():  # the sign decides between zeros: max takes + unless both are -, min the reverse
+        pick = (np.signbit(a) & np.signbit(b)) if is_max else (np.signbit(a) | np.signbit(b))
+        r = np.where(zeros, np.where(pick, -a.dtype.type(0), a.dtype.type(0)), r)
+    snan = _is_snan(a) | _is_snan(b)
+    return np.where(snan, a.dtype.type(np.nan), r) if snan.any() else r
+
+
 def _med3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
 
@@ -218,6 +257,7 @@ PLAIN: dict[str, Op] = {
     "v_cvt_i32_f64": ("i32", ("f64",), lambda a: _sat_int(a, -2147483648.0, 2147483647.0, I32)),
     "v_rcp_f32": ("f32", ("f32",), lambda a: _div(1.0, a)),
     "v_rcp_iflag_f32": ("f32", ("f32",), lambda a: _div(1.0, a)),
+    "v_rcp_f16": ("f16", ("f16",), lambda a: _div(1.0, a).astype(F16)),  # exact in f32, one more rounding
     "v_rsq_f32": ("f32", ("f32",), _rsq),
     "v_sqrt_f32": ("f32", ("f32",), _sqrt),
     "v_trunc_f32": ("f32", ("f32",), np.trunc),
@@ -234,13 +274,17 @@ PLAIN: dict[str, Op] = {
     "v_sub_f32": ("f32", ("f32", "f32"), lambda a, b: a - b),
     "v_subrev_f32": ("f32", ("f32", "f32"), lambda a, b: b - a),
     "v_mul_f32": ("f32", ("f32", "f32"), lambda a, b: a * b),
-    "v_max_f32": ("f32", ("f32", "f32"), np.fmax),
-    "v_min_f32": ("f32", ("f32", "f32"), np.fmin),
+    "v_max_f32": ("f32", ("f32", "f32"), _vmax),
+    "v_min_f32": ("f32", ("f32", "f32"), _vmin),
     "v_fmac_f32": ("f32", ("f32", "f32", "f32"), lambda a, b, c: fma_narrow(a, b, c, F32)),
     "v_fma_f32": ("f32", ("f32", "f32", "f32"), lambda a, b, c: fma_narrow(a, b, c, F32)),
     "v_div_fixup_f32": ("f32", ("f32", "f32", "f32"), _div_fixup),
+    "v_div_fixup_f16": ("f16", ("f16", "f16", "f16"), _div_fixup_f16),
     "v_add_f16": ("f16", ("f16", "f16"), lambda a, b: a + b),
     "v_mul_f16": ("f16", ("f16", "f16"), lambda a, b: a * b),
+    "v_sub_f16": ("f16", ("f16", "f16"), lambda a, b: a - b),
+    "v_max_f16": ("f16", ("f16", "f16"), _vmax),
+    "v_min_f16": ("f16", ("f16", "f16"), _vmin),
     "v_fmac_f16": ("f16", ("f16", "f16", "f16"), lambda a, b, c: fma_narrow(a, b, c, F16)),
     "v_fma_f64": ("f64", ("f64", "f64", "f64"), fma_f64),
     "v_mul_f64": ("f64", ("f64", "f64"), lambda a, b: a * b),
@@ -251,8 +295,8 @@ PLAIN: dict[str, Op] = {
     "v_max_u32": ("u32", ("u32", "u32"), np.maximum),
     "v_med3_i32": ("i32", ("i32", "i32", "i32"), _med3),
     # min/max of f32 as v_min_f32/v_max_f32 (a NaN operand loses to a number)
-    "v_maxmin_f32": ("f32", ("f32", "f32", "f32"), lambda a, b, c: np.fmin(np.fmax(a, b), c)),
-    "v_minmax_f32": ("f32", ("f32", "f32", "f32"), lambda a, b, c: np.fmax(np.fmin(a, b), c)),
+    "v_maxmin_f32": ("f32", ("f32", "f32", "f32"), lambda a, b, c: _vmin(_vmax(a, b), c)),
+    "v_minmax_f32": ("f32", ("f32", "f32", "f32"), lambda a, b, c: _vmax(_vmin(a, b), c)),
     "v_mbcnt_lo_u32_b32": ("u32", ("u32", "u32"), _mbcnt_lo),
     # lanes 32-63 of the mask: none below any lane of a wave32
     "v_mbcnt_hi_u32_b32": ("u32", ("u32", "u32"), lambda a, b: b.copy()),
@@ -610,25 +654,35 @@ def _mix_source(w: Wave, code: int, lit: int | None, is_f16: bool, hi: bool, ab:
     return -x if ng else x
 
 
+#: packed f16 ops: (number of sources, function of the f16 halves); each half rounded once
+_PACKED_F16: dict[str, tuple[int, Callable[..., Any]]] = {
+    "v_pk_mul_f16": (2, lambda a, b: a * b),
+    "v_pk_add_f16": (2, lambda a, b: a + b),
+    "v_pk_fma_f16": (3, lambda a, b, c: fma_narrow(a, b, c, F16)),
+}
+
+
 def _compile_vop3p(inst: Inst, nxt: int) -> Callable[[Wave], int]:
     f, lit, name = inst.f, inst.literal, inst.name
     codes = [f["src0"], f["src1"], f["src2"]]
     opsel, opsel_hi, neg, neg_hi, vdst = f["opsel"], f["opsel_hi"], f["neg"], f["neg_hi"], f["vdst"]
     if f["clamp"]:
         raise UnsupportedInstruction(f"{name}: clamp is not implemented")
-    if name == "v_pk_mul_f16":
-        def pk_mul(w: Wave) -> int:
-            halves = []
+    if name in _PACKED_F16:
+        nsrc, fn = _PACKED_F16[name]
+
+        def pk(w: Wave) -> int:
+            halves = []  # low half: op_sel and neg; high half: op_sel_hi and neg_hi
             for sel, ng in ((opsel, neg), (opsel_hi, neg_hi)):
-                a = w.vread16(codes[0], lit, bool(sel & 1), True).view(F16)
-                b = w.vread16(codes[1], lit, bool(sel & 2), True).view(F16)
-                a = -a if ng & 1 else a
-                b = -b if ng & 2 else b
+                srcs = []
+                for i in range(nsrc):
+                    x = w.vread16(codes[i], lit, bool(sel >> i & 1), True).view(F16)
+                    srcs.append(-x if ng >> i & 1 else x)
                 with np.errstate(all="ignore"):
-                    halves.append((a * b).view(np.uint16).astype(U32))
+                    halves.append(np.asarray(fn(*srcs), F16).view(np.uint16).astype(U32))
             w.vwrite(vdst, halves[0] | (halves[1] << U32(16)))
             return nxt
-        return pk_mul
+        return pk
     out = {"v_fma_mix_f32": None, "v_fma_mixlo_f16": False, "v_fma_mixhi_f16": True}[name]
 
     def fma_mix(w: Wave) -> int:

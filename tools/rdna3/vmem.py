@@ -111,7 +111,9 @@ def _ds(inst: Inst, nxt: int) -> Callable[[Wave], int]:
     if name in ("ds_permute_b32", "ds_bpermute_b32"):
         return _permute(inst, nxt)
     parts = name.split("_")
-    size = int(parts[-1][1:]) // 8  # b32 -> 4 bytes
+    size = next(int(p[1:]) for p in parts[2:] if p[0] in "bui" and p[1:].isdigit()) // 8  # b32 -> 4 bytes
+    d16_hi = name.endswith("_d16_hi")  # the high half of the VGPR (d16: the low half, the rest kept)
+    d16 = d16_hi or name.endswith("_d16")
     two = "2addr" in name
     if two:
         stride = size * (64 if "stride64" in name else 1)
@@ -128,11 +130,18 @@ def _ds(inst: Inst, nxt: int) -> Callable[[Wave], int]:
         base = w.v[addr_reg][m].astype(np.int64)
         for i, off in enumerate(offsets):
             idx = _lds_access(w, base + off, size, name)
-            if size < 4:  # ds_load_u8 zero-extends; ds_store_b8 writes the low byte
+            if size < 4:  # u8/u16 loads zero-extend (d16: into one half); stores write the low bytes
                 if load:
-                    w.v[vdst][m] = w.lds[idx][:, 0].astype(U32)
+                    val = np.ascontiguousarray(w.lds[idx]).view(np.uint8 if size == 1 else np.uint16)[:, 0].astype(U32)
+                    old = w.v[vdst][m]
+                    if d16_hi:
+                        val = (old & U32(0xFFFF)) | (val << U32(16))
+                    elif d16:
+                        val = (old & U32(0xFFFF0000)) | val
+                    w.v[vdst][m] = val
                 else:
-                    w.lds[idx[:, 0]] = (w.v[data[i]][m] & U32(0xFF)).astype(np.uint8)
+                    word = w.v[data[i]][m] >> U32(16) if d16_hi else w.v[data[i]][m]
+                    w.lds[idx] = np.ascontiguousarray(word).view(np.uint8).reshape(-1, 4)[:, :size]
                 continue
             ndw = size // 4
             if load:
