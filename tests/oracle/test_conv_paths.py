@@ -150,7 +150,8 @@ from hipdnn.engines.reference import _conv, _conv_taps, kernels as K
 _conv.TILE_BYTES = int(sys.argv[1]) or _conv.TILE_BYTES
 if int(sys.argv[1]):
     _conv_taps.TILE_ROWS, _conv_taps.MIN_TILE_ROWS, _conv_taps.WGRAD_ROWS = 40, 8, 50
-_conv.TAP_PATH = sys.argv[2] == "taps"
+_conv.TAP_PATH = sys.argv[2] != "jit"
+_conv_taps.MODE = "blas" if sys.argv[2] == "taps-blas" else "parts"
 _conv.TAP_MIN_CHANNELS = 1
 _conv.MIN_COMPILED_CHANNELS = 1
 _conv.COMPILED_RANKS = dict.fromkeys(('fprop', 'dgrad', 'wgrad'), (1, 2, 3))
@@ -178,16 +179,20 @@ print(h.hexdigest())
 def test_same_bits_for_any_thread_count(conv_path: str, tile: int) -> None:
     """fprop/dgrad/wgrad of the compiled path and of the tap GEMMs (2-D and 3-D, strides 1 and
     2, both memory orders, default tiles and many small ones) give the same bits with 1, 2 and 5
-    threads of BLAS, of the pool and of numba. (The numpy path's weight gradient does not: one
+    threads of BLAS, of the pool and of numba, and the tap GEMMs' "blas" mode (large tiles,
+    GEMMs on BLAS's own threads) the same bits as their pool parts. (The numpy path's weight gradient does not: one
     BLAS GEMM sums every row, and OpenBLAS splits that sum differently with 1 thread than with
     several.)"""
     digests = set()
-    for threads in ("1", "2", "5"):
+    runs = [("1", conv_path), ("2", conv_path), ("5", conv_path)]
+    if conv_path == "taps":  # large tiles, each GEMM on BLAS's threads: the same sums
+        runs += [("1", "taps-blas"), ("3", "taps-blas")]
+    for threads, path in runs:
         env = {**os.environ, "HIPDNN_REFERENCE_THREADS": threads,
                "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads,
                "NUMBA_NUM_THREADS": threads}
         out = subprocess.run([sys.executable, "-c", _BITS_SCRIPT.format(root=str(ROOT)),
-                              str(tile), conv_path], env=env, capture_output=True, text=True, timeout=600,
+                              str(tile), path], env=env, capture_output=True, text=True, timeout=600,
                              check=True)
         digests.add(out.stdout.strip())
     assert len(digests) == 1, digests

@@ -142,15 +142,22 @@ def _tile(size: int) -> np.ndarray:
 
 
 #: How fprop and dgrad run their tap GEMMs: "parts" (tiles of TILE_ROWS on the engine's pool,
-#: each GEMM on one BLAS thread) or "blas" (tiles of up to BLAS_TILE_BYTES of output, one after
-#: another, each GEMM on BLAS's own threads; the copies out on the pool).
-MODE = os.environ.get("HIPDNN_REFERENCE_TAPS_MODE", "parts")
+#: each GEMM on one BLAS thread), "blas" (tiles of up to BLAS_TILE_BYTES of output, one after
+#: another, each GEMM on BLAS's own threads; the copies out on the pool) or "auto" ("blas" from
+#: BLAS_MODE_THREADS threads on: many Python threads each calling small GEMMs scale poorly,
+#: GIL and all; on the 16-core host 64x64 GEMMs of 812 rows reached 158 GFLOP/s on 16 Python
+#: threads and 210 on 8, one threaded GEMM over all rows 643). Environment variable
+#: ``HIPDNN_REFERENCE_TAPS_MODE``. Each output element is the same sum in the same order
+#: either way (the same-bits test compares them).
+MODE = os.environ.get("HIPDNN_REFERENCE_TAPS_MODE", "auto")
+#: Threads from which the "auto" mode runs "blas".
+BLAS_MODE_THREADS = 8
 #: Bytes of one output tile in the "blas" mode.
 BLAS_TILE_BYTES = 1 << 25
 
 
 def _blas_mode() -> bool:
-    return MODE == "blas"
+    return MODE == "blas" or (MODE == "auto" and workers() >= BLAS_MODE_THREADS)
 
 
 def _row_tiles(rows: int, gw: int, width: int = 0) -> int:
