@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from hipdnn.core.shapes import layout_of, layout_order, layout_strides
 from hipdnn.core.types import DataType
@@ -41,9 +40,16 @@ from hipdnn.engines.miopen.rules import (
     need,
     port_tensor,
 )
-from hipdnn.ir.nodes import LayernormBackwardNode, LayernormNode, RmsnormBackwardNode, RmsnormNode
+from hipdnn.ir.nodes import (
+    LayernormBackwardNode,
+    LayernormNode,
+    Node,
+    RmsnormBackwardNode,
+    RmsnormNode,
+)
+from hipdnn.ir.nodes.layernorm import NormNodeBase
 
-__all__ = ["NORM_CALLS", "NORM_NODES", "NormGeometry", "match_norm", "norm_geometry"]
+__all__ = ["NORM_CALLS", "NORM_NODES", "NormGeometry", "NormRow", "match_norm", "norm_geometry"]
 
 #: The graph nodes MIOpen runs: layernorm and RMSnorm, forward and backward.
 NORM_NODES = (LayernormNode, LayernormBackwardNode, RmsnormNode, RmsnormBackwardNode)
@@ -55,6 +61,9 @@ NORM_CALLS: dict[type, str] = {
     RmsNormBackward: "miopenT5LayerNormBackward",
 }
 _INT32_MAX = 2**31 - 1
+#: A norm row's tensors (``Match.t`` of the four norm rows).
+NormRow = (LayerNormForward[Tensor, Tensor] | LayerNormBackward[Tensor]
+           | RmsNormForward[Tensor, Tensor] | RmsNormBackward[Tensor])
 
 
 @dataclass(frozen=True)
@@ -88,7 +97,7 @@ def _packed_in(t: Tensor, order: tuple[int, ...]) -> bool:
     return all(d == 1 or int(s) == w for d, s, w in zip(t.dim, t.stride, want, strict=True))
 
 
-def norm_geometry(node: Any, x: Tensor, scale: Tensor) -> NormGeometry:
+def norm_geometry(node: NormNodeBase, x: Tensor, scale: Tensor) -> NormGeometry:
     """The geometry of ``node`` (normalizing over SCALE's axes), or :class:`Declined`."""
     axes = tuple(node.norm_axes(tuple(x.dim), tuple(scale.dim)))
     memory = layout_order(x.dim, x.stride)
@@ -113,7 +122,7 @@ def _layout_name(x: Tensor) -> str:
     return layout_of(x.dim, x.stride) or "packed"
 
 
-def match_norm(node: Any, graph: Any) -> tuple[Any, DataType, str]:
+def match_norm(node: NormNodeBase, graph: object) -> tuple[NormRow, DataType, str]:
     """(the row's tensors, data type, layout name) of a single layernorm / RMSnorm node (forward
     or backward) MIOpen can run, or :class:`Declined` naming the rule."""
     backward = isinstance(node, (LayernormBackwardNode, RmsnormBackwardNode))
@@ -209,7 +218,7 @@ def _bound(bound: dict[str, Tensor | None], port: str) -> Tensor:
     return t
 
 
-def _same_type(node: Any, port: str, t: Tensor, dt: DataType, rule: str) -> None:
+def _same_type(node: Node, port: str, t: Tensor, dt: DataType, rule: str) -> None:
     if dtype_of(t) != dt:
         raise Declined(f"node {node.name!r}: port {port} (tensor {label(t)}) is "
                        f"{dtype_of(t).name} but X is {dt.name}; {rule} reads and writes the "

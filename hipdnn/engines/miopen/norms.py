@@ -12,7 +12,7 @@ INFERENCE, or virtual) go to the plan's workspace, as does the backward calls' o
 from __future__ import annotations
 
 import ctypes
-from typing import Any
+from typing import TypeVar
 
 from hipdnn.core.shapes import packed_strides
 from hipdnn.engines.miopen.descriptors import Resources, TensorDesc
@@ -24,7 +24,8 @@ from hipdnn.engines.miopen.roles import (
     RmsNormBackward,
     RmsNormForward,
 )
-from hipdnn.engines.miopen.runtime import Arena, Call, Ctx, Path, Runner
+from hipdnn.engines.miopen.runtime import Arena, Call, CHandle, Ctx, Path, Runner
+from hipdnn.ir.nodes.layernorm import NormNodeBase
 from miopen_ctypes.enums import miopenNormMode_t
 from miopen_ctypes.hip import HipLibrary
 from miopen_ctypes.loader import MIOpenLibrary
@@ -36,7 +37,11 @@ _LAYER_MODE = int(miopenNormMode_t.MIOPEN_WEIGHT_BIAS)
 _T5_MODE = int(miopenNormMode_t.MIOPEN_WEIGHT_BIAS_T5)
 
 
-class _NormRunner(Runner[Any]):
+#: The row class of a norm runner (hipdnn/engines/miopen/roles.py).
+P = TypeVar("P")
+
+
+class _NormRunner(Runner[P]):
     """The descriptors every norm row shares."""
 
     path = Path.NORM
@@ -44,8 +49,10 @@ class _NormRunner(Runner[Any]):
     def __init__(self, lib: MIOpenLibrary, res: Resources, m: Match, *, t5: bool) -> None:
         self.lib = lib
         self.m = m
-        t: Any = m.t
-        g: NormGeometry = norm_geometry(m.nodes[0], t.x, t.scale)
+        t, node = m.t, m.nodes[0]
+        assert isinstance(t, (LayerNormForward, LayerNormBackward, RmsNormForward,
+                              RmsNormBackward)) and isinstance(node, NormNodeBase)
+        g: NormGeometry = norm_geometry(node, t.x, t.scale)
         self.geometry = g
         dims = g.outer + ((_prod(g.inner),) if t5 else g.inner)
         inner = (_prod(g.inner),) if t5 else g.inner
@@ -63,7 +70,7 @@ class _NormRunner(Runner[Any]):
         self.arena = Arena()
         self.stat_bytes = g.rows * dt.itemsize
 
-    def _stat(self, ctx: Ctx[Any], ptr: int | None, name: str) -> int:
+    def _stat(self, ctx: Ctx[P], ptr: int | None, name: str) -> int:
         return ptr if ptr is not None else self.arena.at(ctx, name)
 
 
@@ -74,10 +81,10 @@ def _prod(dims: tuple[int, ...]) -> int:
     return n
 
 
-class LayerNormRunner(_NormRunner):
+class LayerNormRunner(_NormRunner[LayerNormForward[int, float]]):
     """y (and mean, inv_variance) = layer norm of x: one miopenLayerNormForward."""
 
-    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
+    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: CHandle) -> None:
         super().__init__(lib, res, m, t5=False)
         t = m.t
         assert isinstance(t, LayerNormForward)
@@ -95,10 +102,10 @@ class LayerNormRunner(_NormRunner):
                   self.stats.raw, self._stat(ctx, p.inv_variance, "inv_variance")))]
 
 
-class RmsNormRunner(_NormRunner):
+class RmsNormRunner(_NormRunner[RmsNormForward[int, float]]):
     """y (and the inverse RMS) = RMS norm of x: one miopenT5LayerNormForward."""
 
-    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
+    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: CHandle) -> None:
         super().__init__(lib, res, m, t5=True)
         t = m.t
         assert isinstance(t, RmsNormForward)
@@ -113,11 +120,11 @@ class RmsNormRunner(_NormRunner):
                   self.x.raw, p.y, self.stats.raw, self._stat(ctx, p.inv_variance, "inv_variance")))]
 
 
-class LayerNormBackwardRunner(_NormRunner):
+class LayerNormBackwardRunner(_NormRunner[LayerNormBackward[int]]):
     """dx, dscale, dbias: one miopenLayerNormBackward (MIOpen >= 3.5), its workspace sized when
     the plan is built."""
 
-    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
+    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: CHandle) -> None:
         super().__init__(lib, res, m, t5=False)
         size = ctypes.c_size_t(0)
         lib.miopenGetLayerNormBackwardWorkspaceSize(
@@ -139,10 +146,10 @@ class LayerNormBackwardRunner(_NormRunner):
                   p.dbias))]
 
 
-class RmsNormBackwardRunner(_NormRunner):
+class RmsNormBackwardRunner(_NormRunner[RmsNormBackward[int]]):
     """dx, dscale: one miopenT5LayerNormBackward, its workspace sized when the plan is built."""
 
-    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: Any) -> None:
+    def __init__(self, lib: MIOpenLibrary, hip: HipLibrary, res: Resources, m: Match, handle: CHandle) -> None:
         super().__init__(lib, res, m, t5=True)
         size = ctypes.c_size_t(0)
         lib.miopenGetT5LayerNormBackwardWorkspaceSize(
