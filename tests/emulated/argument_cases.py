@@ -78,19 +78,6 @@ REAL_LIBRARY_FAILS: dict[tuple[str, str], str] = {
 #: zeros), so MIOPEN_ENGINE declines them on 3.4 (hipdnn/engines/miopen/engine.py).
 CLAMP_34_DECLINED = ("conv_bias_act-2d-clamp", "bn_training_act-eps-clamp", "bn_inf_drelu_bn_bwd-lower")
 
-#: (case id, MIOpen Debian version) -> the call that fails on the real library, and why. Found by
-#: these cases on the stub GPU: MIOpen 3.5.1's standalone CLAMP activation kernel does not
-#: compile (MIOpenNeuron.cl calls ActivationFunction_ClampU, which it does not declare), so a
-#: conv + bias + RELU with a lower clip, unfused (gfx90a's workaround, RDNA), fails at execute
-#: with status 7. Asserted as it is, so the test says when a MIOpen build or the engine changes it.
-REAL_LIBRARY_FAILS: dict[tuple[str, str], str] = {
-    ("conv_bias_act-2d-clamp", "7.2.4"): "miopenActivationForward",
-}
-
-_NO_CLAMP_34 = ("MIOpen 3.4's kernels have no CLAMP activation (its MIOpenNeuron.cl defines no "
-                "MIOPEN_NEURON_CLAMP; 3.4 accepts mode 10 and computes zeros): MIOPEN_ENGINE's "
-                "lower-clipped RELU is a WRONG ANSWER on MIOpen 3.4 (the emulated 3.4 device "
-                "implements CLAMP, so only AMD's kernels show it)")
 #: (case id, MIOpen Debian version) -> why AMD's kernels on tools/rdna3 do not give PyTorch's
 #: answer today (tests/amdkernels marks these xfail, strict: a fix turns them into failures that
 #: ask for this entry to go).

@@ -117,3 +117,20 @@ def test_inventory_finds_amdgpu_images_inside_cache_blobs() -> None:
     x86 = bytes(elf[:18]) + struct.pack("<H", 62) + bytes(elf[20:])
     assert images(b"size-prefix" + bytes(elf) + b"tail" + x86) == [bytes(elf)]
     assert Inventory().instructions == 0
+
+
+def test_inventory_reads_miopen_kernel_databases(tmp_path: Path) -> None:
+    """MIOpen's user kernel db (SQLite kern_db, bzip2 blobs when that is smaller; 3.4 keeps every
+    kernel there) yields its blobs decompressed."""
+    import bz2
+    import sqlite3
+
+    from rdna3.inventory import kernel_db_blobs
+    db = tmp_path / "gfx1100_48.ukdb"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE kern_db (id INTEGER PRIMARY KEY, kernel_name TEXT, kernel_blob BLOB)")
+    con.executemany("INSERT INTO kern_db (kernel_name, kernel_blob) VALUES (?, ?)",
+                    [("a.cl.o", bz2.compress(b"\x7fELF packed" * 20)), ("b.cl.o", b"\x7fELF raw")])
+    con.commit()
+    con.close()
+    assert kernel_db_blobs(db) == [b"\x7fELF packed" * 20, b"\x7fELF raw"]

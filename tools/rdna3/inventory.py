@@ -1,15 +1,19 @@
 """Instruction inventory of gfx1100 code objects: which opcodes the kernels contain, and which of
 them this emulator lacks. Rerun it when the lane's cases grow (new solvers add kernels).
 
-    python tools/rdna3/inventory.py ~/.cache/hipdnn-ctypes/rdna3/miopen-7.2.4/comgr
+    python tools/rdna3/inventory.py ~/.cache/hipdnn-ctypes/rdna3/miopen-7.2.4 ~/.cache/hipdnn-ctypes/rdna3/miopen-6.4.3
 
 Arguments are code objects or directories; ELF images are also found inside comgr cache
-entries. Each kernel is swept linearly from its entry to the next symbol (or ``s_code_end``).
+entries and in MIOpen's user kernel database (``*.ukdb``: SQLite, table ``kern_db``, blobs
+bzip2-compressed when smaller), where MIOpen 3.4 keeps all its kernels. Each kernel is swept
+linearly from its entry to the next symbol (or ``s_code_end``).
 """
 
 from __future__ import annotations
 
+import bz2
 import collections
+import sqlite3
 import struct
 import sys
 from pathlib import Path
@@ -21,7 +25,7 @@ if __package__ in (None, ""):
 from rdna3.codeobject import EM_AMDGPU, CodeObject, CodeObjectError
 from rdna3.decode import UnsupportedInstruction, decode
 
-__all__ = ["Inventory", "images", "inventory"]
+__all__ = ["Inventory", "images", "inventory", "kernel_db_blobs"]
 
 
 def images(blob: bytes) -> list[bytes]:
@@ -66,12 +70,23 @@ class Inventory:
                 pc += inst.size
 
 
+def kernel_db_blobs(path: Path) -> list[bytes]:
+    """The kernel blobs of a MIOpen user kernel database, decompressed."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = con.execute("SELECT kernel_blob FROM kern_db").fetchall()
+    finally:
+        con.close()
+    return [bz2.decompress(b) if b[:3] == b"BZh" else bytes(b) for (b,) in rows]
+
+
 def inventory(paths: list[Path]) -> Inventory:
     inv = Inventory()
     seen: set[bytes] = set()
     files = [f for p in paths for f in (sorted(p.rglob("*")) if p.is_dir() else [p]) if f.is_file()]
     for f in files:
-        for img in images(f.read_bytes()):
+        blobs = kernel_db_blobs(f) if f.suffix == ".ukdb" else [f.read_bytes()]
+        for img in (i for blob in blobs for i in images(blob)):
             if img in seen:
                 continue
             seen.add(img)
