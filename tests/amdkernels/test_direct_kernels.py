@@ -3,7 +3,9 @@
 Real MIOpen 3.5.1 picks and compiles its gfx1100 kernels for miopenSoftmaxForward_V2 (every
 algorithm x mode), miopenLRNForward, miopenLayerNormForward, miopenT5LayerNormForward,
 miopenGroupNormForward, miopenPoolingForward/Backward, miopenActivationForward/Backward (every
-mode), miopenSoftmaxBackward_V2 and miopenLRNBackward; tools/rdna3 runs them; PyTorch on the CPU
+mode), miopenSoftmaxBackward_V2, miopenLRNBackward, the T5/layer norm backward calls,
+miopenPReLUBackward, miopenReduceTensor (every op), miopenRoPEForward and FP16 builds of the norms,
+softmax and activations; tools/rdna3 runs them; PyTorch on the CPU
 is the reference. Outputs start as NaN, so an element no kernel wrote fails. Where MIOpen cannot
 run a case here, the test asserts the typed failure and says why (it fails the day that changes):
 the accurate instance-mode softmax and the pooling kernels do not compile in the Debian sysroot
@@ -321,6 +323,21 @@ def test_fp16_kernels(launches: Any, case: str) -> None:
     with Session() as s:
         y, want = FP16_CASES[case](s, half)
         np.testing.assert_allclose(y.numpy().astype(np.float64), want.numpy(), rtol=1e-3, atol=1e-3)
+
+
+def test_rope_forward(launches: Any) -> None:
+    """miopenRoPEForward (x of (4, 6, 8), cos/sin of (6, 8)): each pair (x0, x1) of the last axis
+    rotates, y = x * cos + (-x1, x0) * sin, computed in PyTorch float64."""
+    x = np.random.default_rng(40).standard_normal((4, 6, 8)).astype(np.float32)
+    cos = np.random.default_rng(41).standard_normal((6, 8)).astype(np.float32)
+    sin = np.random.default_rng(42).standard_normal((6, 8)).astype(np.float32)
+    t = torch.from_numpy(x.astype(np.float64))
+    rotated = torch.stack([-t[..., 1::2], t[..., 0::2]], -1).reshape(t.shape)
+    want = (t * torch.from_numpy(cos.astype(np.float64)) + rotated * torch.from_numpy(sin.astype(np.float64))).numpy()
+    with Session() as s:
+        y = _nan_like(s, x.shape)
+        s.call("miopenRoPEForward", s.to_device(x), s.to_device(cos), s.to_device(sin), y)
+        np.testing.assert_allclose(y.numpy(), want, rtol=1e-5, atol=1e-5)
 
 
 def test_group_norm_forward(launches: Any) -> None:
