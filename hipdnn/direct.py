@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 import miopen_ctypes
-from hipdnn.core.errors import VariantPackError, WorkspaceError
+from hipdnn.core.errors import HipdnnError, VariantPackError, WorkspaceError
 from hipdnn.core.types import DataType
 from hipdnn.interop.buffers import Buffer, resolve
 from miopen_ctypes.enums import miopenDataType_t
@@ -54,7 +54,8 @@ from miopen_ctypes.types import (
     miopenTensorDescriptor_t,
 )
 
-__all__ = ["MIOPEN_DATA_TYPES", "WORKSPACE_RULES", "DeviceArray", "Session"]
+__all__ = ["MIOPEN_DATA_TYPES", "UNSET_GUARDS", "WORKSPACE_RULES", "DeviceArray", "Session",
+           "UnsetDescriptorError"]
 
 #: hipdnn DataType -> miopenDataType_t, for descriptors made from arrays.
 MIOPEN_DATA_TYPES = {
@@ -180,6 +181,45 @@ WORKSPACE_RULES: Mapping[str, list[tuple[str, Callable[[_Call], int], Callable[[
 }
 
 
+class UnsetDescriptorError(HipdnnError, ValueError):
+    """A call the real libMIOpen crashes in (SIGSEGV) was given a descriptor that was created but
+    never set; refused before the C call. The message names the call, the parameter and the
+    setter to call first."""
+
+
+#: Calls that crash the real libMIOpen (3.4.0 and 3.5.1: SIGSEGV, tests/live/test_direct_guards.py)
+#: when the descriptor at the named parameter was created but never set: function ->
+#: (parameter, descriptor kind, the calls that set it). A :class:`Session` refuses them with
+#: :class:`UnsetDescriptorError` for descriptors it made and has not seen set through
+#: :meth:`Session.call` (or ``descriptor(kind, setter, ...)``); a tensor descriptor is asked its
+#: rank (``miopenGetTensorDescriptorSize``, safe on a fresh one) whoever made it.
+UNSET_GUARDS: Mapping[str, tuple[str, str, tuple[str, ...]]] = {
+    "miopenGet2dPoolingDescriptor": ("poolDesc", "Pooling",
+                                     ("miopenSet2dPoolingDescriptor", "miopenSetNdPoolingDescriptor")),
+    "miopenGetNdPoolingDescriptor": ("poolDesc", "Pooling",
+                                     ("miopenSet2dPoolingDescriptor", "miopenSetNdPoolingDescriptor")),
+    "miopenGetLRNDescriptor": ("lrnDesc", "LRN", ("miopenSetLRNDescriptor",)),
+    "miopenGetActivationDescriptor": ("activDesc", "Activation", ("miopenSetActivationDescriptor",)),
+    "miopenGetRNNDataSeqTensorDescriptor": ("seqTensorDesc", "SeqTensor",
+                                            ("miopenSetRNNDataSeqTensorDescriptor",)),
+    "miopenGet4dTensorDescriptor": ("tensorDesc", "Tensor",
+                                    ("miopenSet4dTensorDescriptor", "miopenSetTensorDescriptor",
+                                     "miopenSetTensorDescriptorV2", "miopenSetNdTensorDescriptorWithLayout")),
+}
+
+
+def _address(handle: Any) -> int:
+    """The C pointer a descriptor handle holds (0 for NULL or a non-pointer value)."""
+    try:
+        return int(ctypes.cast(handle, c_void_p).value or 0)
+    except (TypeError, ctypes.ArgumentError):
+        return 0
+
+
+#: Every call that sets a guarded descriptor kind (see UNSET_GUARDS).
+_SETTERS = frozenset(name for _, _, setters in UNSET_GUARDS.values() for name in setters)
+
+
 class Session:
     """A handle (made on first need) plus the objects made for you; ``with Session() as s:``.
 
@@ -194,6 +234,8 @@ class Session:
         self._handle: Any = None
         self._owned: list[tuple[str, Any]] = []  # (destroy function, handle), newest last
         self._memory: list[DeviceArray] = []
+        #: descriptors this session made and has not seen set: address -> kind
+        self._unset: dict[int, str] = {}
         self.closed = False
         self._close_lock = threading.Lock()  # close() from several threads: one of each destroy
 
@@ -261,6 +303,7 @@ class Session:
         getattr(self.lib, create)(byref(desc))
         if destroy in PROTOTYPES:  # softmax and MHA descriptors have no destroy function
             self._owned.append((destroy, desc))
+        self._unset[_address(desc)] = kind
         if setter is not None:
             self.call(setter, desc, *args)
         return desc
@@ -318,9 +361,12 @@ class Session:
         temporaries: list[tuple[str, Any]] = []
         try:
             prepared = self._prepare(name, args, temporaries)
+            self._check_set(prepared)
             self._check_sizes(prepared)
             args_ = [self.handle if a is _HANDLE else a for a in prepared.args.values()]
             getattr(self.lib, name)(*args_)
+            if name in _SETTERS and args_:  # the descriptor is set now
+                self._unset.pop(_address(args_[0]), None)
         finally:
             for destroy, handle in reversed(temporaries):
                 getattr(self.lib, destroy)(handle)
@@ -386,6 +432,25 @@ class Session:
         if given:
             raise TypeError(f"{name}: {len(given)} argument(s) too many (C parameters: {', '.join(names)})")
         return _Call(name, out, sizes, self)
+
+    def _check_set(self, call: _Call) -> None:
+        """Refuse a call the real library crashes in when its descriptor was never set."""
+        guard = UNSET_GUARDS.get(call.name)
+        if guard is None:
+            return
+        param, kind, setters = guard
+        desc = call.args.get(param)
+        unset = _address(desc) in self._unset
+        if kind == "Tensor" and desc is not None and not unset:
+            rank = c_int(0)
+            self.lib.miopenGetTensorDescriptorSize(desc, byref(rank))
+            unset = rank.value == 0
+        if unset:
+            raise UnsetDescriptorError(
+                f"{call.name}: parameter {param!r} is a {kind} descriptor that was created but "
+                f"never set; the real libMIOpen crashes (SIGSEGV) reading it. Set it first "
+                f"({' or '.join(setters)}, through Session.call or Session.descriptor(kind, "
+                f"setter, ...))")
 
     def _check_sizes(self, call: _Call) -> None:
         for pointer, required, when in WORKSPACE_RULES.get(call.name, ()):
