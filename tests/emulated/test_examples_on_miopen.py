@@ -96,6 +96,20 @@ def test_provider_example_runs_on_miopen(name: str, emulated_miopen_engine: Any,
     assert "PASS" in out and "FAIL" not in out, out
 
 
+def test_norm_example_runs_on_miopen(emulated_device: Any, emulated_miopen_engine: Any,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Layer norm and RMS norm, forward and backward, on MIOPEN_ENGINE; on MIOpen 3.4 (no
+    miopenLayerNormBackward) the layer norm backward on the CPU engine, with that reason."""
+    rc, out = _run("beyond_layer_norm_rms_norm", capsys)
+    assert rc == 0 and "PASS" in out and "FAIL" not in out, out
+    engines = [line.split()[1] for line in out.splitlines() if line.startswith("engine: ")]
+    if emulated_device.version_name == "3.4":
+        assert engines == ["MIOPEN_ENGINE", "CPU_REFERENCE_ENGINE", "MIOPEN_ENGINE", "MIOPEN_ENGINE"], out
+        assert "needs miopenLayerNormBackward" in out, out
+    else:
+        assert engines == ["MIOPEN_ENGINE"] * 4, out
+
+
 def test_deterministic_example_runs_on_its_engine(emulated_device: Any, emulated_miopen_engine: Any,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     from hipdnn.backend.registry import register, registry
