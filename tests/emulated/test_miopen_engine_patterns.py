@@ -48,6 +48,8 @@ ROW_CLASSES = {
     Row.BN_BACKWARD: roles.BnBackward, Row.BN_INF_DRELU_BN_BWD: roles.BnInfDreluBnBwd,
     Row.BN_INFERENCE_ACT: roles.BnInferenceAct, Row.BN_INFERENCE_INV_ACT: roles.BnInferenceInvAct,
     Row.POINTWISE_ACT: roles.PointwiseActivation, Row.POINTWISE_BINARY: roles.PointwiseBinary,
+    Row.LAYERNORM: roles.LayerNormForward, Row.LAYERNORM_BACKWARD: roles.LayerNormBackward,
+    Row.RMSNORM: roles.RmsNormForward, Row.RMSNORM_BACKWARD: roles.RmsNormBackward,
 }
 
 
