@@ -29,7 +29,15 @@ from typing import Protocol
 from hipdnn.core.shapes import layout_strides
 from hipdnn.core.types import DataType
 from hipdnn.engines.miopen.rules import Declined, label
-from hipdnn.ir import nodes as nd
+from hipdnn.ir.nodes import (
+    BatchnormBackwardNode,
+    BatchnormInferenceNode,
+    BatchnormInferenceVarianceNode,
+    BatchnormNode,
+    ConvDgradNode,
+    ConvFpropNode,
+    ConvWgradNode,
+)
 from hipdnn.ir.nodes.base import Node
 from hipdnn.ir.tensor import Tensor
 from hipdnn.ir.view import GraphView
@@ -40,10 +48,10 @@ __all__ = ["LAYOUT_1D", "Padded", "is_1d", "layouts_1d", "pad_1d", "padded_strid
 LAYOUT_1D = {"NCHW": "NCL", "NHWC": "NLC"}
 _ORDERS = {"NCL": (0, 1, 2), "NLC": (0, 2, 1)}
 #: Nodes whose rows AMD's provider pads (the convolutions, every batchnorm node).
-_PADDED_NODES = (nd.ConvFpropNode, nd.ConvDgradNode, nd.ConvWgradNode, nd.BatchnormNode,
-                 nd.BatchnormInferenceNode, nd.BatchnormInferenceVarianceNode,
-                 nd.BatchnormBackwardNode)
-_CONV_NODES = (nd.ConvFpropNode, nd.ConvDgradNode, nd.ConvWgradNode)
+_PADDED_NODES = (ConvFpropNode, ConvDgradNode, ConvWgradNode, BatchnormNode,
+                 BatchnormInferenceNode, BatchnormInferenceVarianceNode,
+                 BatchnormBackwardNode)
+_CONV_NODES = (ConvFpropNode, ConvDgradNode, ConvWgradNode)
 
 
 @dataclass(frozen=True)
