@@ -98,7 +98,6 @@ def conv_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
 
     if request.param == "taps":
         monkeypatch.setattr(_conv, "TAP_MIN_CHANNELS", 1)  # few-channel test data too
-        monkeypatch.setattr(_conv, "TAP_GEOMETRY_TEST", False)  # and every geometry
         if _conv_taps.usable() is None:
             require_or_skip("HIPDNN_REQUIRE_JIT", "numpy's BLAS is not its bundled OpenBLAS")
         return "taps"

@@ -142,21 +142,6 @@ def test_small_tiles_and_bounded_scratch(conv_path: str, monkeypatch: pytest.Mon
         sizes.clear()
 
 
-@pytest.mark.parametrize(("ksize", "out_sp", "pre", "stride", "want"), [
-    ((3, 3), (56, 56), (1, 1), (1, 1), True),  # grid 58x58: 1.07x the output
-    ((3, 3), (28, 28), (1, 1), (2, 2), True),  # stride 2: grid 29x29 of each phase
-    ((3, 3, 3), (32, 32, 32), (1, 1, 1), (1, 1, 1), True),
-    ((3, 3), (14, 14), (1, 1), (1, 1), False),  # grid 16x16: 1.31x
-    ((3, 3), (7, 7), (1, 1), (1, 1), False),  # grid 9x9: 1.65x
-    ((1, 1), (28, 28), (0, 0), (2, 2), False),  # 1x1: a plain GEMM on the numpy path
-])
-def test_tap_geometry_choice(ksize: tuple[int, ...], out_sp: tuple[int, ...],
-                             pre: tuple[int, ...], stride: tuple[int, ...], want: bool) -> None:
-    """The tap GEMMs are taken where they measured faster than im2col (large images, 3-D) and
-    left to the im2col paths on small padded images and 1x1 filters."""
-    assert _conv_taps.worth_it(ksize, out_sp, pre, stride, (1,) * len(ksize)) is want
-
-
 _BITS_SCRIPT = """
 import hashlib, sys
 import numpy as np
@@ -168,7 +153,6 @@ if int(sys.argv[1]):
 _conv.TAP_PATH = sys.argv[2] != "jit"
 _conv_taps.MODE = "blas" if sys.argv[2] == "taps-blas" else "parts"
 _conv.TAP_MIN_CHANNELS = 1
-_conv.TAP_GEOMETRY_TEST = False
 _conv.MIN_COMPILED_CHANNELS = 1
 _conv.COMPILED_RANKS = dict.fromkeys(('fprop', 'dgrad', 'wgrad'), (1, 2, 3))
 rng = np.random.default_rng(1)

@@ -464,17 +464,6 @@ def _taps(acc: type, cg: int, kg: int) -> Any:
     return _conv_taps.usable()
 
 
-#: Geometry test of the tap GEMMs (:func:`._conv_taps.worth_it`); the tests force it true.
-TAP_GEOMETRY_TEST = True
-
-
-def _worth_taps(ksize: Sequence[int], out_sp: Sequence[int], pre: Sequence[int],
-                stride: Sequence[int], dilation: Sequence[int]) -> bool:
-    if not TAP_GEOMETRY_TEST:
-        return True
-    return _conv_taps.worth_it(ksize, out_sp, pre, stride, dilation)
-
-
 def _three(v: Sequence[int], fill: int) -> np.ndarray:
     """A spatial parameter as 3 int64 entries (D, H, W), leading ``fill`` for 1-D and 2-D."""
     return np.array([fill] * (3 - len(v)) + [int(i) for i in v], dtype=np.int64)
@@ -659,9 +648,9 @@ def conv_fprop(
     """
     _check(x.shape, w.shape, groups, x.ndim - 2, pre_padding, post_padding, stride, dilation)
     y_dim = conv_output_dims(x.shape, w.shape, pre_padding, post_padding, stride, dilation)
+    trivial = _trivial(w.shape[2:], pre_padding, post_padding, stride)
     lib = _taps(acc, w.shape[1], w.shape[0] // groups)
-    if (lib is not None and min(y_dim) > 0 and min(x.shape) > 0
-            and _worth_taps(w.shape[2:], y_dim[2:], pre_padding, stride, dilation)):
+    if lib is not None and min(y_dim) > 0 and min(x.shape) > 0 and not trivial:
         return _conv_taps.conv_fprop(lib, x, w, y_dim[2:], pre_padding, stride, dilation, groups)
     kern = _compiled(acc, w.shape[1], "fprop", x.ndim - 2)
     if kern is not None and min(y_dim) > 0 and not _trivial(w.shape[2:], pre_padding,
@@ -696,7 +685,7 @@ def conv_dgrad(
     y_dim = conv_output_dims(x_shape, w.shape, pre_padding, post_padding, stride, dilation)
     lib = _taps(_F32, w.shape[1], w.shape[0] // groups)
     if (lib is not None and tuple(dy.shape) == y_dim and min(y_dim) > 0 and min(x_shape) > 0
-            and _worth_taps(w.shape[2:], x_shape[2:], pre_padding, stride, dilation)):
+            and not _trivial(w.shape[2:], pre_padding, post_padding, stride)):
         return _conv_taps.conv_dgrad(lib, dy, w, x_shape, pre_padding, stride, dilation, groups)
     gathered = w.shape[0] // groups if all(s == 1 for s in stride) else w.shape[1]
     kern = _compiled(_F32, gathered, "dgrad", dy.ndim - 2)
@@ -738,7 +727,7 @@ def conv_wgrad(
     y_dim = conv_output_dims(x.shape, w_shape, pre_padding, post_padding, stride, dilation)
     lib = _taps(_F32, w_shape[1], w_shape[0] // groups)
     if (lib is not None and tuple(dy.shape) == y_dim and min(y_dim) > 0 and min(x.shape) > 0
-            and _worth_taps(w_shape[2:], y_dim[2:], pre_padding, stride, dilation)):
+            and not _trivial(w_shape[2:], pre_padding, post_padding, stride)):
         return _conv_taps.conv_wgrad(lib, x, dy, w_shape, pre_padding, stride, dilation, groups)
     kern = _compiled(_F32, w_shape[1], "wgrad", x.ndim - 2)
     if (kern is not None and tuple(dy.shape) == y_dim and min(y_dim) > 0

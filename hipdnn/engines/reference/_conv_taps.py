@@ -59,29 +59,6 @@ def usable() -> _blas.Blas | None:
     return _blas.blas()
 
 
-#: Extra grid rows allowed per kernel tap: the tap GEMMs compute every row of the padded grid
-#: and drop the padding's rows, so a small image with padding wastes GEMM work (a 7x7 output
-#: of a padded 3x3 runs on a 9x9 grid: 1.65x), while im2col copies the input once per tap.
-#: :func:`worth_it` takes the taps while grid rows / output rows <= 1 + taps * this. Measured
-#: (single-thread CPU time, 2-core host, batch 8): 3x3 filters at 56x56 (grid 1.07x) and 32^3
-#: 3x3x3 (1.20x) ran in 0.5-0.75x the im2col path's time, 14x14 (1.31x) and 7x7 (1.65x) 3x3
-#: layers in 1.1-2.7x.
-WASTE_PER_TAP = 1 / 60
-
-
-def worth_it(ksize: Sequence[int], out_sp: Sequence[int], pre: Sequence[int],
-             stride: Sequence[int], dilation: Sequence[int]) -> bool:
-    """Whether the tap GEMMs beat im2col on this geometry: more than one tap (a 1x1 filter is a
-    plain GEMM on the numpy path, strided or not: its im2col is one strided copy) and a grid
-    not much larger than the output (:data:`WASTE_PER_TAP`)."""
-    taps = prod(ksize)
-    if taps == 1:
-        return False
-    grid = prod(o + ((k - 1) * d) // s for o, k, d, s in zip(out_sp, ksize, dilation, stride,
-                                                               strict=True))
-    return grid <= (1 + taps * WASTE_PER_TAP) * max(1, prod(out_sp))
-
-
 class _Dim(NamedTuple):
     """One spatial axis: taps as (phase, offset), the grid length, output length, and per used
     phase the grid range [lo, hi) holding input elements and the input start it maps to."""
