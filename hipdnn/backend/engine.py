@@ -89,9 +89,9 @@ class ExecutionPlan(ABC):
     #: have the graph tensor's layout.
     reads_buffer_strides: bool = False
     #: Why this plan's choice came from a failure that may not recur (an engine sets it, e.g.
-    #: MIOPEN_ENGINE after a fusion compile failed with a status that is not MIOpen's definitive
-    #: "not supported"): the planner then neither keeps it in the plan cache for other builds nor
-    #: writes its decision to the persistent plan store, so the next build asks again.
+    #: MIOPEN_ENGINE running the heuristic solution after a failed Find 2.0 search): the planner
+    #: then neither keeps it in the plan cache for other builds nor writes its decision to the
+    #: persistent plan store, so the next build asks again.
     provisional: str | None = None
 
     def __init__(self, engine: Engine, knobs: Mapping[str, KnobValue] | None = None,

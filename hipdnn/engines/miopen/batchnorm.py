@@ -180,7 +180,6 @@ class BnTrainingRunner(Runner[BnTraining[int, float]]):
                 self.arena.reserve(name, self.param_bytes)
         else:
             self._unfused(res, (plan.declined_note(),))
-            self.provisional = plan.provisional
 
     def _unfused(self, res: Resources, notes: tuple[str, ...]) -> None:
         self.path, self.notes = Path.UNFUSED, notes
@@ -288,7 +287,6 @@ class BnBackwardRunner(Runner[BnBackward[int] | BnInfDreluBnBwd[int]]):
             else:
                 self.path, self.act = Path.UNFUSED, _act(lib, res, m)
                 self.notes = (plan.declined_note() if plan is not None else FUSION_NCHW_ONLY,)
-                self.provisional = plan.provisional if plan is not None else None
                 nbytes = tensor_nbytes(t.x)
                 self.fold = FoldInverse(lib, res, self.channels, len(t.x.dim))
                 self.arena.reserve("scale", self.fold.nbytes)

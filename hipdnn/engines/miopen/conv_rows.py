@@ -104,7 +104,6 @@ class ConvBiasActRunner(Runner[ConvBiasAct[int]]):
             return
         assert self.fusion.declined is not None
         self.notes.append(self.fusion.declined_note())
-        self.provisional = self.fusion.provisional
         if m.data_type == DataType.BFLOAT16:
             raise MiopenNotSupportedError(
                 f"{m.row.value} (node {', '.join(repr(n.name) for n in m.nodes)})",

@@ -41,7 +41,8 @@ FUSION_DECLINED_STATUSES = frozenset({
 #: implemented, a parameter the fused kernels refuse): the same install answers the same way
 #: every time, so that answer may be kept (plan cache, persistent plan store).
 #: miopenStatusUnknownError is not one: MIOpen returns it for a kernel that does not build on
-#: this install, but also for a HIP error or any exception inside the compile, which may pass.
+#: this install, but also for a HIP error or any exception inside the compile, which may pass;
+#: :meth:`FusionPlan.compile` asks once more, and only a second one declines.
 FUSION_DEFINITIVE_STATUSES = frozenset({
     miopenStatus_t.miopenStatusBadParm,
     miopenStatus_t.miopenStatusNotImplemented,
@@ -66,6 +67,8 @@ class FusionPlan:
         self.workspace_size = 0
         #: The miopenCompileFusionPlan error when :meth:`compile` returned False.
         self.declined: BaseException | None = None
+        #: The first attempt's miopenStatusUnknownError when the compile was asked twice.
+        self.retried: BaseException | None = None
         self._outer = res
 
     def _op(self, create: str, *args: object) -> CHandle:
@@ -103,15 +106,23 @@ class FusionPlan:
         (``declined`` then holds the compile's error)."""
 
         lib = self.lib
-        try:
-            lib.miopenCompileFusionPlan(handle, self.plan.handle)
-        except MIOpenStatusError as exc:
-            if exc.status in FUSION_DECLINED_STATUSES:
-                self._res.close()
-                self.declined = exc
-                return False
-            self._res.close()
-            raise
+        for attempt in (1, 2):
+            try:
+                lib.miopenCompileFusionPlan(handle, self.plan.handle)
+                break
+            except MIOpenStatusError as exc:
+                if exc.status in FUSION_DECLINED_STATUSES and (
+                        attempt == 2 or exc.status in FUSION_DEFINITIVE_STATUSES):
+                    self._res.close()
+                    self.declined = exc
+                    return False
+                if exc.status not in FUSION_DECLINED_STATUSES:
+                    self._res.close()
+                    raise
+                # miopenStatusUnknownError: the install's fused kernel does not build (it fails
+                # the same way again), or a passing failure inside the compile: asked once
+                # more, so a passing one decides nothing (and is never kept)
+                self.retried = exc
         try:
             if with_conv and lib.capabilities.has("miopenExecuteFusionPlan_v2"):
                 size = ctypes.c_size_t()
@@ -127,18 +138,6 @@ class FusionPlan:
             raise
         self._outer.add(self._res)
         return True
-
-    @property
-    def provisional(self) -> str | None:
-        """For a plan whose :meth:`compile` returned False with a status that may not recur
-        (not in :data:`FUSION_DEFINITIVE_STATUSES`): why the unfused path taken must not be
-        kept for later builds; else None."""
-        if self.declined is None:
-            return None
-        if getattr(self.declined, "status", None) in FUSION_DEFINITIVE_STATUSES:
-            return None
-        return (f"{self.declined_note()}, which MIOpen also returns for passing failures: "
-                f"the fusion plan is compiled again by the next build")
 
     def declined_note(self) -> str:
         """Why the plan was not used: ``fusion plan not used: miopenCompileFusionPlan returned

@@ -59,7 +59,7 @@ def _bound_runner(plan: MiopenPlan, state: MiopenHandleState, ctx: Ctx[object],
     MIOpen objects only when the last run returned."""
     operation = plan.operation
     inflight, leave = state._inflight, state.leave
-    runs, done = plan._runs, plan._leave
+    runs = plan._runs
     if plan._serial is not None:  # a fused plan: one operator-args object, one run at a time
         return _bound_serialized(plan, state, ctx, prepared, plan._serial)
     if prepared is None:
@@ -76,7 +76,9 @@ def _bound_runner(plan: MiopenPlan, state: MiopenHandleState, ctx: Ctx[object],
                 raise execution_error(operation, exc) from exc
             finally:
                 leave()
-                done()
+                runs.pop()  # MiopenPlan._leave, inline (hot path)
+                if plan._closed and not runs:
+                    plan._finalizer()
         return run_runner
     if len(prepared) == 1:
         ((cfunc, cargs),) = prepared
@@ -92,7 +94,9 @@ def _bound_runner(plan: MiopenPlan, state: MiopenHandleState, ctx: Ctx[object],
                 raise execution_error(operation, exc) from exc
             finally:
                 leave()
-                done()
+                runs.pop()  # MiopenPlan._leave, inline (hot path)
+                if plan._closed and not runs:
+                    plan._finalizer()
         run_one.prepared = prepared  # type: ignore[attr-defined]  # (cfunc, cargs): benchmarks
         return run_one
 
@@ -108,7 +112,9 @@ def _bound_runner(plan: MiopenPlan, state: MiopenHandleState, ctx: Ctx[object],
             raise execution_error(operation, exc) from exc
         finally:
             leave()
-            done()
+            runs.pop()  # MiopenPlan._leave, inline (hot path)
+            if plan._closed and not runs:
+                plan._finalizer()
     run_calls.prepared = prepared  # type: ignore[attr-defined]
     return run_calls
 
@@ -120,7 +126,7 @@ def _bound_serialized(plan: MiopenPlan, state: MiopenHandleState, ctx: Ctx[objec
     plan's lock (see ``MiopenPlan._serial``)."""
     operation = plan.operation
     inflight, leave = state._inflight, state.leave
-    runs, done = plan._runs, plan._leave
+    runs = plan._runs
     run_row = plan.runner.run
 
     def run_locked() -> None:
@@ -139,7 +145,9 @@ def _bound_serialized(plan: MiopenPlan, state: MiopenHandleState, ctx: Ctx[objec
             raise execution_error(operation, exc) from exc
         finally:
             leave()
-            done()
+            runs.pop()  # MiopenPlan._leave, inline (hot path)
+            if plan._closed and not runs:
+                plan._finalizer()
     if prepared is not None:
         run_locked.prepared = prepared  # type: ignore[attr-defined]
     return run_locked

@@ -97,8 +97,8 @@ class Runner(Generic[P]):
     lib: MIOpenLibrary
     #: Why the path was chosen when it is not the row's first choice (shown by describe()).
     notes: Sequence[str] = ()
-    #: Set when the path was chosen because of a failure that may not recur (e.g. a fusion
-    #: compile's miopenStatusUnknownError): such a plan is neither cached nor stored.
+    #: Set when the path was chosen because of a failure that may not recur (e.g. a failed
+    #: Find 2.0 search): such a plan is neither cached for other builds nor stored.
     provisional: str | None = None
 
     def run(self, ctx: Ctx[P]) -> None:
