@@ -42,9 +42,10 @@ from typing import Any
 import numpy as np
 
 import miopen_ctypes
-from hipdnn.core.errors import HipdnnError, VariantPackError, WorkspaceError
+from hipdnn.core.errors import ArgumentError, HipdnnError, VariantPackError, WorkspaceError
 from hipdnn.core.types import DataType
 from hipdnn.interop.buffers import Buffer, resolve
+from hipdnn.interop.dtypes import dtype_to_numpy, dtype_to_torch, numpy_to_dtype
 from miopen_ctypes.enums import miopenDataType_t
 from miopen_ctypes.hip import hipMemcpyKind
 from miopen_ctypes.prototypes import PROTOTYPES
@@ -54,8 +55,8 @@ from miopen_ctypes.types import (
     miopenTensorDescriptor_t,
 )
 
-__all__ = ["MIOPEN_DATA_TYPES", "UNSET_GUARDS", "WORKSPACE_RULES", "DeviceArray", "Session",
-           "UnsetDescriptorError"]
+__all__ = ["HEADER_DEFAULTS", "MIOPEN_DATA_TYPES", "UNSET_GUARDS", "WORKSPACE_RULES", "DeviceArray",
+           "Session", "SessionClosedError", "UnsetDescriptorError"]
 
 #: hipdnn DataType -> miopenDataType_t, for descriptors made from arrays.
 MIOPEN_DATA_TYPES = {
@@ -72,8 +73,51 @@ _C_INT_MAX = 2**31 - 1
 
 _HANDLE = object()  # placeholder for the session's handle in a prepared call
 
+#: C++ default arguments in miopen.h (3.4.0 and 3.5.1 alike; tests/conformance reads both headers):
+#: function -> {parameter: value}. :meth:`Session.call` fills trailing parameters left out from
+#: here, as a C++ caller would get them.
+HEADER_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
+    "miopenKthvalueForward": {"dim": -1, "keepDim": False},
+    "miopenSoftMarginLossForward": {"workspace": None, "workspaceSizeInBytes": 0},
+}
+
 _SCALARS = frozenset({"alpha", "beta", "alpha1", "alpha2", "alphaDataDiff", "betaDataDiff",
                       "alphaParamDiff", "betaParamDiff"})
+
+
+class SessionClosedError(HipdnnError, RuntimeError):
+    """A :class:`Session`, or a :class:`DeviceArray` or descriptor it made, was used after the
+    session closed (its memory freed, its descriptors destroyed); the message names which."""
+
+
+def _host_array(array: Any) -> np.ndarray[Any, Any]:
+    """A contiguous host numpy array of ``array``: numpy arrays as they are; torch CPU tensors
+    (bfloat16 included, as ``ml_dtypes.bfloat16``, which torch's ``.numpy()`` refuses) and
+    anything with ``__array_interface__`` / ``__dlpack__`` through hipdnn's interop."""
+    if isinstance(array, np.ndarray):
+        return np.ascontiguousarray(array)
+    if type(array).__module__.startswith("torch") or hasattr(array, "__dlpack__"):
+        buf = resolve(array)
+        if buf.array is None:
+            raise VariantPackError(f"to_device: a {buf.kind} on the {buf.device}; pass a host array "
+                                   f"(a GPU tensor is device memory already: pass it to Session.call)")
+        return np.ascontiguousarray(buf.array)
+    return np.ascontiguousarray(array)
+
+
+def _numpy_dtype(dtype: Any) -> np.dtype[Any]:
+    """numpy dtype of a numpy dtype, a :class:`DataType` or a torch dtype (bfloat16 is
+    ``ml_dtypes.bfloat16``)."""
+    if isinstance(dtype, DataType):
+        return dtype_to_numpy(dtype)
+    if type(dtype).__module__.startswith("torch"):
+        from hipdnn.interop.dtypes import torch_to_dtype  # noqa: PLC0415
+
+        return dtype_to_numpy(torch_to_dtype(dtype))
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise VariantPackError(f"dtype {dtype!r} is not a numpy dtype, DataType or torch dtype") from None
 
 
 class DeviceArray:
@@ -91,8 +135,23 @@ class DeviceArray:
         self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
         self._ptr = c_void_p()
         self._lock = threading.Lock()  # free() from several threads: one hipFree
+        #: why the memory is gone (None while it is live): "it was freed" / "its Session is closed"
+        self.freed: str | None = None
         if self.nbytes:
             hip.hipMalloc(byref(self._ptr), self.nbytes)
+
+    def __repr__(self) -> str:
+        state = f", freed: {self.freed}" if self.freed else ""
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype.name}{state})"
+
+    def check_live(self, where: str = "") -> None:
+        """Raise :class:`SessionClosedError` naming this array (and ``where`` it was used) if its
+        memory was freed: reading or writing it would touch freed device memory."""
+        if self.freed is not None:
+            at = f"{where}: " if where else ""
+            raise SessionClosedError(f"{at}DeviceArray(shape={self.shape}, dtype={self.dtype.name}) cannot "
+                                     f"be used: {self.freed}; its device memory "
+                                     f"is gone (copy results out with .numpy() before closing)")
 
     @property
     def ptr(self) -> int:
@@ -101,31 +160,54 @@ class DeviceArray:
 
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
-        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False),
-                "strides": None, "version": 3}
+        self.check_live("__cuda_array_interface__")
+        iface: dict[str, Any] = {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False),
+                                 "strides": None, "version": 3}
+        if self.dtype.kind == "V":  # bfloat16 (ml_dtypes) has no typestr of its own: name it
+            iface["descr"] = [(self.dtype.name, self.dtype.str)]
+        return iface
 
     def copy_from(self, array: Any) -> None:
-        """Copy a host array of the same shape and dtype in."""
-        host = np.ascontiguousarray(array, dtype=self.dtype)
+        """Copy a host array (numpy, or a torch CPU tensor) of the same shape and dtype in."""
+        self.check_live("copy_from")
+        host = _host_array(array)
+        if host.dtype != self.dtype:
+            if host.dtype.kind == "V" or self.dtype.kind == "V":  # bfloat16 <-> others: no astype guessing
+                raise VariantPackError(f"copy_from: dtype {host.dtype.name} != {self!r}")
+            host = np.ascontiguousarray(host, dtype=self.dtype)
         if host.shape != self.shape:
-            raise VariantPackError(f"copy_from: shape {host.shape} != device array {self.shape}")
+            raise VariantPackError(f"copy_from: shape {host.shape} != {self!r}")
         if self.nbytes:
             self.hip.hipMemcpy(self.ptr, host.ctypes.data, self.nbytes,
                                int(hipMemcpyKind.hipMemcpyHostToDevice))
 
     def numpy(self) -> np.ndarray[Any, Any]:
-        """A host copy."""
+        """A host copy (bfloat16 as ``ml_dtypes.bfloat16``)."""
+        self.check_live("numpy")
         host = np.empty(self.shape, self.dtype)
         if self.nbytes:
             self.hip.hipMemcpy(host.ctypes.data, self.ptr, self.nbytes,
                                int(hipMemcpyKind.hipMemcpyDeviceToHost))
         return host
 
-    def free(self) -> None:
+    def torch(self) -> Any:
+        """A host copy as a CPU ``torch.Tensor`` of the same dtype (bfloat16 included)."""
+        host = self.numpy()
+        dtype = dtype_to_torch(numpy_to_dtype(host.dtype))
+        import torch  # noqa: PLC0415
+
+        raw = host.view(f"u{host.dtype.itemsize}") if host.dtype.kind == "V" else host
+        if raw.dtype == np.uint16:  # torch has no uint16 view source before 2.3: go through int16
+            raw = raw.view(np.int16)
+        return torch.from_numpy(raw).view(dtype)
+
+    def free(self, why: str = "it was freed") -> None:
         """Give the memory back (idempotent, also from several threads at once: exactly one
         ``hipFree``; the array reads as freed, ``ptr`` 0, from the moment it starts)."""
         with self._lock:
             ptr, self._ptr = self._ptr, c_void_p()
+            if self.freed is None:
+                self.freed = why
         if ptr.value:
             self.hip.hipFree(ptr)
 
@@ -256,8 +338,10 @@ class Session:
             while self._owned:
                 destroy, handle = self._owned.pop()
                 getattr(self.lib, destroy)(handle)
+                _mark_gone(handle, f"it was destroyed ({destroy}) when its Session closed")
+            self._unset.clear()
             for array in self._memory:
-                array.free()
+                array.free("its Session is closed")
             self._memory.clear()
             handle, self._handle = self._handle, None
             if handle is not None:
@@ -282,9 +366,9 @@ class Session:
             self._hip = miopen_ctypes.hip.load_hip()
         return self._hip
 
-    def _check_open(self) -> None:
+    def _check_open(self, what: str = "this Session") -> None:
         if self.closed:
-            raise RuntimeError("this Session is closed; make a new one")
+            raise SessionClosedError(f"{what}: the Session is closed; make a new one")
 
     # ---------------------------------------------------------------- objects and memory
     def descriptor(self, kind: str, setter: str | None = None, *args: Any) -> Any:
@@ -337,9 +421,10 @@ class Session:
         return desc
 
     def empty(self, shape: Sequence[int], dtype: Any = np.float32) -> DeviceArray:
-        """Uninitialised device memory (freed when the session closes)."""
-        self._check_open()
-        array = DeviceArray(self.hip, shape, dtype)
+        """Uninitialised device memory (freed when the session closes); ``dtype`` a numpy dtype,
+        a :class:`~hipdnn.core.types.DataType` or a torch dtype (bfloat16: ``ml_dtypes.bfloat16``)."""
+        self._check_open("Session.empty")
+        array = DeviceArray(self.hip, shape, _numpy_dtype(dtype))
         self._memory.append(array)
         return array
 
@@ -348,16 +433,22 @@ class Session:
         return self.empty((int(nbytes),), np.uint8)
 
     def to_device(self, array: Any) -> DeviceArray:
-        """A device copy of a host (numpy) array."""
-        host = np.ascontiguousarray(array)
+        """A device copy of a host array: numpy, or a torch CPU tensor (bfloat16 too)."""
+        self._check_open("Session.to_device")
+        host = _host_array(array)
         device = self.empty(host.shape, host.dtype)
-        device.copy_from(host)
+        try:
+            device.copy_from(host)
+        except BaseException:
+            self._memory.remove(device)
+            device.free()
+            raise
         return device
 
     # ---------------------------------------------------------------- calls
     def call(self, name: str, *args: Any) -> None:
         """``lib.<name>`` with the handle, descriptors, scalars and sizes filled in (module doc)."""
-        self._check_open()
+        self._check_open(name)
         temporaries: list[tuple[str, Any]] = []
         try:
             prepared = self._prepare(name, args, temporaries)
@@ -374,7 +465,8 @@ class Session:
     def query(self, name: str, *args: Any) -> Any:
         """Call ``name`` with fresh out-parameters for its trailing ``T*`` parameters; their
         values (one value, or a tuple)."""
-        proto = PROTOTYPES[name]
+        self._check_open(name)
+        proto = _prototype(name)
         trailing = 0
         for argtype in reversed(proto.argtypes):
             out_param = isinstance(argtype, type) and issubclass(argtype, ctypes._Pointer) \
@@ -388,10 +480,12 @@ class Session:
         return values[0] if len(values) == 1 else values
 
     def _prepare(self, name: str, args: tuple[Any, ...], temporaries: list[tuple[str, Any]]) -> _Call:
-        proto = PROTOTYPES[name]
+        proto = _prototype(name)
         names, types = proto.argnames, proto.argtypes
+        defaults = HEADER_DEFAULTS.get(name, {})
         out: dict[str, Any] = {}
         sizes: dict[str, int] = {}
+        explicit: list[tuple[str, str]] = []  # (descriptor given as is, its data parameter)
         given = list(args)
         scalar_type: Any = None
         i = 0
@@ -402,25 +496,43 @@ class Session:
                 i += 1
                 continue
             if not given:
+                if pname in defaults:  # a C++ default argument of the header
+                    out[pname] = defaults[pname]
+                    i += 1
+                    continue
                 raise TypeError(f"{name}: missing an argument for {pname!r} "
                                 f"(C parameters: {', '.join(names)})")
             value = given.pop(0)
+            where = f"{name}({pname})"
+            gone = getattr(value, "_hipdnn_gone", None)
+            if gone is not None:
+                raise SessionClosedError(f"{where}: this descriptor cannot be used: {gone}")
+            if isinstance(value, DeviceArray):
+                value.check_live(where)
             nxt = names[i + 1] if i + 1 < len(names) else ""
+            # "xDesc, x" and "aDesc, A" (miopenReduceTensor): the pointer's name, any case; the
+            # pointer a void* or a typed T* (miopenKthvalueForward's "size_t* indices")
+            pairs = bool(nxt) and (nxt + "Desc").lower() == pname.lower() and _is_data_pointer(types[i + 1])
             if ptype is miopenTensorDescriptor_t and _is_array(value):
-                buf = _shaped(value, f"{name}({pname})")
+                buf = _shaped(value, where)
                 out[pname] = self._tensor_descriptor(buf, temporaries)
                 if scalar_type is None:
                     scalar_type = c_double if buf.dtype == DataType.DOUBLE else c_float
-                # "xDesc, x" and "aDesc, A" (miopenReduceTensor): the pointer's name, any case
-                if nxt and (nxt + "Desc").lower() == pname.lower() and types[i + 1] is c_void_p:
-                    out[nxt] = _device_pointer(buf, f"{name}({nxt})")
+                if pairs:
+                    if isinstance(value, DeviceArray):
+                        sizes[nxt] = value.nbytes
+                    out[nxt] = _typed_pointer(_device_pointer(buf, f"{name}({nxt})"), types[i + 1], buf,
+                                              f"{name}({nxt})")
                     i += 2
                     continue
+            elif ptype is miopenTensorDescriptor_t and pairs:
+                out[pname] = value
+                explicit.append((pname, nxt))
             elif ptype is c_void_p and pname in _SCALARS and isinstance(value, (int, float)) \
                     and not isinstance(value, bool):
                 out[pname] = byref((scalar_type or c_float)(value))
             elif isinstance(value, DeviceArray):
-                out[pname] = value.ptr
+                out[pname] = _typed_pointer(value.ptr, ptype, resolve(value) if value.nbytes else None, where)
                 sizes[pname] = value.nbytes
                 if nxt.lower().startswith(pname.lower()) and types[i + 1] is c_size_t:
                     out[nxt] = value.nbytes
@@ -431,7 +543,30 @@ class Session:
             i += 1
         if given:
             raise TypeError(f"{name}: {len(given)} argument(s) too many (C parameters: {', '.join(names)})")
+        _check_types(name, names, types, out)
+        self._check_described(name, out, sizes, explicit)
         return _Call(name, out, sizes, self)
+
+    def _check_described(self, name: str, out: dict[str, Any], sizes: dict[str, int],
+                         explicit: list[tuple[str, str]]) -> None:
+        """A tensor descriptor given as is, with a DeviceArray as its data: the array must hold
+        what the descriptor describes (``miopenGetTensorNumBytes``), or MIOpen reads and writes
+        past it."""
+        for desc_param, data_param in explicit:
+            have = sizes.get(data_param)
+            desc = out[desc_param]
+            if have is None or not _address(desc):
+                continue
+            rank, need = c_int(0), c_size_t(0)
+            self.lib.miopenGetTensorDescriptorSize(desc, byref(rank))
+            if rank.value == 0:  # never set: nothing to compare (MIOpen refuses it itself)
+                continue
+            self.lib.miopenGetTensorNumBytes(desc, byref(need))
+            if have < need.value:
+                raise VariantPackError(f"{name}({data_param}): the array holds {have} bytes, its "
+                                       f"descriptor {desc_param!r} describes {need.value}; MIOpen "
+                                       f"would read or write past it (pass the array itself for "
+                                       f"{desc_param!r} to describe it)")
 
     def _check_set(self, call: _Call) -> None:
         """Refuse a call the real library crashes in when its descriptor was never set."""
@@ -467,6 +602,70 @@ class Session:
             if int(have) < need:
                 raise WorkspaceError(f"{call.name}: {pointer} holds {int(have)} bytes, MIOpen needs "
                                      f"{need} for this call (its own size query); pass s.workspace({need})")
+
+
+def _prototype(name: str) -> Any:
+    try:
+        return PROTOTYPES[name]
+    except (KeyError, TypeError):
+        import difflib  # noqa: PLC0415
+
+        close = difflib.get_close_matches(str(name), PROTOTYPES, n=3)
+        raise ArgumentError(f"{name!r} is not a function of miopen.h"
+                            + (f"; did you mean {', '.join(close)}?" if close else "")) from None
+
+
+def _mark_gone(handle: Any, why: str) -> None:
+    """Mark a destroyed descriptor and make it NULL in place: passed anywhere later it is refused
+    (by Session.call, naming why, and by the binding as a NULL handle), never a dangling pointer."""
+    try:
+        handle._hipdnn_gone = why
+        ctypes.memset(ctypes.addressof(handle), 0, ctypes.sizeof(handle))
+    except (AttributeError, TypeError):
+        pass
+
+
+def _is_data_pointer(ctype: Any) -> bool:
+    """``void*`` or a pointer to a C scalar (``size_t*``, ``float*``): where array data goes."""
+    if ctype is c_void_p:
+        return True
+    return isinstance(ctype, type) and issubclass(ctype, ctypes._Pointer) \
+        and ctype not in HANDLE_TYPES and issubclass(ctype._type_, ctypes._SimpleCData)
+
+
+def _typed_pointer(address: int, ctype: Any, buf: Buffer | None, where: str) -> Any:
+    """A device address as ``ctype``: as is for ``void*``; cast for a typed ``T*``, whose element
+    size the array's must equal (an int32 array where MIOpen writes size_t would be overrun)."""
+    if ctype is c_void_p or not _is_data_pointer(ctype):
+        return address
+    want = ctypes.sizeof(ctype._type_)
+    if buf is not None and buf.dtype is not None:
+        got = dtype_to_numpy(buf.dtype).itemsize
+        if got != want:
+            raise VariantPackError(f"{where}: the C parameter is {ctype._type_.__name__}* "
+                                   f"({want}-byte elements); the array's dtype {buf.dtype.name} has "
+                                   f"{got}-byte elements (valid: a {want * 8}-bit integer array)"
+                                   if issubclass(ctype._type_, (ctypes.c_ulong, ctypes.c_long,
+                                                                ctypes.c_int, ctypes.c_uint))
+                                   else f"{where}: the C parameter is {ctype._type_.__name__}* "
+                                   f"({want}-byte elements); the array's dtype {buf.dtype.name} has "
+                                   f"{got}-byte elements")
+    return ctypes.cast(c_void_p(address), ctype) if address else None
+
+
+def _check_types(name: str, names: Sequence[str], types: Sequence[Any], args: dict[str, Any]) -> None:
+    """Every argument as ctypes would convert it, before the call: a wrong-typed one is an
+    ArgumentError naming the parameter, its C type and what was given."""
+    for pname, ptype in zip(names, types, strict=True):
+        value = args[pname]
+        if value is _HANDLE or value is None:
+            continue
+        try:
+            ptype.from_param(value)
+        except (TypeError, ValueError, ctypes.ArgumentError) as exc:
+            given = type(value).__name__ if not isinstance(value, (int, float, str)) else repr(value)
+            raise ArgumentError(f"{name}({pname}): the C parameter is {ptype.__name__}; got {given} "
+                                f"({exc})") from None
 
 
 def _is_array(value: Any) -> bool:

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hipdnn.core.errors import VariantPackError, WorkspaceError
-from hipdnn.direct import DeviceArray, Session
+from hipdnn.core.errors import ArgumentError, VariantPackError, WorkspaceError
+from hipdnn.direct import DeviceArray, Session, SessionClosedError
 from miopen_ctypes import MIOpenLibrary, errors
 from miopen_ctypes import types as mt
 from miopen_ctypes.enums import miopenDataType_t, miopenPoolingMode_t
@@ -32,6 +32,9 @@ class FakeHip:
         del self.blocks[ptr.value]
 
     def hipMemcpy(self, dst: int, src: int, size: int, kind: int) -> None:
+        device = dst if kind == 1 else src  # hipMemcpyHostToDevice = 1
+        if not any(a <= device < a + len(b) for a, b in self.blocks.items()):  # not a live block:
+            raise AssertionError(f"hipMemcpy of freed device memory {device:#x}")  # (a segfault on a GPU)
         ctypes.memmove(dst, src, size)
 
 
@@ -211,3 +214,182 @@ def test_descriptors_refuse_what_a_c_int_cannot_hold(session: Session, fake: Fak
     with pytest.raises(VariantPackError, match=r"C ints; valid: 0\.\.2\*\*31-1"):
         session.tensor(make())
     assert fake.tensors == before
+
+
+# ---------------------------------------------------------------- use after close
+def _lib(fake: FakeMIOpen) -> Any:
+    return MIOpenLibrary.from_functions(fake.functions(), version=(3, 5, 1))
+
+
+def test_arrays_and_descriptors_of_a_closed_session_are_refused_by_name(fake: FakeMIOpen) -> None:
+    """After close: reading, writing or passing its arrays and descriptors is a SessionClosedError
+    naming the array (or call and parameter), never hipMemcpy from a freed address (a segfault,
+    test_use_after_close_never_crashes) nor a destroyed descriptor handed to MIOpen."""
+    a = Session(_lib(fake), FakeHip())
+    x, pool = a.to_device(np.ones((1, 1, 4, 4), np.float32)), _pool(a)
+    a.close()
+    for use in (x.numpy, lambda: x.copy_from(np.ones((1, 1, 4, 4), np.float32)),
+                lambda: x.__cuda_array_interface__):
+        with pytest.raises(SessionClosedError, match=r"DeviceArray\(shape=\(1, 1, 4, 4\), dtype=float32\) "
+                                                     r"cannot be used: its Session is closed"):
+            use()
+    for use in (lambda: a.to_device(np.ones(2)), lambda: a.empty((2,)), lambda: a.call("miopenCreate", None),
+                lambda: a.query("miopenGetPoolingForwardOutputDim", pool, x), lambda: a.descriptor("Pooling")):
+        with pytest.raises(SessionClosedError, match="the Session is closed"):
+            use()
+    with Session(_lib(fake), FakeHip()) as b:  # A's objects passed to a call of session B
+        y = b.empty((1, 1, 2, 2))
+        with pytest.raises(SessionClosedError, match=r"miopenPoolingForward\(xDesc\): DeviceArray.*its Session is closed"):
+            b.call("miopenPoolingForward", _pool(b), 1.0, x, 0.0, y, False, None, 0)
+        with pytest.raises(SessionClosedError, match=r"miopenPoolingForward\(poolDesc\): .*destroyed "
+                                                     r"\(miopenDestroyPoolingDescriptor\) when its Session closed"):
+            b.call("miopenPoolingForward", pool, 1.0, b.empty((1, 1, 4, 4)), 0.0, y, False, None, 0)
+        assert mt.pointer_value(pool) == 0  # NULL in place: the raw binding refuses it too
+        with pytest.raises(errors.NullArgumentError):  # destroying it twice included
+            b.lib.miopenDestroyPoolingDescriptor(pool)
+        b.call("miopenPoolingForward", _pool(b), 1.0, b.empty((1, 1, 4, 4)), 0.0, y, False, None, 0)  # B goes on
+    x.free()  # idempotent after close
+    a.close()
+
+
+def test_free_and_close_from_many_threads_free_once(fake: FakeMIOpen) -> None:
+    import threading
+
+    hip = FakeHip()
+    s = Session(_lib(fake), hip)
+    arrays = [s.to_device(np.full(8, i, np.float32)) for i in range(4)]
+    _pool(s)
+    threads = [threading.Thread(target=f) for f in [s.close] * 4 + [arr.free for arr in arrays]]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert hip.blocks == {} and fake.live == set()  # hipFree/destroy each once (a second raises KeyError)
+    assert {arr.freed for arr in arrays} <= {"it was freed", "its Session is closed"}
+
+
+PROBE = r"""
+import ctypes, sys
+import numpy as np
+sys.path.insert(0, {root!r})
+from hipdnn.direct import Session, SessionClosedError
+from miopen_ctypes import MIOpenLibrary
+
+class Hip:  # device memory on the host: a read of a freed (NULL) address is a real segfault
+    def __init__(self): self.blocks = {{}}
+    def hipMalloc(self, ref, n):
+        b = ctypes.create_string_buffer(n); self.blocks[ctypes.addressof(b)] = b; ref._obj.value = ctypes.addressof(b)
+    def hipFree(self, p): del self.blocks[p.value]
+    def hipMemcpy(self, dst, src, n, kind): ctypes.memmove(dst, src, n)
+
+lib = MIOpenLibrary.from_functions({{}}, version=(3, 5, 1))
+s = Session(lib, Hip())
+x = s.to_device(np.arange(4, dtype=np.float32))
+s.close()
+try:
+    x.{use}
+except SessionClosedError as exc:
+    print("typed:", exc)
+left_open = Session(lib, Hip())
+kept = left_open.to_device(np.ones(3, np.float32))  # never closed: the interpreter exits with it
+"""
+
+
+@pytest.mark.parametrize("use", ["numpy()", "copy_from(np.zeros(4, np.float32))"])
+def test_use_after_close_never_crashes(use: str) -> None:
+    """In a child process, so a segfault is a failing test: before the fix numpy() after close
+    was hipMemcpy from address 0 (SIGSEGV); exiting with a session left open is clean."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run([sys.executable, "-c", PROBE.format(root=root, use=use)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert "typed:" in done.stdout and "its Session is closed" in done.stdout, done.stdout
+
+
+# ---------------------------------------------------------------- bfloat16
+def test_bfloat16_torch_tensors_go_in_and_come_back(session: Session, fake: FakeMIOpen) -> None:
+    """torch's .numpy() refuses bfloat16 ("unsupported ScalarType BFloat16"): to_device takes
+    the tensor's bits (ml_dtypes.bfloat16), numpy()/torch() give them back, and a call describes
+    it as miopenBFloat16."""
+    torch = pytest.importorskip("torch")
+    t = torch.randn(2, 3, 4, 6).to(torch.bfloat16)
+    x = session.to_device(t)
+    assert x.dtype.name == "bfloat16" and x.nbytes == t.numel() * 2
+    back = x.torch()
+    assert back.dtype == torch.bfloat16 and torch.equal(back, t)
+    assert x.numpy().astype(np.float32).tolist() == t.float().numpy().tolist()
+    y = session.empty((2, 3, 2, 3), torch.bfloat16)
+    session.call("miopenPoolingForward", _pool(session), 1.0, x, 0.0, y, False, None, 0)
+    assert fake.calls[-1][1]["x"][0] == int(miopenDataType_t.miopenBFloat16)
+    x.copy_from(t * 2)
+    assert torch.equal(x.torch(), t * 2)
+    with pytest.raises(VariantPackError, match="copy_from: dtype float32"):
+        x.copy_from(np.zeros(t.shape, np.float32))
+
+
+# ---------------------------------------------------------------- argument checks
+def test_kthvalue_pairs_its_size_t_indices_and_takes_the_header_defaults() -> None:
+    """miopenKthvalueForward's indices are "size_t* indices" (not void*): an array there was left
+    unpaired and every argument after it shifted, a TypeError about the argument count; dim and
+    keepDim have C++ defaults in miopen.h (-1, false)."""
+    seen: list[Any] = []
+    lib = MIOpenLibrary.from_functions({**FakeMIOpen().functions(), "miopenKthvalueForward": lambda *a: seen.append(a)},
+                                       version=(3, 5, 1))
+    with Session(lib, FakeHip()) as s:
+        x, y = s.empty((4, 8)), s.empty((4,))
+        idx = s.empty((4,), np.int64)
+        s.call("miopenKthvalueForward", x, y, idx, 3)
+        args = seen[-1]
+        assert ctypes.cast(args[6], c_void_p).value == idx.ptr
+        assert (args[7], args[8], args[9]) == (3, -1, False)
+        s.call("miopenKthvalueForward", x, y, idx, 2, 1, True)
+        assert (seen[-1][7], seen[-1][8], seen[-1][9]) == (2, 1, True)
+        with pytest.raises(VariantPackError, match=r"miopenKthvalueForward\(indices\): the C parameter is "
+                                                   r"c_ulong\* \(8-byte elements\); .*INT32 has 4-byte"):
+            s.call("miopenKthvalueForward", x, y, s.empty((4,), np.int32), 3)
+        assert len(seen) == 2
+
+
+def test_wrong_typed_arguments_name_the_parameter(session: Session) -> None:
+    x, y = session.empty((1, 1, 4, 4)), session.empty((1, 1, 2, 2))
+    with pytest.raises(ArgumentError, match=r"miopenPoolingForward\(poolDesc\): the C parameter is "
+                                            r"miopenPoolingDescriptor_t; got 'pool'"):
+        session.call("miopenPoolingForward", "pool", 1.0, x, 0.0, y, False, None, 0)
+    with pytest.raises(ArgumentError, match=r"miopenPoolingForward\(poolDesc\).*got miopenTensorDescriptor_t"):
+        session.call("miopenPoolingForward", session.tensor(x), 1.0, x, 0.0, y, False, None, 0)
+    with pytest.raises(ArgumentError, match=r"miopenSet2dPoolingDescriptor\(windowHeight\): the C parameter "
+                                            r"is c_int; got 2.5"):
+        session.descriptor("Pooling", "miopenSet2dPoolingDescriptor", miopenPoolingMode_t.miopenPoolingMax,
+                           2.5, 2, 0, 0, 2, 2)
+    with pytest.raises(ArgumentError, match=r"'miopenPoolingForwad' is not a function of miopen\.h; did you "
+                                            r"mean miopenPoolingForward"):
+        session.call("miopenPoolingForwad")
+    session.call("miopenPoolingForward", _pool(session), 1.0, x, 0.0, y, False, None, 0)  # a retry works
+
+
+def test_a_descriptor_larger_than_its_array_is_refused(fake: FakeMIOpen) -> None:
+    """A descriptor given as is with a DeviceArray as its data: the array must hold what the
+    descriptor describes, or MIOpen reads/writes past it."""
+    fns = fake.functions()
+
+    def rank(desc: Any, out: Any) -> None:
+        out[0] = len(fake.tensors.get(mt.pointer_value(desc), (0, []))[1])
+
+    def nbytes(desc: Any, out: Any) -> None:
+        out[0] = 4 * int(np.prod(fake.tensors[mt.pointer_value(desc)][1]))
+
+    fns.update(miopenGetTensorDescriptorSize=rank, miopenGetTensorNumBytes=nbytes)
+    with Session(MIOpenLibrary.from_functions(fns, version=(3, 5, 1)), FakeHip()) as s:
+        x, y = s.empty((1, 1, 4, 4)), s.empty((1, 1, 2, 2))
+        big = s.tensor(np.zeros((1, 1, 8, 8), np.float32))
+        before = len(fake.calls)
+        with pytest.raises(VariantPackError, match=r"miopenPoolingForward\(x\): the array holds 64 bytes, "
+                                                   r"its descriptor 'xDesc' describes 256"):
+            s.call("miopenPoolingForward", _pool(s), 1.0, big, x, 0.0, y, False, None, 0)
+        assert len(fake.calls) == before + 1  # only the pooling descriptor's setter ran
+        s.call("miopenPoolingForward", _pool(s), 1.0, s.tensor(x), x, 0.0, y, False, None, 0)
+        assert fake.calls[-1][0] == "miopenPoolingForward"
