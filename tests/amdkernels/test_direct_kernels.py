@@ -4,8 +4,8 @@ Real MIOpen 3.5.1 picks and compiles its gfx1100 kernels for miopenSoftmaxForwar
 algorithm x mode), miopenLRNForward, miopenLayerNormForward, miopenT5LayerNormForward,
 miopenGroupNormForward, miopenPoolingForward/Backward, miopenActivationForward/Backward (every
 mode), miopenSoftmaxBackward_V2, miopenLRNBackward, the T5/layer norm backward calls,
-miopenPReLUBackward, miopenReduceTensor (every op), miopenRoPEForward and FP16 builds of the norms,
-softmax and activations; tools/rdna3 runs them; PyTorch on the CPU
+miopenPReLUBackward, miopenReduceTensor (every op), miopenRoPEForward, miopenKthvalueForward, FP16
+builds of the norms, softmax and activations and a BF16 layer norm; tools/rdna3 runs them; PyTorch on the CPU
 is the reference. Outputs start as NaN, so an element no kernel wrote fails. Where MIOpen cannot
 run a case here, the test asserts the typed failure and says why (it fails the day that changes):
 the accurate instance-mode softmax and the pooling kernels do not compile in the Debian sysroot
@@ -379,3 +379,48 @@ def test_lrn_cross_channel_backward(launches: Any) -> None:
         s.call("miopenLRNForward", lrn, 1.0, xd, 0.0, y, True, ws)
         s.call("miopenLRNBackward", lrn, 1.0, y, s.to_device(dy), xd, 0.0, dx, ws)
         np.testing.assert_allclose(dx.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_bf16_layer_norm_forward(launches: Any) -> None:
+    """miopenLayerNormForward on torch bfloat16 tensors (to_device takes them; torch's .numpy()
+    refuses bfloat16) vs PyTorch in float64 on the same bf16 inputs; read back with .torch()."""
+    n, w, b = (torch.from_numpy(a).to(torch.bfloat16) for a in (N, W, B))
+    want = torch.nn.functional.layer_norm(n.double(), (32,), w.double(), b.double(), 1e-5)
+    with Session() as s:
+        y, mean, rstd = (s.to_device(torch.full(shape, float("nan"), dtype=torch.bfloat16))
+                         for shape in (N.shape, (4, 6), (4, 6)))
+        s.call("miopenLayerNormForward", miopenNormMode_t.MIOPEN_WEIGHT_BIAS, s.to_device(n), s.to_device(w),
+               s.to_device(b), 1e-5, 2, y, mean, rstd)
+        got = y.torch()
+        assert got.dtype == torch.bfloat16
+        # bf16 has 8 significant bits: 2**-8 relative, plus the output's own rounding
+        np.testing.assert_allclose(got.double().numpy(), want.numpy(), rtol=1.6e-2, atol=1.6e-2)
+
+
+def test_bf16_softmax_forward(launches: Any) -> None:
+    """MIOpen has no bfloat16 softmax (miopenSoftmaxForward_V2 answers NotImplemented for
+    bfloat16, 3.4.0 and 3.5.1): the typed failure, and no element of y written."""
+    x = torch.from_numpy(X).to(torch.bfloat16)
+    with Session() as s:
+        y = s.to_device(torch.full(X.shape, float("nan"), dtype=torch.bfloat16))
+        with pytest.raises(errors.MIOpenNotImplementedError, match="miopenSoftmaxForward_V2"):
+            s.call("miopenSoftmaxForward_V2", 1.0, s.to_device(x), 0.0, y,
+                   miopenSoftmaxAlgorithm_t.MIOPEN_SOFTMAX_ACCURATE, miopenSoftmaxMode_t.MIOPEN_SOFTMAX_MODE_CHANNEL)
+        assert torch.isnan(y.torch()).all()
+
+
+def test_kthvalue_forward(launches: Any) -> None:
+    """miopenKthvalueForward (its size_t* indices paired with indicesDesc; dim and keepDim
+    left to the header's defaults -1 / false) vs torch.kthvalue. MIOpen's solver takes only a
+    reduced axis of at least 300 elements, innermost (its IsImprovementOverROCm); a shorter one is
+    NotImplemented, asserted too."""
+    x = np.random.default_rng(50).standard_normal((2, 3, 320)).astype(np.float32)
+    want = torch.kthvalue(torch.from_numpy(x), 3, -1)
+    with Session() as s:
+        y = _nan_like(s, (2, 3))
+        idx = s.to_device(np.full((2, 3), -1, np.int64))
+        with pytest.raises(errors.MIOpenNotImplementedError, match="miopenKthvalueForward"):
+            s.call("miopenKthvalueForward", s.to_device(x[..., :299].copy()), y, idx, 3)
+        s.call("miopenKthvalueForward", s.to_device(x), y, idx, 3)
+        np.testing.assert_array_equal(y.numpy(), want.values.numpy())
+        np.testing.assert_array_equal(idx.numpy(), want.indices.numpy())
