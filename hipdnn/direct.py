@@ -223,9 +223,13 @@ class _Call:
 
     def query(self, function: str, *names_or_values: Any) -> int:
         """A size query's single out-value, with arguments taken from this call by name."""
+        return int(self.query_all(function, *names_or_values))
+
+    def query_all(self, function: str, *names_or_values: Any) -> Any:
+        """A size query's out-values (one value, or a tuple), arguments from this call by name."""
         args = [self.args[v] if isinstance(v, str) else v for v in names_or_values]
         args = [self.session.handle if a is _HANDLE else a for a in args]
-        return int(self.session.query(function, *args))
+        return self.session.query(function, *args)
 
 
 def _needs(pointer: str, query: Callable[[_Call], int], when: Callable[[_Call], bool] | None = None) -> Any:
@@ -260,6 +264,22 @@ WORKSPACE_RULES: Mapping[str, list[tuple[str, Callable[[_Call], int], Callable[[
     "miopenCTCLoss": [_needs("workSpace", lambda c: c.query(
         "miopenGetCTCLossWorkspaceSize", "probsDesc", "gradientsDesc", "labels", "labelLengths",
         "inputLengths", "algo", "ctcLossDesc"))],
+    "miopenPReLUBackward": [_needs("workspace", lambda c: c.query(
+        "miopenGetPReLUBackwardWorkspaceSize", "inputDesc", "weightDesc"))],
+    "miopenMultiMarginLossForward": [_needs("workspace", lambda c: c.query(
+        "miopenGetMultiMarginLossForwardWorkspaceSize", "inputDesc", "targetDesc", "weightDesc",
+        "outputDesc", "p", "margin", "reduction"))],
+    "miopenSoftMarginLossForward": [_needs("workspace", lambda c: c.query(
+        "miopenGetSoftMarginLossForwardWorkspaceSize", "inputDesc", "targetDesc", "outputDesc",
+        "reduction"))],
+    "miopenReduceCalculationForward": [_needs("workspace", lambda c: c.query(
+        "miopenGetReduceCalculationWorkspaceSize", "xDesc", "dim", "reduceCalculationOp", "reduceDesc"))],
+    "miopenRNNForward": [
+        _needs("workSpace", lambda c: c.query_all("miopenGetRNNTempSpaceSizes", "rnnDesc", "xDesc",
+                                                  "fwdMode")[0]),
+        _needs("reserveSpace", lambda c: c.query_all("miopenGetRNNTempSpaceSizes", "rnnDesc", "xDesc",
+                                                     "fwdMode")[1]),
+    ],
 }
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from hipdnn.core.errors import WorkspaceError
 from hipdnn.direct import Session
 from miopen_ctypes import errors
 from miopen_ctypes.enums import (
@@ -227,8 +228,14 @@ def test_prelu_backward(launches: Any) -> None:
     assert xt.grad is not None and wt.grad is not None
     with Session() as s:
         xd, wd = s.to_device(x), s.to_device(w)
-        ws = s.workspace(s.query("miopenGetPReLUBackwardWorkspaceSize", xd, wd))
+        need = s.query("miopenGetPReLUBackwardWorkspaceSize", xd, wd)
+        ws = s.workspace(need)
         dx, dw = _nan_like(s, x.shape), _nan_like(s, (8,))
+        # a workspace one byte short (another call's) is refused before MIOpen writes past it
+        with pytest.raises(WorkspaceError, match=rf"miopenPReLUBackward: workspace holds {need - 1} bytes, "
+                                                 rf"MIOpen needs {need}"):
+            s.call("miopenPReLUBackward", s.workspace(need - 1), xd, wd, s.to_device(g), dx, dw)
+        assert np.isnan(dx.numpy()).all()
         s.call("miopenPReLUBackward", ws, xd, wd, s.to_device(g), dx, dw)
         np.testing.assert_allclose(dx.numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(dw.numpy(), wt.grad.numpy(), rtol=1e-4, atol=1e-5)

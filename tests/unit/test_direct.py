@@ -393,3 +393,37 @@ def test_a_descriptor_larger_than_its_array_is_refused(fake: FakeMIOpen) -> None
         assert len(fake.calls) == before + 1  # only the pooling descriptor's setter ran
         s.call("miopenPoolingForward", _pool(s), 1.0, s.tensor(x), x, 0.0, y, False, None, 0)
         assert fake.calls[-1][0] == "miopenPoolingForward"
+
+
+def test_every_workspace_rule_names_real_parameters() -> None:
+    """Each rule of WORKSPACE_RULES asks its size query with parameters the call has, as many as
+    the query takes (the handle and the trailing out-parameter(s) aside), and names a pointer
+    the call has: a misspelt name would be a KeyError at call time, a wrong count a TypeError."""
+    from hipdnn.direct import WORKSPACE_RULES
+    from miopen_ctypes.prototypes import PROTOTYPES
+
+    class Probe:
+        def __init__(self, function: str) -> None:
+            self.params = PROTOTYPES[function].argnames
+            self.args = {p: 1 for p in self.params}
+            self.asked: list[str] = []
+
+        def query_all(self, function: str, *names: Any) -> Any:
+            proto = PROTOTYPES[function]
+            inputs = [p for p in proto.argnames if p != "handle"]
+            outs = 2 if function == "miopenGetRNNTempSpaceSizes" else 1
+            assert len(names) == len(inputs) - outs, (function, names, inputs)
+            assert all(n in self.params for n in names if isinstance(n, str)), (function, names)
+            self.asked.append(function)
+            return (0, 0) if outs == 2 else 0
+
+        def query(self, function: str, *names: Any) -> int:
+            return int(self.query_all(function, *names))
+
+    assert {"miopenPReLUBackward", "miopenRNNForward", "miopenSoftMarginLossForward"} <= set(WORKSPACE_RULES)
+    for function, rules in WORKSPACE_RULES.items():
+        probe = Probe(function)
+        for pointer, required, _ in rules:
+            assert pointer in probe.params, (function, pointer)
+            required(probe)  # type: ignore[arg-type]
+        assert len(probe.asked) == len(rules), function
