@@ -414,6 +414,9 @@ class Session:
 
     def tensor(self, array: Any) -> Any:
         """A tensor descriptor of ``array``'s shape, strides and dtype (owned by the session)."""
+        self._check_open("Session.tensor")
+        if isinstance(array, DeviceArray):
+            array.check_live("Session.tensor")
         buf = _shaped(array, "tensor")
         return self._tensor_descriptor(buf, self._owned)
 

@@ -228,15 +228,18 @@ def test_arrays_and_descriptors_of_a_closed_session_are_refused_by_name(fake: Fa
     a = Session(_lib(fake), FakeHip())
     x, pool = a.to_device(np.ones((1, 1, 4, 4), np.float32)), _pool(a)
     a.close()
+    live = set(fake.live)
     for use in (x.numpy, lambda: x.copy_from(np.ones((1, 1, 4, 4), np.float32)),
                 lambda: x.__cuda_array_interface__):
         with pytest.raises(SessionClosedError, match=r"DeviceArray\(shape=\(1, 1, 4, 4\), dtype=float32\) "
                                                      r"cannot be used: its Session is closed"):
             use()
     for use in (lambda: a.to_device(np.ones(2)), lambda: a.empty((2,)), lambda: a.call("miopenCreate", None),
-                lambda: a.query("miopenGetPoolingForwardOutputDim", pool, x), lambda: a.descriptor("Pooling")):
+                lambda: a.query("miopenGetPoolingForwardOutputDim", pool, x), lambda: a.descriptor("Pooling"),
+                lambda: a.tensor(np.ones(3, np.float32))):
         with pytest.raises(SessionClosedError, match="the Session is closed"):
             use()
+    assert fake.live == live  # nothing made for a closed session (tensor() made a descriptor before)
     with Session(_lib(fake), FakeHip()) as b:  # A's objects passed to a call of session B
         y = b.empty((1, 1, 2, 2))
         with pytest.raises(SessionClosedError, match=r"miopenPoolingForward\(xDesc\): DeviceArray.*its Session is closed"):
@@ -244,6 +247,8 @@ def test_arrays_and_descriptors_of_a_closed_session_are_refused_by_name(fake: Fa
         with pytest.raises(SessionClosedError, match=r"miopenPoolingForward\(poolDesc\): .*destroyed "
                                                      r"\(miopenDestroyPoolingDescriptor\) when its Session closed"):
             b.call("miopenPoolingForward", pool, 1.0, b.empty((1, 1, 4, 4)), 0.0, y, False, None, 0)
+        with pytest.raises(SessionClosedError, match=r"Session.tensor: DeviceArray.*its Session is closed"):
+            b.tensor(x)
         assert mt.pointer_value(pool) == 0  # NULL in place: the raw binding refuses it too
         with pytest.raises(errors.NullArgumentError):  # destroying it twice included
             b.lib.miopenDestroyPoolingDescriptor(pool)
