@@ -551,6 +551,11 @@ class Session:
             elif ptype is miopenTensorDescriptor_t and pairs:
                 out[pname] = value
                 explicit.append((pname, nxt))
+            elif explicit and explicit[-1][1] == pname and _is_array(value) and _is_data_pointer(ptype):
+                # an array (a GPU tensor, ...) as the data of a descriptor given as is
+                buf = _shaped(value, where)
+                out[pname] = _typed_pointer(_device_pointer(buf, where), ptype, buf, where)
+                sizes[pname] = _extent(buf)
             elif ptype is c_void_p and pname in _SCALARS and isinstance(value, (int, float)) \
                     and not isinstance(value, bool):
                 out[pname] = byref((scalar_type or c_float)(value))
@@ -689,6 +694,15 @@ def _check_types(name: str, names: Sequence[str], types: Sequence[Any], args: di
             given = type(value).__name__ if not isinstance(value, (int, float, str)) else repr(value)
             raise ArgumentError(f"{name}({pname}): the C parameter is {ptype.__name__}; got {given} "
                                 f"({exc})") from None
+
+
+def _extent(buf: Buffer) -> int:
+    """Bytes from an array's first element to one past its last (strides in elements)."""
+    assert buf.shape is not None and buf.strides is not None and buf.dtype is not None
+    if any(int(d) == 0 for d in buf.shape):
+        return 0
+    last = sum((int(d) - 1) * abs(int(st)) for d, st in zip(buf.shape, buf.strides, strict=True))
+    return (last + 1) * dtype_to_numpy(buf.dtype).itemsize
 
 
 def _is_array(value: Any) -> bool:

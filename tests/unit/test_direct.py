@@ -399,6 +399,15 @@ def test_a_descriptor_larger_than_its_array_is_refused(fake: FakeMIOpen) -> None
         s.call("miopenPoolingForward", _pool(s), 1.0, s.tensor(x), x, 0.0, y, False, None, 0)
         assert fake.calls[-1][0] == "miopenPoolingForward"
 
+        class Gpu:  # a foreign GPU array (torch on ROCm, CuPy): only the CUDA array interface
+            def __init__(self, array: DeviceArray) -> None:
+                self.__cuda_array_interface__ = array.__cuda_array_interface__
+
+        with pytest.raises(VariantPackError, match=r"miopenPoolingForward\(x\): the array holds 64 bytes"):
+            s.call("miopenPoolingForward", _pool(s), 1.0, big, Gpu(x), 0.0, y, False, None, 0)
+        s.call("miopenPoolingForward", _pool(s), 1.0, s.tensor(x), Gpu(x), 0.0, y, False, None, 0)
+        assert fake.calls[-1][1]["x_ptr"] == x.ptr
+
 
 def test_every_workspace_rule_names_real_parameters() -> None:
     """Each rule of WORKSPACE_RULES asks its size query with parameters the call has, as many as
