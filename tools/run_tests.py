@@ -49,6 +49,7 @@ import site
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -205,7 +206,8 @@ def stubgpu_command(sysroot: miopen_sysroot.Sysroot, arch: str, profile: str,
 
     The stub libamdhip64 + librocblas (tools/stub_hip, compiled here) come first on the
     loader's path; MIOpen's user db, kernel cache and comgr's cache persist per version x arch
-    under ``<cache>/<version>/stubgpu/<arch>``; the stub's launch log is a fresh file there.
+    under ``<cache>/<version>/stubgpu/<arch>``; the user db and the stub's launch log are fresh, in
+    a ``run-*`` folder of this run's own there.
     """
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from stub_hip.build import build_stubgpu
@@ -215,12 +217,13 @@ def stubgpu_command(sysroot: miopen_sysroot.Sysroot, arch: str, profile: str,
         arch if profile == "default" else f"{arch}-{profile}")
     for sub in ("kcache", "comgr"):
         (work / sub).mkdir(parents=True, exist_ok=True)
-    # a fresh user db per run: Find 2.0 records in it would steer later immediate-mode choices
-    userdb = work / "userdb-run"
-    shutil.rmtree(userdb, ignore_errors=True)
+    # a fresh user db and launch log per run, in a folder of this run's own (removed when the lane
+    # ends): Find 2.0 records in a shared db would steer later immediate-mode choices, and two runs
+    # at once (two checkouts on one machine) must not truncate each other's log
+    run = Path(tempfile.mkdtemp(prefix="run-", dir=work))
+    userdb = run / "userdb"
     userdb.mkdir()
-    log = work / "stubgpu-log.jsonl"
-    log.unlink(missing_ok=True)
+    log = run / "stubgpu-log.jsonl"
     cmd, env = live_command(sysroot, pytest_args)
     cmd[2] = f"{stub.libdir}{os.pathsep}{cmd[2]}"  # --library-path: the stub before the real HIP
     cmd[cmd.index("tests/live")] = "tests/stubgpu"
@@ -280,7 +283,10 @@ def _stubgpu_lanes(sysroots: dict[str, miopen_sysroot.Sysroot], versions: Sequen
                 except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:  # no C compiler, ...
                     why = f"building the stub GPU failed: {exc}"
                 else:
-                    out.append(_run_lane(name + ("" if not note else "-nocompiler"), cmd, env))
+                    try:
+                        out.append(_run_lane(name + ("" if not note else "-nocompiler"), cmd, env))
+                    finally:
+                        shutil.rmtree(Path(env["HIPDNN_STUBGPU_LOG"]).parent, ignore_errors=True)
                     if note:
                         print(f"[run_tests] {name}: {note}", flush=True)
                     continue
