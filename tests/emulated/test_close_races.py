@@ -10,6 +10,7 @@ the other closes.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -264,8 +265,9 @@ def test_interpreter_exit_with_everything_open() -> None:
     code = _AT_EXIT.format(tests=str(ROOT / "tests"), emulated=str(ROOT / "tests" / "emulated"))
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, timeout=120, check=False,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
-                               "HIPDNN_PLAN_STORE": "off"})
+                          # the lane's environment kept: on Windows (Wine) torch's OpenMP needs
+                          # its KMP_AFFINITY, and Python itself SYSTEMROOT
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "HIPDNN_PLAN_STORE": "off"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip().endswith("ok")
     assert "Exception ignored" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
