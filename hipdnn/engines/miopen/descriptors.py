@@ -10,7 +10,8 @@ from __future__ import annotations
 import ctypes
 import sys
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Protocol, TypeVar
 
 from hipdnn.core.errors import PlanClosedError
@@ -96,6 +97,17 @@ class Owned:
         """Destroy the C object now (idempotent)."""
         self._finalizer()
 
+    @contextmanager
+    def _setting(self) -> Iterator[None]:
+        """Around the calls that set a just-created object: when one fails, the object is
+        destroyed at once, not when the half-made Python object is collected (the raised error's
+        traceback holds it for as long as the caller keeps the error)."""
+        try:
+            yield
+        except BaseException:
+            self.close()
+            raise
+
 
 def _create(lib: MIOpenLibrary, create: str, handle_type: type[CHandle]) -> CHandle:
     handle = handle_type()
@@ -114,14 +126,15 @@ class TensorDesc(Owned):
         super().__init__(lib, handle, "miopenDestroyTensorDescriptor")
         self.dims, self.strides, self.dtype = tuple(dims), tuple(strides), DataType(dtype)
         n = len(self.dims)
-        if lib.capabilities.has("miopenSetTensorDescriptorV2"):
-            arr = ctypes.c_size_t * n
-            lib.miopenSetTensorDescriptorV2(handle, miopen_dtype(dtype), n, arr(*self.dims),
-                                            arr(*self.strides))
-        else:
-            iarr = ctypes.c_int * n
-            lib.miopenSetTensorDescriptor(handle, miopen_dtype(dtype), n, iarr(*self.dims),
-                                          iarr(*self.strides))
+        with self._setting():
+            if lib.capabilities.has("miopenSetTensorDescriptorV2"):
+                arr = ctypes.c_size_t * n
+                lib.miopenSetTensorDescriptorV2(handle, miopen_dtype(dtype), n, arr(*self.dims),
+                                                arr(*self.strides))
+            else:
+                iarr = ctypes.c_int * n
+                lib.miopenSetTensorDescriptor(handle, miopen_dtype(dtype), n, iarr(*self.dims),
+                                              iarr(*self.strides))
 
     @property
     def nbytes(self) -> int:
@@ -135,7 +148,9 @@ def bn_param_desc(lib: MIOpenLibrary, x_desc: TensorDesc) -> TensorDesc:
     desc = TensorDesc.__new__(TensorDesc)
     handle = _create(lib, "miopenCreateTensorDescriptor", miopenTensorDescriptor_t)
     Owned.__init__(desc, lib, handle, "miopenDestroyTensorDescriptor")
-    lib.miopenDeriveBNTensorDescriptor(handle, x_desc.handle, miopenBatchNormMode_t.miopenBNSpatial)
+    with desc._setting():
+        lib.miopenDeriveBNTensorDescriptor(handle, x_desc.handle,
+                                           miopenBatchNormMode_t.miopenBNSpatial)
     desc.dims = (1, x_desc.dims[1]) + (1,) * (len(x_desc.dims) - 2)
     desc.strides = (x_desc.dims[1],) + (1,) * (len(x_desc.dims) - 1)
     desc.dtype = DataType.FLOAT
@@ -154,13 +169,15 @@ class ConvDesc(Owned):
         super().__init__(lib, handle, "miopenDestroyConvolutionDescriptor")
         n = len(padding)
         arr = ctypes.c_int * n
-        lib.miopenInitConvolutionNdDescriptor(handle, n, arr(*padding), arr(*stride),
-                                              arr(*dilation), miopenConvolutionMode_t.miopenConvolution)
-        if groups != 1:
-            lib.miopenSetConvolutionGroupCount(handle, int(groups))
-        if deterministic:  # MIOpen then applies only solvers with reproducible results
-            lib.miopenSetConvolutionAttribute(
-                handle, miopenConvolutionAttrib_t.MIOPEN_CONVOLUTION_ATTRIB_DETERMINISTIC, 1)
+        with self._setting():
+            lib.miopenInitConvolutionNdDescriptor(handle, n, arr(*padding), arr(*stride),
+                                                  arr(*dilation),
+                                                  miopenConvolutionMode_t.miopenConvolution)
+            if groups != 1:
+                lib.miopenSetConvolutionGroupCount(handle, int(groups))
+            if deterministic:  # MIOpen then applies only solvers with reproducible results
+                lib.miopenSetConvolutionAttribute(
+                    handle, miopenConvolutionAttrib_t.MIOPEN_CONVOLUTION_ATTRIB_DETERMINISTIC, 1)
 
 
 class ActivationDesc(Owned):
@@ -171,7 +188,9 @@ class ActivationDesc(Owned):
     def __init__(self, lib: MIOpenLibrary, mode: int, alpha: float, beta: float, gamma: float) -> None:
         handle = _create(lib, "miopenCreateActivationDescriptor", miopenActivationDescriptor_t)
         super().__init__(lib, handle, "miopenDestroyActivationDescriptor")
-        lib.miopenSetActivationDescriptor(handle, int(mode), float(alpha), float(beta), float(gamma))
+        with self._setting():
+            lib.miopenSetActivationDescriptor(handle, int(mode), float(alpha), float(beta),
+                                              float(gamma))
 
 
 class Closable(Protocol):
