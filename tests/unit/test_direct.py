@@ -353,8 +353,9 @@ def test_kthvalue_pairs_its_size_t_indices_and_takes_the_header_defaults() -> No
         assert (args[7], args[8], args[9]) == (3, -1, False)
         s.call("miopenKthvalueForward", x, y, idx, 2, 1, True)
         assert (seen[-1][7], seen[-1][8], seen[-1][9]) == (2, 1, True)
+        size_t = ctypes.c_size_t.__name__  # c_ulong on Linux, c_ulonglong on Windows
         with pytest.raises(VariantPackError, match=r"miopenKthvalueForward\(indices\): the C parameter is "
-                                                   r"c_ulong\* \(8-byte elements\); .*INT32 has 4-byte"):
+                                                   rf"{size_t}\* \(8-byte elements\); .*INT32 has 4-byte"):
             s.call("miopenKthvalueForward", x, y, s.empty((4,), np.int32), 3)
         assert len(seen) == 2
 
@@ -367,7 +368,7 @@ def test_wrong_typed_arguments_name_the_parameter(session: Session) -> None:
     with pytest.raises(ArgumentError, match=r"miopenPoolingForward\(poolDesc\).*got miopenTensorDescriptor_t"):
         session.call("miopenPoolingForward", session.tensor(x), 1.0, x, 0.0, y, False, None, 0)
     with pytest.raises(ArgumentError, match=r"miopenSet2dPoolingDescriptor\(windowHeight\): the C parameter "
-                                            r"is c_int; got 2.5"):
+                                            rf"is {ctypes.c_int.__name__}; got 2.5"):
         session.descriptor("Pooling", "miopenSet2dPoolingDescriptor", miopenPoolingMode_t.miopenPoolingMax,
                            2.5, 2, 0, 0, 2, 2)
     with pytest.raises(ArgumentError, match=r"'miopenPoolingForwad' is not a function of miopen\.h; did you "
