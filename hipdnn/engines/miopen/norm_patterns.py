@@ -172,28 +172,25 @@ def match_norm(node: NormNodeBase, graph: object) -> tuple[NormRow, DataType, st
     else:
         stats = ([] if rms else [("outputs", "MEAN")]) + [("outputs", "INV_VARIANCE")]
     bound: dict[str, Tensor | None] = {}
-    for io, port in params:
-        t = need(node, io, port)
+
+    def bind(port: str, t: Tensor, what: str) -> None:
+        """A real tensor of X's type, packed in X's axis order (``what`` names it in the decline)."""
         check_virtual(node, port, t, False, rule)
         _same_type(node, port, t, dt, rule)
         if not _packed_in(t, g.order):
             raise Declined(f"node {node.name!r}: port {port} (tensor {label(t)}) has dims "
-                           f"{list(t.dim)} strides {list(t.stride)}: {rule} needs it packed in "
+                           f"{list(t.dim)} strides {list(t.stride)}: {rule} needs {what} packed in "
                            "X's axis order")
         bound[port] = t
+
+    for io, port in params:
+        bind(port, need(node, io, port), "it")
     for io, port in stats:
         st = port_tensor(node, io, port, required=backward)
         if st is None or (not backward and st.is_virtual):
             bound[port] = None  # INFERENCE, or virtual: the plan's workspace holds them
             continue
-        t = st
-        check_virtual(node, port, t, False, rule)
-        _same_type(node, port, t, dt, rule)
-        if not _packed_in(t, g.order):
-            raise Declined(f"node {node.name!r}: port {port} (tensor {label(t)}) has dims "
-                           f"{list(t.dim)} strides {list(t.stride)}: {rule} needs the statistics "
-                           "packed in X's axis order")
-        bound[port] = t
+        bind(port, st, "the statistics")
     layout = _layout_name(x)
     if backward:
         dy, dx = data[1][2], data[2][2]
