@@ -289,19 +289,54 @@ def test_a_find_that_failed_once_is_not_kept(emulated_device: EmulatedDevice,
     assert [e.kind for e in _entries(store) if e.kind == "plan"] == ["plan"]
 
 
-def test_a_fusion_compile_failing_twice_is_the_installs_answer(
+def test_a_fusion_compile_failing_twice_is_kept_but_asked_again(
         emulated_device: EmulatedDevice, emulated_miopen_engine: MiopenEngine,
         store: ps.PlanStore) -> None:
     """miopenStatusUnknownError from both attempts (as the real Debian builds answer for a
-    fused kernel whose source they lack, tests/stubgpu): unfused, kept like a decline, and a
-    later build takes it without compiling again."""
+    fused kernel whose source they lack, tests/stubgpu, but also a HIP error or exception
+    inside the compile that lasted through both): unfused, and the decision is stored (a later
+    process lists no solutions) with the status. It is not a definitive answer: a later build
+    asks the compile once (not twice) and, the fault gone, runs fused and rewrites the entry.
+    (Before, the stored "unfused" was applied without compiling: fusion was never tried again.)"""
     config = (D.FLOAT, "NCHW")
     emulated_device.fail("miopenCompileFusionPlan", 7, 1)
     emulated_device.fail("miopenCompileFusionPlan", 7, 2)
     first, calls, _ = _build(emulated_device, Row.CONV_BIAS_ACT, None, config)
     assert first.path == "unfused" and calls.count("miopenCompileFusionPlan") == 2
+    stored = [e for e in _entries(store) if e.kind == "plan"]
+    assert len(stored) == 1 and json.loads(stored[0].path.read_text())["value"]["fusion_status"] == 7
     second, calls, _ = _build(emulated_device, Row.CONV_BIAS_ACT, None, config)
-    assert second.path == "unfused" and "miopenCompileFusionPlan" not in calls
+    assert second.path == "fused" and "miopenCompileFusionPlan" in calls
+    assert not any("miopenCompileFusionPlan" in n for n in second.notes), second.notes
+    plans = [e for e in _entries(store) if e.kind == "plan"]
+    assert len(plans) == 1 and json.loads(plans[0].path.read_text())["value"]["path"] == "fused"
+    third, calls, _ = _build(emulated_device, Row.CONV_BIAS_ACT, None, config)
+    assert third.path == "fused" and not [c for c in calls if ENUMERATE in c], calls
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["status", "entry_without_status"])
+def test_a_lasting_unknown_error_is_asked_once_per_later_build(
+        emulated_device: EmulatedDevice, emulated_miopen_engine: MiopenEngine,
+        store: ps.PlanStore, legacy: bool) -> None:
+    """The install's answer (miopenStatusUnknownError every time): a later build takes the
+    stored unfused decision (no solution list) after one compile, not the first build's two.
+    An entry written before the status was kept is read from its decline note."""
+    config = (D.FLOAT, "NCHW")
+    for nth in range(1, 5):
+        emulated_device.fail("miopenCompileFusionPlan", 7, nth)
+    first, calls, _ = _build(emulated_device, Row.CONV_BIAS_ACT, None, config)
+    assert first.path == "unfused" and calls.count("miopenCompileFusionPlan") == 2
+    if legacy:
+        [entry] = [e for e in _entries(store) if e.kind == "plan"]
+        body = json.loads(entry.path.read_text())
+        del body["value"]["fusion_status"]
+        entry.path.write_text(json.dumps(body, sort_keys=True))
+    hits = store.hits
+    second, calls, _ = _build(emulated_device, Row.CONV_BIAS_ACT, None, config)
+    assert store.hits == hits + 2
+    assert second.path == "unfused" and calls.count("miopenCompileFusionPlan") == 1, calls
+    assert not [c for c in calls if ENUMERATE in c or c == "miopenFindSolutions"], calls
+    assert second.notes == first.notes
 
 
 def test_a_definitive_fusion_decline_is_kept(emulated_device: EmulatedDevice,

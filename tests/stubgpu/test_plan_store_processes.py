@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from stubgpu_util import Stub, run_build_child, without_compiler
 
+from hipdnn.engines.miopen.fusion import rechecks_stored_decline
 from hipdnn.pipeline.plan_store import PlanStore
 
 CASES = [("CONV_FPROP", "FLOAT", "NHWC"), ("CONV_WGRAD", "HALF", "NCHW"),
@@ -38,8 +39,11 @@ def test_a_second_process_builds_from_the_store(stub: Stub, tmp_path: Path, row:
     if row.startswith("CONV"):  # one per MIOpen engine that can run it (MIOPEN_ENGINE and
         # MIOPEN_ENGINE_DETERMINISTIC both answer check_support), and no more
         assert _enumerations(first["counts"]) == first["miopen_engines"] >= 1, first["counts"]
-    if first["path"] == "unfused":  # the fusion compile MIOpen declined is not tried again
-        assert "miopenCompileFusionPlan" not in second["counts"], second["counts"]
+    if first["path"] == "unfused":  # a definitive fusion decline is not tried again; one after
+        # miopenStatusUnknownError (these builds lack the fused kernels' sources, but it is also
+        # MIOpen's answer for a passing fault) is asked once, not the first build's twice
+        again = 1 if rechecks_stored_decline(None, first["notes"]) else 0
+        assert second["counts"].get("miopenCompileFusionPlan", 0) == again, (first["notes"], second["counts"])
     # one plan entry; answers entries of each MIOpen engine that answered (the one that built
     # and MIOPEN_ENGINE_DETERMINISTIC, supported or not), all whole
     entries = list(PlanStore(tmp_path / "plans").entries())

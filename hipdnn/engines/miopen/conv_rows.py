@@ -10,7 +10,7 @@ from hipdnn.engines.miopen.conv import DIRECTIONS, ConvOp
 from hipdnn.engines.miopen.decision import PlanDecision
 from hipdnn.engines.miopen.descriptors import ActivationDesc, Resources, TensorDesc
 from hipdnn.engines.miopen.errors import MiopenNotSupportedError
-from hipdnn.engines.miopen.fusion import ONE, ZERO, FusionPlan
+from hipdnn.engines.miopen.fusion import ONE, ZERO, FusionPlan, rechecks_stored_decline
 from hipdnn.engines.miopen.patterns import Match, Row
 from hipdnn.engines.miopen.roles import ConvBiasAct, ConvDgrad, ConvFprop, ConvWgrad
 from hipdnn.engines.miopen.rules import descriptor_strides
@@ -69,8 +69,9 @@ class ConvBiasActRunner(Runner[ConvBiasAct[int]]):
         """``workaround``: the note of an architecture workaround (hipdnn/engines/miopen/
         workarounds.py) that rules the fused path out: unfused without trying it.
         ``preset``: a stored plan decision (MiopenEngine.plan_decision): unfused as stored
-        (the fusion compile is not tried again), or fused (compiled again: MIOpen takes the
-        kernels from its cache)."""
+        (the fusion compile is not tried again when MIOpen's decline was definitive; after
+        miopenStatusUnknownError it is asked once: :func:`rechecks_stored_decline`), or fused
+        (compiled again: MIOpen takes the kernels from its cache)."""
         self.lib, self.m = lib, m
         a = m.activation
         assert a is not None and isinstance(m.t, ConvBiasAct)
@@ -86,10 +87,21 @@ class ConvBiasActRunner(Runner[ConvBiasAct[int]]):
         self.fusion: FusionPlan | None = None
         self.notes = self.op.notes
         self._preset = None if preset is None else preset.get("conv")
+        #: The miopenCompileFusionPlan status that declined the fused path (kept in the plan
+        #: store's decision, so a later process knows whether to ask again).
+        self.fusion_status: int | None = None
+        attempts = 2
         if preset is not None and preset["path"] == "unfused":
-            self.notes.extend(preset.get("notes", ()))
-            self._unfused(lib, res, m, handle, benchmarking, limit, solutions)
-            return
+            stored_notes = [str(n) for n in preset.get("notes", ())]
+            self.notes.extend(stored_notes)
+            status = preset.get("fusion_status")
+            if not rechecks_stored_decline(status, stored_notes):
+                self.fusion_status = status if isinstance(status, int) else None
+                self._unfused(lib, res, m, handle, benchmarking, limit, solutions)
+                return
+            # declined after a status that may have been a passing fault: asked once more
+            # (fused now: the plan store's decision no longer applies and is rewritten)
+            attempts = 1
         if workaround is not None:
             self.notes.append(workaround)
             self._unfused(lib, res, m, handle, benchmarking, limit, solutions)
@@ -98,12 +110,14 @@ class ConvBiasActRunner(Runner[ConvBiasAct[int]]):
         self.conv_op = self.fusion.conv_forward(self.op.conv, self.w)
         self.bias_op = self.fusion.bias_forward(self.bias) if self.bias is not None else None
         self.act_op = self.fusion.activation_forward(a.mode)
-        if self.fusion.compile(handle, with_conv=True):
+        if self.fusion.compile(handle, with_conv=True, attempts=attempts):
             self.path = Path.FUSED
             self.workspace_size = self.fusion.workspace_size
             return
         assert self.fusion.declined is not None
-        self.notes.append(self.fusion.declined_note())
+        self.fusion_status = self.fusion.declined_status
+        if self.fusion.declined_note() not in self.notes:  # a stored decline asked again
+            self.notes.append(self.fusion.declined_note())
         if m.data_type == DataType.BFLOAT16:
             raise MiopenNotSupportedError(
                 f"{m.row.value} (node {', '.join(repr(n.name) for n in m.nodes)})",

@@ -33,6 +33,8 @@ class _PlanDecision(TypedDict):
 
 class PlanDecision(_PlanDecision, total=False):
     """A plan's choice (``MiopenEngine.plan_decision``); ``conv`` for a convolution run on
-    its own or unfused."""
+    its own or unfused; ``fusion_status`` the miopenCompileFusionPlan status of a declined
+    fusion plan (a later build asks the compile again unless it was a definitive one)."""
 
     conv: ConvDecision
+    fusion_status: int

@@ -443,7 +443,8 @@ class MiopenEngine(Engine):
 
     def plan_decision(self, plan: ExecutionPlan) -> PlanDecision | None:
         """The row, path, workspace and notes; for a convolution run on its own or unfused, the
-        solution (:meth:`ConvOp.decision <hipdnn.engines.miopen.conv.ConvOp.decision>`)."""
+        solution (:meth:`ConvOp.decision <hipdnn.engines.miopen.conv.ConvOp.decision>`); for a
+        declined fusion plan, the status MIOpen declined it with."""
         if not isinstance(plan, MiopenPlan) or plan.engine is not self:
             return None
         out: PlanDecision = {"row": plan.row.name, "path": str(plan.path),
@@ -451,6 +452,9 @@ class MiopenEngine(Engine):
         op = getattr(plan.runner, "op", None)
         if op is not None and getattr(plan.runner, "fusion", None) is None:
             out["conv"] = op.decision()
+        fusion_status = getattr(plan.runner, "fusion_status", None)
+        if fusion_status is not None:
+            out["fusion_status"] = fusion_status
         return out
 
     def build_from_decision(self, graph: GraphView, knobs: dict[str, KnobValue],

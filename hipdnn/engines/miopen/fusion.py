@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ctypes
+import re
+from collections.abc import Sequence
 
 from hipdnn.engines.miopen.descriptors import ConvDesc, Owned, Resources, TensorDesc
 from hipdnn.engines.miopen.runtime import Call, CHandle, replay
@@ -20,7 +22,8 @@ from miopen_ctypes.types import (
     miopenOperatorArgs_t,
 )
 
-__all__ = ["FUSION_DECLINED_STATUSES", "FUSION_DEFINITIVE_STATUSES", "ONE", "ZERO", "FusionPlan"]
+__all__ = ["FUSION_DECLINED_STATUSES", "FUSION_DEFINITIVE_STATUSES", "ONE", "ZERO", "FusionPlan",
+           "rechecks_stored_decline"]
 
 _one, _zero = ctypes.c_float(1.0), ctypes.c_float(0.0)
 #: Addresses of host floats 1 and 0: MIOpen reads every alpha/beta as ``const float*``.
@@ -50,6 +53,26 @@ FUSION_DEFINITIVE_STATUSES = frozenset({
 })
 
 _SPATIAL = miopenBatchNormMode_t.miopenBNSpatial
+
+_DECLINED_NOTE = re.compile(r"^fusion plan not used: miopenCompileFusionPlan returned \w+ \((\d+)\)$")
+
+
+def rechecks_stored_decline(status: object, notes: Sequence[str] = ()) -> bool:
+    """Whether a stored "unfused" decision must ask miopenCompileFusionPlan again before it is
+    applied: yes unless it came from one of MIOpen's definitive answers
+    (:data:`FUSION_DEFINITIVE_STATUSES`). A decline after miopenStatusUnknownError (twice) is
+    kept in the persistent plan store (so a later process needs no solution list), but it may
+    have been a passing fault, so a later process asks the compile once more, and runs fused
+    when it compiles now. ``status`` is the stored ``fusion_status``; an entry written before
+    that field existed is read from its decline note (``declined_note``)."""
+    if status is None:
+        found = [int(m.group(1)) for n in notes if (m := _DECLINED_NOTE.match(str(n)))]
+        if not found:
+            return False  # no fusion compile declined it (a workaround, the NCHW-only rule)
+        status = found[-1]
+    if not isinstance(status, int) or isinstance(status, bool):
+        return True  # a malformed value: asking again is always safe
+    return status not in FUSION_DEFINITIVE_STATUSES
 
 
 class FusionPlan:
@@ -101,18 +124,20 @@ class FusionPlan:
         """miopenCreateOpBatchNormBackward (spatial)."""
         return self._op("miopenCreateOpBatchNormBackward", _SPATIAL)
 
-    def compile(self, handle: CHandle, *, with_conv: bool = False) -> bool:
+    def compile(self, handle: CHandle, *, with_conv: bool = False, attempts: int = 2) -> bool:
         """miopenCompileFusionPlan; False (plan freed) when MIOpen has no fused kernel for it
-        (``declined`` then holds the compile's error)."""
+        (``declined`` then holds the compile's error). A miopenStatusUnknownError is asked up to
+        ``attempts`` times (1: a stored decline being checked again, see
+        :func:`rechecks_stored_decline`)."""
 
         lib = self.lib
-        for attempt in (1, 2):
+        for attempt in range(1, attempts + 1):
             try:
                 lib.miopenCompileFusionPlan(handle, self.plan.handle)
                 break
             except MIOpenStatusError as exc:
                 if exc.status in FUSION_DECLINED_STATUSES and (
-                        attempt == 2 or exc.status in FUSION_DEFINITIVE_STATUSES):
+                        attempt == attempts or exc.status in FUSION_DEFINITIVE_STATUSES):
                     self._res.close()
                     self.declined = exc
                     return False
@@ -138,6 +163,12 @@ class FusionPlan:
             raise
         self._outer.add(self._res)
         return True
+
+    @property
+    def declined_status(self) -> int | None:
+        """The miopenCompileFusionPlan status that declined the plan (None: not declined)."""
+        status = getattr(self.declined, "status", None)
+        return None if status is None else int(status)
 
     def declined_note(self) -> str:
         """Why the plan was not used: ``fusion plan not used: miopenCompileFusionPlan returned
