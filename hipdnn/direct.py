@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from ctypes import POINTER, byref, c_double, c_float, c_int, c_size_t, c_void_p
 from dataclasses import dataclass
@@ -292,9 +293,17 @@ class UnsetDescriptorError(HipdnnError, ValueError):
 #: Calls that crash the real libMIOpen (3.4.0 and 3.5.1: SIGSEGV, tests/live/test_direct_guards.py)
 #: when the descriptor at the named parameter was created but never set: function ->
 #: (parameter, descriptor kind, the calls that set it). A :class:`Session` refuses them with
-#: :class:`UnsetDescriptorError` for descriptors it made and has not seen set through
-#: :meth:`Session.call` (or ``descriptor(kind, setter, ...)``); a tensor descriptor is asked its
-#: rank (``miopenGetTensorDescriptorSize``, safe on a fresh one) whoever made it.
+#: :class:`UnsetDescriptorError` for descriptors it made and has not seen set.
+#:
+#: How set-ness is known: a tensor descriptor is asked its rank (``miopenGetTensorDescriptorSize``,
+#: safe on a fresh one) whoever made it. The other kinds have no call that is safe on a fresh
+#: descriptor (their getters read the parameter arrays a setter fills: the crash itself), so the
+#: session watches their setters instead: every successful call of one on the session's library
+#: binding (``MIOpenLibrary.observe``) marks its descriptor set, whether made through
+#: :meth:`Session.call`, ``s.lib.<setter>(...)``, ``s.lib.cfunc(setter)(...)`` or any other code
+#: using that binding (``miopen_ctypes.load()`` returns the same one). A setter that fails leaves
+#: the descriptor refused. Only a set the session cannot see (through another binding of the
+#: file, or from C) still reads as unset: set it through ``s.lib`` or :meth:`Session.call`.
 UNSET_GUARDS: Mapping[str, tuple[str, str, tuple[str, ...]]] = {
     "miopenGet2dPoolingDescriptor": ("poolDesc", "Pooling",
                                      ("miopenSet2dPoolingDescriptor", "miopenSetNdPoolingDescriptor")),
@@ -320,6 +329,8 @@ def _address(handle: Any) -> int:
 
 #: Every call that sets a guarded descriptor kind (see UNSET_GUARDS).
 _SETTERS = frozenset(name for _, _, setters in UNSET_GUARDS.values() for name in setters)
+#: The guarded kinds whose set-ness the session tracks (a tensor descriptor is asked its rank).
+_WATCHED_KINDS = frozenset(kind for _, kind, _ in UNSET_GUARDS.values()) - {"Tensor"}
 
 
 class Session:
@@ -338,6 +349,7 @@ class Session:
         self._memory: list[DeviceArray] = []
         #: descriptors this session made and has not seen set: address -> kind
         self._unset: dict[int, str] = {}
+        self._unwatch: Callable[[], None] | None = None  # stops watching the setters
         self.closed = False
         self._close_lock = threading.Lock()  # close() from several threads: one of each destroy
 
@@ -360,6 +372,8 @@ class Session:
                 getattr(self.lib, destroy)(handle)
                 _mark_gone(handle, f"it was destroyed ({destroy}) when its Session closed")
             self._unset.clear()
+            if self._unwatch is not None:
+                self._unwatch()
             for array in self._memory:
                 array.free("its Session is closed")
             self._memory.clear()
@@ -407,10 +421,29 @@ class Session:
         getattr(self.lib, create)(byref(desc))
         if destroy in PROTOTYPES:  # softmax and MHA descriptors have no destroy function
             self._owned.append((destroy, desc))
+        if kind in _WATCHED_KINDS:
+            self._watch_setters()
         self._unset[_address(desc)] = kind
         if setter is not None:
             self.call(setter, desc, *args)
         return desc
+
+    def _watch_setters(self) -> None:
+        """Mark this session's descriptors set when a setter of a guarded kind succeeds on its
+        library binding, however it is called (see :data:`UNSET_GUARDS`). Started with the first
+        such descriptor; stopped by :meth:`close` (or when the session is collected)."""
+        observe = getattr(self.lib, "observe", None)
+        if self._unwatch is not None or observe is None:  # a library object without it: only
+            return                                         # Session.call's sets are seen
+        unset = weakref.ref(self)
+
+        def seen(name: str, args: tuple[Any, ...]) -> None:
+            session = unset()
+            if session is not None and args:
+                session._unset.pop(_address(args[0]), None)
+
+        self._unwatch = stop = observe(_SETTERS, seen)
+        weakref.finalize(self, stop)
 
     def tensor(self, array: Any) -> Any:
         """A tensor descriptor of ``array``'s shape, strides and dtype (owned by the session)."""
@@ -612,8 +645,9 @@ class Session:
             raise UnsetDescriptorError(
                 f"{call.name}: parameter {param!r} is a {kind} descriptor that was created but "
                 f"never set; the real libMIOpen crashes (SIGSEGV) reading it. Set it first "
-                f"({' or '.join(setters)}, through Session.call or Session.descriptor(kind, "
-                f"setter, ...))")
+                f"({' or '.join(setters)}, through Session.call, Session.descriptor(kind, "
+                f"setter, ...) or this session's s.lib; a set through another binding of the "
+                f"library is not seen)")
 
     def _check_sizes(self, call: _Call) -> None:
         for pointer, required, when in WORKSPACE_RULES.get(call.name, ()):

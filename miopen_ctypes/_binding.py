@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._proto import Prototype
@@ -182,6 +182,9 @@ class BoundLibrary:
         self._cfuncs = dict(cfuncs)
         self._functions: dict[str, Callable[..., Any]] = {}
         self._checks: dict[str, ArgumentChecks] = {}
+        #: observe(): name -> callbacks, and the lock their changes take
+        self._observers: dict[str, tuple[Callable[[str, tuple[Any, ...]], None], ...]] = {}
+        self._observe_lock = threading.Lock()
         for name, proto in prototypes.items():
             cfunc = self._cfuncs.get(name)
             if cfunc is None:
@@ -224,6 +227,45 @@ class BoundLibrary:
     def cfunc(self, name: str) -> Any:
         """The underlying ctypes function object (no NULL guard), or ``None`` if absent."""
         return self._cfuncs.get(name)
+
+    def observe(self, names: Iterable[str],
+                callback: Callable[[str, tuple[Any, ...]], None]) -> Callable[[], None]:
+        """Call ``callback(name, args)`` after every call of one of ``names`` that succeeds,
+        however it is made through this binding (``lib.<name>``, ``lib.cfunc(name)``, a
+        :meth:`prepare_call` pair): the function's ``errcheck`` reports it, after the status
+        check (a failing call raises and is not reported). ``args`` are the arguments as given.
+        Calls made through another binding of the same file, or from C, are not seen. Names the
+        library lacks are skipped. Returns the function that stops it (idempotent). The
+        callback runs on the calling thread and must not raise."""
+        watched = [n for n in names if n in self._cfuncs]
+        with self._observe_lock:
+            for name in watched:
+                if name not in self._observers:
+                    self._observers[name] = ()
+                    self._report_after(name)
+                self._observers[name] += (callback,)
+
+        def stop() -> None:
+            with self._observe_lock:
+                for name in watched:
+                    self._observers[name] = tuple(c for c in self._observers[name] if c is not callback)
+
+        return stop
+
+    def _report_after(self, name: str) -> None:
+        """Wrap ``name``'s errcheck to report its successful calls to its observers (once per
+        name; the few functions never observed keep their plain check)."""
+        cfunc = self._cfuncs[name]
+        check = cfunc.errcheck
+        observers = self._observers
+
+        def reporting_errcheck(result: Any, func: Any, args: Any) -> Any:
+            out = check(result, func, args)
+            for callback in observers.get(name, ()):
+                callback(name, tuple(args))
+            return out
+
+        cfunc.errcheck = reporting_errcheck
 
     def prepare_call(self, name: str, *args: Any) -> tuple[Any, tuple[Any, ...]]:
         """``(cfunc, cargs)`` such that ``cfunc(*cargs)`` is ``lib.<name>(*args)`` minus the checks.

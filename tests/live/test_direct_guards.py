@@ -111,3 +111,20 @@ def test_rnn_keeping_an_unset_dropout_descriptor(live_library_path: str) -> None
     on the stub GPU): hipdnn.direct does not refuse it."""
     proc = _child("miopenSetRNNDescriptor_V2", "Dropout")
     assert proc.returncode == 0 and "RETURNED" in proc.stdout, proc.stderr[-800:]
+
+
+def test_a_set_through_the_raw_library_counts(live_library_path: str) -> None:
+    """Descriptors set through the session's library binding itself (``s.lib.<setter>``, the
+    ctypes function ``s.lib.cfunc(setter)``), not Session.call: the guarded getters answer with
+    what was set (before, UnsetDescriptorError refused them), and a fresh one is still refused."""
+    with Session() as s:
+        pool, lrn, act = s.descriptor("Pooling"), s.descriptor("LRN"), s.descriptor("Activation")
+        s.lib.miopenSet2dPoolingDescriptor(pool, miopenPoolingMode_t.miopenPoolingMax, 3, 2, 1, 0, 2, 1)
+        assert s.query("miopenGet2dPoolingDescriptor", pool) == (0, 3, 2, 1, 0, 2, 1)
+        s.lib.cfunc("miopenSetLRNDescriptor")(lrn, miopenLRNMode_t.miopenLRNWithinChannel, 3, 1e-4, 0.75, 2.0)
+        assert s.query("miopenGetLRNDescriptor", lrn)[:2] == (int(miopenLRNMode_t.miopenLRNWithinChannel), 3)
+        s.lib.miopenSetActivationDescriptor(act, miopenActivationMode_t.miopenActivationTANH, 1.0, 2.0, 0.0)
+        assert s.query("miopenGetActivationDescriptor", act) == (
+            int(miopenActivationMode_t.miopenActivationTANH), 1.0, 2.0, 0.0)
+        with pytest.raises(UnsetDescriptorError):
+            s.query("miopenGet2dPoolingDescriptor", s.descriptor("Pooling"))
