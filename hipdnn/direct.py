@@ -50,6 +50,7 @@ from hipdnn.interop.dtypes import dtype_to_numpy, dtype_to_torch, numpy_to_dtype
 from miopen_ctypes.enums import miopenDataType_t
 from miopen_ctypes.hip import hipMemcpyKind
 from miopen_ctypes.prototypes import PROTOTYPES
+from miopen_ctypes.spellings import c_type_name
 from miopen_ctypes.types import (
     HANDLE_TYPES,
     miopenHandle_t,
@@ -578,7 +579,7 @@ class Session:
                     if isinstance(value, DeviceArray):
                         sizes[nxt] = value.nbytes
                     out[nxt] = _typed_pointer(_device_pointer(buf, f"{name}({nxt})"), types[i + 1], buf,
-                                              f"{name}({nxt})")
+                                              name, nxt)
                     i += 2
                     continue
             elif ptype is miopenTensorDescriptor_t and pairs:
@@ -587,13 +588,14 @@ class Session:
             elif explicit and explicit[-1][1] == pname and _is_array(value) and _is_data_pointer(ptype):
                 # an array (a GPU tensor, ...) as the data of a descriptor given as is
                 buf = _shaped(value, where)
-                out[pname] = _typed_pointer(_device_pointer(buf, where), ptype, buf, where)
+                out[pname] = _typed_pointer(_device_pointer(buf, where), ptype, buf, name, pname)
                 sizes[pname] = _extent(buf)
             elif ptype is c_void_p and pname in _SCALARS and isinstance(value, (int, float)) \
                     and not isinstance(value, bool):
                 out[pname] = byref((scalar_type or c_float)(value))
             elif isinstance(value, DeviceArray):
-                out[pname] = _typed_pointer(value.ptr, ptype, resolve(value) if value.nbytes else None, where)
+                out[pname] = _typed_pointer(value.ptr, ptype, resolve(value) if value.nbytes else None,
+                                            name, pname)
                 sizes[pname] = value.nbytes
                 if nxt.lower().startswith(pname.lower()) and types[i + 1] is c_size_t:
                     out[nxt] = value.nbytes
@@ -695,7 +697,7 @@ def _is_data_pointer(ctype: Any) -> bool:
         and ctype not in HANDLE_TYPES and issubclass(ctype._type_, ctypes._SimpleCData)
 
 
-def _typed_pointer(address: int, ctype: Any, buf: Buffer | None, where: str) -> Any:
+def _typed_pointer(address: int, ctype: Any, buf: Buffer | None, function: str, param: str) -> Any:
     """A device address as ``ctype``: as is for ``void*``; cast for a typed ``T*``, whose element
     size the array's must equal (an int32 array where MIOpen writes size_t would be overrun)."""
     if ctype is c_void_p or not _is_data_pointer(ctype):
@@ -704,30 +706,30 @@ def _typed_pointer(address: int, ctype: Any, buf: Buffer | None, where: str) -> 
     if buf is not None and buf.dtype is not None:
         got = dtype_to_numpy(buf.dtype).itemsize
         if got != want:
-            raise VariantPackError(f"{where}: the C parameter is {ctype._type_.__name__}* "
-                                   f"({want}-byte elements); the array's dtype {buf.dtype.name} has "
-                                   f"{got}-byte elements (valid: a {want * 8}-bit integer array)"
-                                   if issubclass(ctype._type_, (ctypes.c_ulong, ctypes.c_long,
-                                                                ctypes.c_int, ctypes.c_uint))
-                                   else f"{where}: the C parameter is {ctype._type_.__name__}* "
-                                   f"({want}-byte elements); the array's dtype {buf.dtype.name} has "
-                                   f"{got}-byte elements")
+            integer = issubclass(ctype._type_, (ctypes.c_ulong, ctypes.c_long, ctypes.c_int, ctypes.c_uint,
+                                                ctypes.c_longlong, ctypes.c_ulonglong))
+            raise VariantPackError(f"{function}({param}): the C parameter is "
+                                   f"{c_type_name(function, param)} ({want}-byte elements); the "
+                                   f"array's dtype {buf.dtype.name} has {got}-byte elements"
+                                   + (f" (valid: a {want * 8}-bit integer array)" if integer else ""))
     return ctypes.cast(c_void_p(address), ctype) if address else None
 
 
 def _check_types(name: str, names: Sequence[str], types: Sequence[Any], args: dict[str, Any]) -> None:
     """Every argument as ctypes would convert it, before the call: a wrong-typed one is an
-    ArgumentError naming the parameter, its C type and what was given."""
+    ArgumentError naming the parameter, its C type as the header spells it (``int``, ``size_t``,
+    ``miopenPoolingMode_t``: not the ctypes type, whose name depends on the platform) and the
+    Python value given."""
     for pname, ptype in zip(names, types, strict=True):
         value = args[pname]
         if value is _HANDLE or value is None:
             continue
         try:
             ptype.from_param(value)
-        except (TypeError, ValueError, ctypes.ArgumentError) as exc:
-            given = type(value).__name__ if not isinstance(value, (int, float, str)) else repr(value)
-            raise ArgumentError(f"{name}({pname}): the C parameter is {ptype.__name__}; got {given} "
-                                f"({exc})") from None
+        except (TypeError, ValueError, ctypes.ArgumentError):
+            given = repr(value) if isinstance(value, (int, float, str, bytes)) else type(value).__name__
+            raise ArgumentError(f"{name}({pname}): the C parameter is {c_type_name(name, pname)}; "
+                                f"got {given}") from None
 
 
 def _extent(buf: Buffer) -> int:

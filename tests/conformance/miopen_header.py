@@ -75,6 +75,8 @@ class HeaderModel:
     path: Path
     functions: dict[str, tuple[Shape, tuple[Shape, ...], tuple[str, ...]]] = field(default_factory=dict)
     result_spellings: dict[str, str] = field(default_factory=dict)  # function -> declared result type
+    #: function -> each parameter's declared type, as written (``const miopenTensorDescriptor_t``)
+    arg_spellings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     enum_constants: dict[str, int] = field(default_factory=dict)
     enums: dict[str, dict[str, int]] = field(default_factory=dict)  # typedef/tag name -> members
     records: dict[str, Shape] = field(default_factory=dict)  # typedef/tag name -> record Shape
@@ -231,6 +233,7 @@ def parse_header(header: Path) -> HeaderModel:
         if cur.kind == ci.CursorKind.FUNCTION_DECL:
             argcs = list(cur.get_arguments())
             model.result_spellings[cur.spelling] = cur.result_type.spelling
+            model.arg_spellings[cur.spelling] = tuple(a.type.spelling for a in argcs)
             if any(first <= cur.location.line <= last for first, last in beta_ranges):
                 model.beta_functions.add(cur.spelling)
             model.functions[cur.spelling] = (

@@ -353,9 +353,9 @@ def test_kthvalue_pairs_its_size_t_indices_and_takes_the_header_defaults() -> No
         assert (args[7], args[8], args[9]) == (3, -1, False)
         s.call("miopenKthvalueForward", x, y, idx, 2, 1, True)
         assert (seen[-1][7], seen[-1][8], seen[-1][9]) == (2, 1, True)
-        size_t = ctypes.c_size_t.__name__  # c_ulong on Linux, c_ulonglong on Windows
+        # the header's C type, not the ctypes one (c_ulong on Linux, c_ulonglong on Windows)
         with pytest.raises(VariantPackError, match=r"miopenKthvalueForward\(indices\): the C parameter is "
-                                                   rf"{size_t}\* \(8-byte elements\); .*INT32 has 4-byte"):
+                                                   r"size_t\* \(8-byte elements\); .*INT32 has 4-byte"):
             s.call("miopenKthvalueForward", x, y, s.empty((4,), np.int32), 3)
         assert len(seen) == 2
 
@@ -368,9 +368,21 @@ def test_wrong_typed_arguments_name_the_parameter(session: Session) -> None:
     with pytest.raises(ArgumentError, match=r"miopenPoolingForward\(poolDesc\).*got miopenTensorDescriptor_t"):
         session.call("miopenPoolingForward", session.tensor(x), 1.0, x, 0.0, y, False, None, 0)
     with pytest.raises(ArgumentError, match=r"miopenSet2dPoolingDescriptor\(windowHeight\): the C parameter "
-                                            rf"is {ctypes.c_int.__name__}; got 2.5"):
+                                            r"is int; got 2\.5$"):  # not c_int (c_long on Windows)
         session.descriptor("Pooling", "miopenSet2dPoolingDescriptor", miopenPoolingMode_t.miopenPoolingMax,
                            2.5, 2, 0, 0, 2, 2)
+    # the header's names on every platform (ctypes says c_uint for an enum, c_ulong or
+    # c_ulonglong for size_t): never a ctypes type name
+    with pytest.raises(ArgumentError, match=r"miopenSet2dPoolingDescriptor\(mode\): the C parameter is "
+                                            r"miopenPoolingMode_t; got 'max'$") as info:
+        session.descriptor("Pooling", "miopenSet2dPoolingDescriptor", "max", 2, 2, 0, 0, 2, 2)
+    assert "c_" not in str(info.value)
+    with pytest.raises(ArgumentError, match=r"miopenPoolingForward\(workSpaceSize\): the C parameter is "
+                                            r"size_t; got 1\.5$") as info:
+        session.call("miopenPoolingForward", _pool(session), 1.0, x, 0.0, y, False, None, 1.5)
+    with pytest.raises(ArgumentError, match=r"miopenPoolingForward\(poolDesc\): the C parameter is "
+                                            r"miopenPoolingDescriptor_t; got miopenTensorDescriptor_t$"):
+        session.call("miopenPoolingForward", session.tensor(x), 1.0, x, 0.0, y, False, None, 0)
     with pytest.raises(ArgumentError, match=r"'miopenPoolingForwad' is not a function of miopen\.h; did you "
                                             r"mean miopenPoolingForward"):
         session.call("miopenPoolingForwad")
