@@ -12,6 +12,12 @@ device) and counted per call family:
     python tools/fault_sweep.py                      # every call, every status (minutes)
     python tools/fault_sweep.py --short              # the CI form: first call of each family
     python tools/fault_sweep.py --rows conv_fprop --versions 3.5 --configs fp32_nchw
+    python tools/fault_sweep.py --rows conv_bias_act --versions 3.4 --configs fp32_nchw --lasting --later
+
+``--lasting`` fails two calls in a row (a fault that outlasts MIOPEN_ENGINE's one retry, e.g. of
+a fusion compile's miopenStatusUnknownError); ``--later`` gives each life a persistent plan store
+of its own and then checks that a later process (empty plan cache, new Handle and graph, no
+fault) builds the fault-free plan from it: a passing fault must not be kept as a decision.
 
 Exit status 1 when any fault breaks a check (each is listed).
 """
@@ -46,6 +52,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--statuses", type=int, default=len(MIOPEN_STATUSES),
                     help="statuses per call (MIOpen: AllocFailed, InternalError, UnknownError; "
                          "HIP: OutOfMemory, InvalidValue)")
+    ap.add_argument("--lasting", action="store_true",
+                    help="fail the call and the next call of the same function (outlasts a retry)")
+    ap.add_argument("--later", action="store_true",
+                    help="a plan store per life; a later process must build the fault-free plan")
     ap.add_argument("--short", action="store_true",
                     help="only the first call of each family in each stage, one status")
     args = ap.parse_args(argv)
@@ -58,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         print(line, flush=True)
 
     outcomes = sweep(rows, args.versions, args.configs, short=args.short,
-                     statuses=1 if args.short else args.statuses, progress=failed)
+                     statuses=1 if args.short else args.statuses,
+                     repeat=2 if args.lasting else 1, later=args.later, progress=failed)
     for version in args.versions:
         mine = [o for o in outcomes if o.version == version]
         print(f"\nMIOpen {version} (emulated device): {len(mine)} faults")

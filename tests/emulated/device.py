@@ -223,6 +223,10 @@ class EmulatedDevice(
             raise ValueError("nth must be >= 1 and status non-zero")
         self._armed.setdefault(name, []).append([nth, int(status)])
 
+    def disarm(self, name: str) -> None:
+        """Forget the failures armed for ``name`` that have not struck yet."""
+        self._armed.pop(name, None)
+
     def _injected(self, name: str) -> int | None:
         armed = self._armed.get(name)
         if not armed:

@@ -27,9 +27,10 @@ row) and tools/fault_sweep.py (every call, several statuses, a table).
 from __future__ import annotations
 
 import collections
+import tempfile
 import warnings
-from collections.abc import Callable, Iterable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,8 @@ from test_miopen_engine_numerics import check_outputs
 from hipdnn.core.errors import HipdnnError
 from hipdnn.core.handle import Handle
 from hipdnn.engines.miopen import MiopenEngine, Row
+from hipdnn.pipeline.plan_cache import clear_plan_cache
+from hipdnn.pipeline.plan_store import set_plan_store
 
 __all__ = ["FAMILIES", "Fault", "Outcome", "baseline", "faults_of", "run_fault", "sweep", "table"]
 
@@ -86,13 +89,15 @@ def family(name: str, stage: str) -> str:
 
 @dataclass(frozen=True)
 class Fault:
-    """Make the ``nth`` call of ``name`` in the life fail with ``status``."""
+    """Make the ``nth`` call of ``name`` in the life fail with ``status`` (and the ``repeat - 1``
+    calls of ``name`` after it: a fault that lasts through a retry)."""
 
     name: str
     nth: int
     status: int
     stage: str
     family: str
+    repeat: int = 1
 
 
 @dataclass
@@ -227,9 +232,9 @@ def baseline(version: str, row: Row, config: str, find: bool = False) -> Life:
         return Life(calls, *plan)
 
 
-def faults_of(life: Life, *, short: bool, statuses: int = 1) -> list[Fault]:
+def faults_of(life: Life, *, short: bool, statuses: int = 1, repeat: int = 1) -> list[Fault]:
     """Every call of the life (``short``: the first call of each family per stage), each
-    with ``statuses`` of the statuses its library returns."""
+    with ``statuses`` of the statuses its library returns, failing ``repeat`` calls in a row."""
     seen: collections.Counter[str] = collections.Counter()
     firsts: set[tuple[str, str]] = set()
     out = []
@@ -241,7 +246,7 @@ def faults_of(life: Life, *, short: bool, statuses: int = 1) -> list[Fault]:
                 continue
             firsts.add((fam, stage))
         codes = HIP_STATUSES if name.startswith("hip") else MIOPEN_STATUSES
-        out += [Fault(name, seen[name], code, stage, fam) for code in codes[:statuses]]
+        out += [Fault(name, seen[name], code, stage, fam, repeat) for code in codes[:statuses]]
     return out
 
 
@@ -250,16 +255,22 @@ def _names_call(exc: BaseException, name: str) -> bool:
 
 
 def run_fault(version: str, row: Row, config: str, fault: Fault, life: Life,
-              find: bool = False) -> Outcome:
-    """Replay the life with ``fault`` injected and check what it left (see the module doc)."""
+              find: bool = False, later: bool = False) -> Outcome:
+    """Replay the life with ``fault`` injected and check what it left (see the module doc).
+    ``later``: the life keeps its decisions in a persistent plan store of its own, and a later
+    process (an empty plan cache, a new Handle and graph, the same store, no fault) must build
+    the fault-free life's plan: a passing fault must not be kept as a decision."""
     out = Outcome(version, row, config, fault, "")
     problems = out.problems
-    with _Run(version, row, config, find) as run:
+    with ExitStack() as stack, _Run(version, row, config, find) as run:
+        if later:
+            stack.enter_context(_own_plan_store())
         dev = run.device
         h = Handle(stream=dev.create_stream())
         case = run.new_graph(h)
         watch: list[dict[str, np.ndarray]] = []
-        dev.fail(fault.name, fault.status, nth=fault.nth)
+        for k in range(fault.repeat):
+            dev.fail(fault.name, fault.status, nth=fault.nth + k)
         error: BaseException | None = None
         failed_stage = None
         built = ("", "")
@@ -303,6 +314,7 @@ def run_fault(version: str, row: Row, config: str, fault: Fault, life: Life,
                                 f"{built[1]}")
         else:
             out.kind = "absorbed"
+        dev.disarm(fault.name)  # a repeated fault past the life's last call of it
         left_by_fault = run.live()  # before recovery (a failed destroy leaves its object)
         # -- recovery: the same Graph and Handle (a new pair after a failure while closing)
         if failed_stage == "close" or case.graph.closed or h.closed:
@@ -325,6 +337,8 @@ def run_fault(version: str, row: Row, config: str, fault: Fault, life: Life,
             problems.append(f"recovery failed: {type(exc).__name__}: {exc}")
         case.graph.close()
         h.close()
+        if later:
+            problems += _later_process(run, life)
         objects, blocks = run.live()
         if out.kind == "cleanup ignored":
             objects -= left_by_fault[0]
@@ -338,6 +352,42 @@ def run_fault(version: str, row: Row, config: str, fault: Fault, life: Life,
     if problems:
         out.kind = "FAIL"
     return out
+
+
+@contextmanager
+def _own_plan_store() -> Iterator[None]:
+    """A fresh persistent plan store for one life, and an empty plan cache before and after."""
+    with tempfile.TemporaryDirectory(prefix="hipdnn-fault-store-") as tmp:
+        clear_plan_cache()
+        set_plan_store(tmp)
+        try:
+            yield
+        finally:
+            set_plan_store(None)
+            clear_plan_cache()
+
+
+def _later_process(run: _Run, life: Life) -> list[str]:
+    """A later process's build (empty plan cache, new Handle and graph, the store the faulted
+    life wrote, no fault): it must choose the fault-free life's plan and give PyTorch's answer."""
+    clear_plan_cache()
+    h = Handle(stream=run.device.create_stream())
+    case = run.new_graph(h)
+    try:
+        run.build(case)
+        run.steps(h, case, [])[1][1]()  # execute: checked against PyTorch
+        plan = case.graph.plans[0]
+        if (plan.engine.name, plan.name) != (life.engine, life.plan_name):
+            return [f"a later process builds {plan.name} on {plan.engine.name}, not the fault-free "
+                    f"{life.plan_name}: the fault was kept as a decision"]
+    except AssertionError as exc:
+        return [f"later process: wrong results: {str(exc).splitlines()[0]}"]
+    except Exception as exc:
+        return [f"later process failed: {type(exc).__name__}: {exc}"]
+    finally:
+        case.graph.close()
+        h.close()
+    return []
 
 
 def cases(rows: Iterable[Row], versions: Iterable[str],
@@ -357,15 +407,15 @@ def cases(rows: Iterable[Row], versions: Iterable[str],
 
 
 def sweep(rows: Iterable[Row], versions: Iterable[str], configs: Iterable[str], *,
-          short: bool, statuses: int = 1,
+          short: bool, statuses: int = 1, repeat: int = 1, later: bool = False,
           progress: Callable[[str], None] | None = None) -> list[Outcome]:
-    """Every fault of every life (see :func:`faults_of`)."""
+    """Every fault of every life (see :func:`faults_of`; ``later``: :func:`run_fault`)."""
     outcomes = []
     for version, row, config, find in cases(rows, versions, configs):
         life = baseline(version, row, config, find)
         label = f"{row.name.lower()}{'+find' if find else ''}"
-        for fault in faults_of(life, short=short, statuses=statuses):
-            o = run_fault(version, row, config, fault, life, find)
+        for fault in faults_of(life, short=short, statuses=statuses, repeat=repeat):
+            o = run_fault(version, row, config, fault, life, find, later)
             o.config = f"{config}{'+find' if find else ''}"
             outcomes.append(o)
             if progress is not None and o.kind == "FAIL":

@@ -32,3 +32,19 @@ def test_one_fault_per_call_family(version: str, row: Row, config: str, find: bo
     assert {"handle", "descriptor", "staging", "stream", "destroy/free"} <= families
     assert families & {"launch", "find"}  # a Find 2.0 plan launches through miopenRunSolution
     assert any(o.kind == "typed error" for o in outcomes)
+
+
+@pytest.mark.parametrize("version", ["3.4", "3.5"])
+def test_a_lasting_fusion_compile_fault_is_not_kept_for_later_processes(version: str) -> None:
+    """Each fusion-compile call of a conv + bias + activation life failing twice in a row (past
+    MIOPEN_ENGINE's one retry), with each of the swept MIOpen statuses (AllocFailed,
+    InternalError, UnknownError): the life keeps its decisions in a plan store of its own, and a
+    later process builds the fault-free (fused) plan from it. Before, a twice-failed compile
+    with miopenStatusUnknownError (7) was stored as "unfused" and kept for good."""
+    life = baseline(version, Row.CONV_BIAS_ACT, "fp32_nchw")
+    faults = [f for f in faults_of(life, short=False, statuses=3, repeat=2) if f.family == "fusion compile"]
+    assert {f.status for f in faults} == {4, 5, 7} and any(f.name == "miopenCompileFusionPlan" for f in faults)
+    outcomes = [run_fault(version, Row.CONV_BIAS_ACT, "fp32_nchw", f, life, later=True) for f in faults]
+    failed = [f"{o.fault}: {o.problems}" for o in outcomes if o.kind == "FAIL"]
+    assert not failed, "\n".join(failed)
+    assert ":fused" in life.plan_name
