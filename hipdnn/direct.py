@@ -330,8 +330,11 @@ def _address(handle: Any) -> int:
 
 #: Every call that sets a guarded descriptor kind (see UNSET_GUARDS).
 _SETTERS = frozenset(name for _, _, setters in UNSET_GUARDS.values() for name in setters)
-#: The guarded kinds whose set-ness the session tracks (a tensor descriptor is asked its rank).
+#: The guarded kinds whose set-ness the session tracks (a tensor descriptor is asked its rank),
+#: and their setters: the only functions it watches (not the tensor setters plan builds call).
 _WATCHED_KINDS = frozenset(kind for _, kind, _ in UNSET_GUARDS.values()) - {"Tensor"}
+_WATCHED_SETTERS = frozenset(name for _, kind, setters in UNSET_GUARDS.values()
+                             if kind in _WATCHED_KINDS for name in setters)
 
 
 class Session:
@@ -443,7 +446,7 @@ class Session:
             if session is not None and args:
                 session._unset.pop(_address(args[0]), None)
 
-        self._unwatch = stop = observe(_SETTERS, seen)
+        self._unwatch = stop = observe(_WATCHED_SETTERS, seen)
         weakref.finalize(self, stop)
 
     def tensor(self, array: Any) -> Any:
