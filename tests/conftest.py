@@ -87,15 +87,24 @@ def bn_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     return "jit"
 
 
-@pytest.fixture(params=["taps", "jit", "numpy"])
+@pytest.fixture(params=["onednn", "taps", "jit", "numpy"])
 def conv_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Runs a test on each of the reference convolution's implementations: the tap GEMMs on
-    numpy's OpenBLAS ("taps", hipdnn/engines/reference/_conv_taps.py; skipped where numpy's
-    BLAS is not the bundled OpenBLAS, required in CI), the tiled im2col/col2im compiled by
-    numba ("jit", _conv_jit.py; skipped without numba, required in CI) and the numpy
-    im2col/col2im ("numpy"). Each forces its path onto every problem it can take."""
-    from hipdnn.engines.reference import _bn_jit, _conv, _conv_jit, _conv_taps
+    """Runs a test on each of the reference convolution's implementations: oneDNN's
+    ("onednn", hipdnn/engines/reference/_onednn.py, where it has a fast kernel, else the paths
+    below; skipped without Intel's onednn-cpu-gomp wheel, required in CI), the tap GEMMs on
+    numpy's OpenBLAS ("taps", _conv_taps.py; skipped where numpy's BLAS is not the bundled
+    OpenBLAS, required in CI), the tiled im2col/col2im compiled by numba ("jit", _conv_jit.py;
+    skipped without numba, required in CI) and the numpy im2col/col2im ("numpy"). Each forces
+    its path onto every problem it can take; all but "onednn" switch oneDNN off."""
+    from hipdnn.engines.reference import _bn_jit, _conv, _conv_jit, _conv_taps, _onednn
 
+    if request.param == "onednn":
+        monkeypatch.delenv(_onednn.ENV, raising=False)
+        if _onednn.library() is None:
+            require_or_skip("HIPDNN_REQUIRE_ONEDNN", "oneDNN is not installed: pip install "
+                            "'hipdnn-ctypes[cpu]' (Intel's onednn-cpu-gomp wheel, Linux x86-64)")
+        return "onednn"
+    monkeypatch.setenv(_onednn.ENV, "0")
     if request.param == "taps":
         monkeypatch.setattr(_conv, "TAP_MIN_CHANNELS", 1)  # few-channel test data too
         if _conv_taps.usable() is None:

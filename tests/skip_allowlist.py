@@ -39,6 +39,9 @@ ALLOWED: tuple[AllowedSkip, ...] = (
     AllowedSkip(("floors", "windows"), "tests/", "numba is not installed", "numba",
                 "floors leaves numba out (the jit extra) and the Windows lane installs pytest, "
                 "hypothesis and torch only: the numpy batchnorm passes run there"),
+    AllowedSkip(("floors", "windows"), "tests/", "oneDNN is not installed", "onednn-cpu-gomp",
+                "floors leaves the cpu extra out, and Intel's onednn-cpu-gomp wheel is Linux "
+                "x86-64 only: the tap GEMMs and numpy paths run there"),
     AllowedSkip(("floors", "windows"), "tests/unit/test_binding_stubs.py", "mypy is in the test extra",
                 "mypy", "mypy checks the generated stubs on Linux; floors and windows install no mypy"),
     AllowedSkip(("windows",), "tests/oracle/test_notebook.py", "is in the test extra", "ipykernel",

@@ -96,7 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = {_normal(r) for r in floor_requirements()}
     log("installed: " + " ".join(ln for ln in shown.stdout.split() if _normal(ln) in names))
     env = {k: v for k, v in os.environ.items()
-           if k not in ("HIPDNN_REQUIRE_TORCH", "HIPDNN_REQUIRE_JIT", "PYTHONPATH")}
+           if k not in ("HIPDNN_REQUIRE_TORCH", "HIPDNN_REQUIRE_JIT", "HIPDNN_REQUIRE_ONEDNN",
+                         "PYTHONPATH")}
     env["HIPDNN_LANE"] = "floors"  # tests/skip_allowlist.py: the skips this lane may have in CI
     cmd = [str(python), "-m", "pytest", "-p", "no:cacheprovider", *args,
            *([] if any(a.startswith("tests") for a in args) else ["tests/unit"])]

@@ -63,7 +63,7 @@ import windows_lane  # noqa: E402
 
 REQUIRE_VARS = ("HIPDNN_REQUIRE_LIVE", "HIPDNN_REQUIRE_CONFORMANCE", "HIPDNN_REQUIRE_TORCH",
                 "HIPDNN_REQUIRE_AMDKERNELS", "HIPDNN_REQUIRE_STUBGPU", "HIPDNN_REQUIRE_WINDOWS",
-                "HIPDNN_REQUIRE_JIT")
+                "HIPDNN_REQUIRE_JIT", "HIPDNN_REQUIRE_ONEDNN")
 #: MIOpen builds of the amdkernels lane: 3.5.1 compiles its kernels in-process (hiprtc + comgr),
 #: 3.4.0 with clang-21 inside tools/miopen_toolchain.py's root. The first is lane "amdkernels".
 AMDKERNELS_VERSIONS = ("7.2.4", "6.4.3")

@@ -188,7 +188,7 @@ def test_same_bits_for_any_thread_count(conv_path: str, tile: int) -> None:
     if conv_path == "taps":  # large tiles, each GEMM on BLAS's threads: the same sums
         runs += [("1", "taps-blas"), ("3", "taps-blas")]
     for threads, path in runs:
-        env = {**os.environ, "HIPDNN_REFERENCE_THREADS": threads,
+        env = {**os.environ, "HIPDNN_REFERENCE_ONEDNN": "0", "HIPDNN_REFERENCE_THREADS": threads,
                "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads,
                "NUMBA_NUM_THREADS": threads}
         out = subprocess.run([sys.executable, "-c", _BITS_SCRIPT.format(root=str(ROOT)),

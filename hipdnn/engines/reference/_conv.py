@@ -1,8 +1,10 @@
-"""Convolution kernels (cross-correlation) for the reference engine: tap GEMMs, or im2col/col2im
-+ BLAS GEMMs.
+"""Convolution kernels (cross-correlation) for the reference engine: oneDNN's, tap GEMMs, or
+im2col/col2im + BLAS GEMMs.
 
 Every function takes logical N,C,(D),H,W arrays of any strides and dtype and returns float32 in
-logical order. First choice (:func:`_taps`): float32-accumulated problems with at least
+logical order. First choice, where Intel's ``onednn-cpu-gomp`` wheel is installed: oneDNN's
+convolutions (:mod:`._onednn`, PyTorch's CPU kernels) for float32-accumulated FP32/FP16/BF16
+problems it has a fast implementation of. Next (:func:`_taps`): float32-accumulated problems with at least
 :data:`TAP_MIN_CHANNELS` channels per group on both sides, other than 1x1 unit-stride unpadded
 filters, run as a sum over kernel taps of BLAS GEMMs on shifted rows of the (phase-split,
 padded) channels-last input, with no im2col (:mod:`._conv_taps`), when numpy's bundled OpenBLAS
@@ -34,7 +36,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from hipdnn.core.shapes import conv_output_dims
-from hipdnn.engines.reference import _bn_jit, _conv_jit, _conv_taps, _scratch
+from hipdnn.engines.reference import _bn_jit, _conv_jit, _conv_taps, _onednn, _scratch
 from hipdnn.engines.reference._parallel import parallel_copy, run_parts, workers
 
 __all__ = ["conv_dgrad", "conv_fprop", "conv_wgrad", "implementation"]
@@ -398,12 +400,18 @@ WGRAD_CHUNK = 256
 def implementation() -> str:
     """Which convolution runs for float32 data, and why; imports and compiles nothing (numpy's
     BLAS library is looked up, not called)."""
-    taps = ("tap GEMMs on numpy's OpenBLAS (no im2col) where both sides have "
+    onednn = _onednn.describe()
+    if onednn:
+        scope = "fprop and dgrad" if _onednn.mode() == "fwd" else "fprop, dgrad and wgrad"
+        onednn = f"{onednn} for {scope} where it has a fast kernel; else "
+    elif _onednn.mode() == "off":
+        onednn = f"(oneDNN off: {_onednn.ENV}=0) "
+    taps = (f"{onednn}tap GEMMs on numpy's OpenBLAS (no im2col) where both sides have "
             f">= {TAP_MIN_CHANNELS} channels per group; ")
     if not _taps_on():
-        taps = f"(tap GEMMs off: {TAPS_ENV}=0) "
+        taps = f"{onednn}(tap GEMMs off: {TAPS_ENV}=0) "
     elif _conv_taps.usable() is None:
-        taps = ""
+        taps = onednn
     if _bn_jit.switched_off():
         return f"{taps}im2col/col2im in numpy + BLAS GEMMs ({_bn_jit.ENV}=0)"
     try:
@@ -648,6 +656,11 @@ def conv_fprop(
     """
     _check(x.shape, w.shape, groups, x.ndim - 2, pre_padding, post_padding, stride, dilation)
     y_dim = conv_output_dims(x.shape, w.shape, pre_padding, post_padding, stride, dilation)
+    if np.dtype(acc) == np.float32:
+        fast = _onednn.conv("fprop", x, w, y_dim, pre_padding, post_padding, stride, dilation,
+                            groups)
+        if fast is not None:
+            return fast
     trivial = _trivial(w.shape[2:], pre_padding, post_padding, stride)
     lib = _taps(acc, w.shape[1], w.shape[0] // groups)
     if lib is not None and min(y_dim) > 0 and min(x.shape) > 0 and not trivial:
@@ -683,6 +696,11 @@ def conv_dgrad(
     x_shape = tuple(int(v) for v in x_shape)
     _check(x_shape, w.shape, groups, dy.ndim - 2, pre_padding, post_padding, stride, dilation)
     y_dim = conv_output_dims(x_shape, w.shape, pre_padding, post_padding, stride, dilation)
+    if tuple(dy.shape) == y_dim:
+        dx = _onednn.conv("dgrad", dy, w, x_shape, pre_padding, post_padding, stride, dilation,
+                          groups)
+        if dx is not None:
+            return dx
     lib = _taps(_F32, w.shape[1], w.shape[0] // groups)
     if (lib is not None and tuple(dy.shape) == y_dim and min(y_dim) > 0 and min(x_shape) > 0
             and not _trivial(w.shape[2:], pre_padding, post_padding, stride)):
@@ -725,6 +743,11 @@ def conv_wgrad(
     w_shape = tuple(int(v) for v in w_shape)
     _check(x.shape, w_shape, groups, x.ndim - 2, pre_padding, post_padding, stride, dilation)
     y_dim = conv_output_dims(x.shape, w_shape, pre_padding, post_padding, stride, dilation)
+    if tuple(dy.shape) == y_dim:
+        dw = _onednn.conv("wgrad", x, dy, w_shape, pre_padding, post_padding, stride, dilation,
+                          groups)
+        if dw is not None:
+            return dw
     lib = _taps(_F32, w_shape[1], w_shape[0] // groups)
     if (lib is not None and tuple(dy.shape) == y_dim and min(y_dim) > 0 and min(x.shape) > 0
             and not _trivial(w_shape[2:], pre_padding, post_padding, stride)):

@@ -1,0 +1,697 @@
+"""oneDNN's CPU convolutions through ctypes: the reference engine's fprop, dgrad and wgrad when
+Intel's ``onednn-cpu-gomp`` wheel (oneDNN 3.x, GNU OpenMP; Linux x86-64) is installed.
+
+These are the kernels PyTorch's CPU convolutions run (its ``mkldnn`` path), so with the wheel the
+reference engine's convolutions run at PyTorch's speed on any core count and in FP32, FP16 and
+BF16 (AMX where the CPU has it). Without it, or with ``HIPDNN_REFERENCE_ONEDNN=0``, the numpy /
+OpenBLAS paths of :mod:`._conv` run; those stay the independent implementation the oneDNN path
+is tested against (besides PyTorch).
+
+What is asked of oneDNN, and what is declined (the caller then takes its own paths):
+
+- Data: FP32, FP16 or BF16 inputs of one type, summed in FP32 and returned as FP32 (the engine
+  rounds once into the output's type, as on its other paths). ``fpmath`` is set to strict, so an
+  FP32 problem is never computed in a lower precision whatever ``ONEDNN_DEFAULT_FPMATH_MODE``
+  says.
+- Layouts: a dense channels-last input is handed over as it lies (oneDNN's ``nhwc`` kernels,
+  PyTorch's ``channels_last``); any other layout goes through oneDNN's reorders into the blocked
+  layout the primitive chooses, as PyTorch does for NCHW. Weights always go through a reorder.
+- An implementation named ``ref`` (oneDNN's slow reference loops) is declined.
+
+Threads: oneDNN runs on OpenMP threads; each call sets the calling thread's OpenMP thread count
+to the engine's (:func:`._parallel.workers`). The results have the same bits for any thread
+count: fprop and dgrad sum each output in one thread, whatever the count; oneDNN's threaded
+weight gradient splits its sums over the batch by the thread count, so wgrad runs instead as
+a fixed (shape-given) set of parts, each on one thread, added in order (:func:`_wgrad_parts`).
+``HIPDNN_REFERENCE_ONEDNN=fwd`` keeps wgrad on the tap GEMMs.
+
+Primitives are cached by problem (:data:`CACHE_SIZE` most recent). Nothing is loaded at import.
+
+>>> lib = library()
+>>> lib is None or lib.version[0] >= 3
+True
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import functools
+import glob
+import os
+import site
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from math import prod
+from typing import NamedTuple, TypeVar
+
+import numpy as np
+
+from hipdnn.engines.reference._parallel import run_parts, workers
+
+__all__ = ["ENV", "LIBRARY_ENV", "OneDNN", "conv", "library", "mode"]
+
+#: ``0`` turns the oneDNN path off; ``fwd`` keeps it for fprop and dgrad only.
+ENV = "HIPDNN_REFERENCE_ONEDNN"
+#: A full path to ``libdnnl.so.3`` to use instead of the one the wheel installed.
+LIBRARY_ENV = "HIPDNN_ONEDNN_LIBRARY"
+#: Problems whose primitives are kept.
+CACHE_SIZE = 64
+#: Parts of a weight gradient (fixed by the shape, never by the thread count): single images
+#: cut into slabs of output rows, or runs of images when the batch has this many or more.
+WGRAD_PARTS = 32
+#: Bytes of partial weight gradients held at once (parts run in waves below it).
+PARTIAL_BYTES = 1 << 26
+
+_vp = ctypes.c_void_p
+_i64 = ctypes.c_int64
+_SUCCESS, _OUT_OF_MEMORY, _UNIMPLEMENTED = 0, 1, 3
+_CPU = 1
+_FORWARD_TRAINING, _BACKWARD_DATA, _BACKWARD_WEIGHTS = 64, 160, 192
+_CONVOLUTION_DIRECT = 1
+_FORMAT_ANY = 1
+_QUERY_IMPL_INFO_STR = 8
+_QUERY_SRC_MD, _QUERY_DIFF_SRC_MD, _QUERY_WEIGHTS_MD = 129, 130, 131
+_QUERY_DIFF_WEIGHTS_MD, _QUERY_DST_MD, _QUERY_DIFF_DST_MD = 132, 133, 134
+_ARG_SRC, _ARG_DST, _ARG_WEIGHTS = 1, 17, 33
+_ARG_DIFF_SRC, _ARG_DIFF_DST, _ARG_DIFF_WEIGHTS = 129, 145, 161
+_QUERY_SCRATCHPAD_MD = 136
+_ARG_SCRATCHPAD = 80
+_FPMATH_STRICT = 0
+_SCRATCHPAD_USER = 1
+_F32 = np.float32
+_DNNL_F32 = 3
+T = TypeVar("T")
+
+
+def _dnnl_type(dtype: np.dtype) -> int | None:
+    if dtype == np.float32:
+        return 3
+    if dtype == np.float16:
+        return 1
+    if dtype.name == "bfloat16":  # ml_dtypes
+        return 2
+    return None
+
+
+class _Version(ctypes.Structure):
+    _fields_ = (("major", ctypes.c_int), ("minor", ctypes.c_int), ("patch", ctypes.c_int),
+                ("hash", ctypes.c_char_p), ("cpu_runtime", ctypes.c_uint),
+                ("gpu_runtime", ctypes.c_uint))
+
+
+class _Arg(ctypes.Structure):
+    _fields_ = (("arg", ctypes.c_int), ("memory", _vp))
+
+
+class OneDNNError(RuntimeError):
+    """A oneDNN call failed with ``status`` (1 = out of memory, 3 = unimplemented)."""
+
+    def __init__(self, call: str, status: int) -> None:
+        super().__init__(f"oneDNN {call} failed with status {status}")
+        self.call, self.status = call, status
+
+
+class OneDNN:
+    """The loaded library: one CPU engine, a stream per calling thread, and the primitive cache."""
+
+    def __init__(self, lib: ctypes.CDLL, omp: ctypes.CDLL | None, path: str) -> None:
+        self.lib, self.path = lib, path
+        self._omp_set = None
+        if omp is not None:
+            self._omp_set = omp.omp_set_num_threads
+            self._omp_set.argtypes, self._omp_set.restype = [ctypes.c_int], None
+        lib.dnnl_version.restype = ctypes.POINTER(_Version)
+        v = lib.dnnl_version().contents
+        self.version = (int(v.major), int(v.minor), int(v.patch))
+        for name in ("dnnl_primitive_desc_query_md",):
+            getattr(lib, name).restype = _vp
+        lib.dnnl_memory_desc_get_size.restype = ctypes.c_size_t
+        lib.dnnl_memory_desc_get_size.argtypes = [_vp]
+        lib.dnnl_primitive_desc_query.argtypes = [_vp, ctypes.c_int, ctypes.c_int, _vp]
+        self.engine = _vp()
+        self._check(lib.dnnl_engine_create(ctypes.byref(self.engine), _CPU, ctypes.c_size_t(0)),
+                    "dnnl_engine_create")
+        self._local = threading.local()
+        self._cache: collections.OrderedDict[tuple, _Plan | None] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _check(status: int, call: str) -> None:
+        if status != _SUCCESS:
+            raise OneDNNError(call, int(status))
+
+    def stream(self) -> _vp:
+        """This thread's stream (oneDNN streams are not shared between threads)."""
+        s = getattr(self._local, "stream", None)
+        if s is None:
+            s = _vp()
+            self._check(self.lib.dnnl_stream_create(ctypes.byref(s), self.engine, ctypes.c_uint(1)),
+                        "dnnl_stream_create")
+            self._local.stream = s
+        return s
+
+    def set_threads(self, count: int) -> None:
+        if self._omp_set is not None:
+            self._omp_set(int(count))
+
+    # memory descriptors ----------------------------------------------------------------------
+
+    def md_strided(self, dims: Sequence[int], strides: Sequence[int], dtype: int) -> _MD:
+        md = _vp()
+        n = len(dims)
+        self._check(self.lib.dnnl_memory_desc_create_with_strides(
+            ctypes.byref(md), n, (_i64 * n)(*dims), dtype, (_i64 * n)(*strides)),
+            "dnnl_memory_desc_create_with_strides")
+        return _MD(self, md)
+
+    def md_any(self, dims: Sequence[int], dtype: int) -> _MD:
+        md = _vp()
+        n = len(dims)
+        self._check(self.lib.dnnl_memory_desc_create_with_tag(
+            ctypes.byref(md), n, (_i64 * n)(*dims), dtype, _FORMAT_ANY),
+            "dnnl_memory_desc_create_with_tag")
+        return _MD(self, md)
+
+    def queried(self, pd: _vp, what: int) -> _MD:
+        """A memory descriptor the primitive descriptor chose (cloned: it outlives ``pd``)."""
+        md = self.lib.dnnl_primitive_desc_query_md(pd, what, 0)
+        clone = _vp()
+        self._check(self.lib.dnnl_memory_desc_clone(ctypes.byref(clone), _vp(md)),
+                    "dnnl_memory_desc_clone")
+        return _MD(self, clone)
+
+    def primitive(self, pd: _vp) -> _vp:
+        prim = _vp()
+        self._check(self.lib.dnnl_primitive_create(ctypes.byref(prim), pd), "dnnl_primitive_create")
+        return prim
+
+    def impl(self, pd: _vp) -> str:
+        name = ctypes.c_char_p()
+        self._check(self.lib.dnnl_primitive_desc_query(pd, _QUERY_IMPL_INFO_STR, 0,
+                                                       ctypes.byref(name)),
+                    "dnnl_primitive_desc_query")
+        return (name.value or b"").decode()
+
+    def attr(self) -> _vp:
+        """A new attribute: strict FP32 math, and scratchpads the caller passes (oneDNN's own
+        scratchpad is shared by every primitive, so primitives could not run concurrently)."""
+        attr = _vp()
+        self._check(self.lib.dnnl_primitive_attr_create(ctypes.byref(attr)),
+                    "dnnl_primitive_attr_create")
+        try:
+            self._check(self.lib.dnnl_primitive_attr_set_fpmath_mode(attr, _FPMATH_STRICT),
+                        "dnnl_primitive_attr_set_fpmath_mode")
+            self._check(self.lib.dnnl_primitive_attr_set_scratchpad_mode(attr, _SCRATCHPAD_USER),
+                        "dnnl_primitive_attr_set_scratchpad_mode")
+        except OneDNNError:
+            self.lib.dnnl_primitive_attr_destroy(attr)
+            raise
+        return attr
+
+    def reorder(self, src: _MD, dst: _MD) -> _Prim:
+        pd = _vp()
+        attr = self.attr()
+        try:
+            self._check(self.lib.dnnl_reorder_primitive_desc_create(
+                ctypes.byref(pd), src.handle, self.engine, dst.handle, self.engine, attr),
+                "dnnl_reorder_primitive_desc_create")
+        finally:
+            self.lib.dnnl_primitive_attr_destroy(attr)
+        try:
+            return _Prim(self.primitive(pd), self.queried(pd, _QUERY_SCRATCHPAD_MD))
+        finally:
+            self.lib.dnnl_primitive_desc_destroy(pd)
+
+    def execute(self, prim: _Prim, args: Sequence[tuple[int, _vp]]) -> None:
+        """Run ``prim`` on ``args`` with a scratchpad of its own, and wait for it."""
+        mems: list[_vp] = []
+        scratch = None
+        if prim.scratch.size:
+            scratch = np.empty(prim.scratch.size + 64, dtype=np.uint8)
+            base = scratch.ctypes.data
+            mems.append(self.memory(prim.scratch, base + (-base) % 64))
+            args = [*args, (_ARG_SCRATCHPAD, mems[-1])]
+        arr = (_Arg * len(args))(*[_Arg(a, m) for a, m in args])
+        stream = self.stream()
+        try:
+            self._check(self.lib.dnnl_primitive_execute(prim.handle, stream, len(args), arr),
+                        "dnnl_primitive_execute")
+            self._check(self.lib.dnnl_stream_wait(stream), "dnnl_stream_wait")
+        finally:
+            for m in mems:
+                self.lib.dnnl_memory_destroy(m)
+            del scratch
+
+    def memory(self, md: _MD, address: int) -> _vp:
+        mem = _vp()
+        self._check(self.lib.dnnl_memory_create(ctypes.byref(mem), md.handle, self.engine,
+                                                _vp(address)), "dnnl_memory_create")
+        return mem
+
+
+class _MD:
+    """A memory descriptor owned by Python (destroyed with it)."""
+
+    def __init__(self, owner: OneDNN, handle: _vp) -> None:
+        self.owner, self.handle = owner, handle
+        self.size = int(owner.lib.dnnl_memory_desc_get_size(handle))
+
+    def __del__(self) -> None:
+        try:
+            self.owner.lib.dnnl_memory_desc_destroy(self.handle)
+        except Exception:  # interpreter shutdown
+            pass
+
+
+class _Prim(NamedTuple):
+    """A primitive and the scratchpad each execution of it takes (its size may be 0)."""
+
+    handle: _vp
+    scratch: _MD
+
+
+class _Side(NamedTuple):
+    """One tensor of a primitive: the user's layout, the primitive's, and the reorder between
+    them (None when the primitive reads or writes the user's layout itself)."""
+
+    user: _MD
+    inner: _MD
+    reorder: _Prim | None
+
+
+class _Plan:
+    """A created primitive and its sides, in execution order: inputs, then the output."""
+
+    def __init__(self, owner: OneDNN, prim: _Prim, impl: str, inputs: list[tuple[int, _Side]],
+                 output: tuple[int, _Side]) -> None:
+        self.owner, self.prim, self.impl = owner, prim, impl
+        self.inputs, self.output = inputs, output
+
+    def __del__(self) -> None:
+        try:
+            destroy = self.owner.lib.dnnl_primitive_destroy
+            for _, side in [*self.inputs, self.output]:
+                if side.reorder is not None:
+                    destroy(side.reorder.handle)
+            destroy(self.prim.handle)
+        except Exception:  # interpreter shutdown
+            pass
+
+
+_STATE: list[OneDNN | None] = []
+_STATE_LOCK = threading.Lock()
+
+
+def _candidates() -> list[str]:
+    explicit = os.environ.get(LIBRARY_ENV, "").strip()
+    if explicit:
+        return [explicit]
+    roots = [sys.prefix, sys.base_prefix, getattr(site, "USER_BASE", None) or ""]
+    found: list[str] = []
+    for root in roots:
+        if root:
+            found += sorted(glob.glob(os.path.join(root, "lib", "libdnnl.so.3")))
+    return list(dict.fromkeys(found))
+
+
+def _load() -> OneDNN | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    for path in _candidates():
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        try:
+            omp: ctypes.CDLL | None = ctypes.CDLL("libgomp.so.1")
+        except OSError:
+            omp = None
+        try:
+            one = OneDNN(lib, omp, path)
+        except (AttributeError, OneDNNError):
+            continue
+        if one.version[0] == 3:
+            return one
+    return None
+
+
+def library() -> OneDNN | None:
+    """The loaded oneDNN, or None (not installed, not Linux, switched off by ``ENV=0``)."""
+    if mode() == "off":
+        return None
+    if not _STATE:
+        with _STATE_LOCK:
+            if not _STATE:
+                try:
+                    _STATE.append(_load())
+                except Exception:  # an odd install: the numpy paths still work
+                    _STATE.append(None)
+    return _STATE[0]
+
+
+def mode() -> str:
+    """``off`` (``ENV=0``), ``fwd`` (fprop and dgrad only) or ``on`` (the default)."""
+    val = os.environ.get(ENV, "").strip().lower()
+    if val in ("0", "off", "false", "no"):
+        return "off"
+    return "fwd" if val == "fwd" else "on"
+
+
+def _channels_last_dense(a: np.ndarray) -> bool:
+    """C (axis 1) innermost and the rest packed in N, spatial... order: oneDNN's ``nhwc``."""
+    if a.ndim < 3 or a.size == 0:
+        return False
+    order = [0, *range(2, a.ndim), 1]
+    expect = a.itemsize
+    for axis in reversed(order):
+        if a.shape[axis] != 1 and a.strides[axis] != expect:
+            return False
+        expect *= a.shape[axis]
+    return True
+
+
+def _user_md(one: OneDNN, a: np.ndarray, dims: Sequence[int], dtype: int) -> _MD:
+    if _channels_last_dense(a):  # the strides of size-1 axes do not matter: say nhwc's
+        strides = _cl_strides(a.shape)
+    elif a.flags.c_contiguous:
+        strides = _cf_strides(a.shape)
+    else:
+        strides = [s // a.itemsize for s in a.strides]
+    if len(dims) == a.ndim + 1:  # grouped weights: (G, K/G, C/G, ...) from (K, C/G, ...)
+        kg = dims[1]
+        strides = [kg * strides[0], *strides]
+    return one.md_strided(dims, strides, dtype)
+
+
+def _groups_dims(shape: Sequence[int], groups: int) -> list[int]:
+    if groups == 1:
+        return list(shape)
+    return [groups, shape[0] // groups, *shape[1:]]
+
+
+def _plain(a: np.ndarray) -> np.ndarray:
+    """``a`` with positive, element-aligned strides (oneDNN reads any such layout)."""
+    if all(s > 0 and s % a.itemsize == 0 for s in a.strides) and a.flags.aligned:
+        return a
+    return np.ascontiguousarray(a)
+
+
+def _create(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: Sequence[int],
+            out_cl: bool, dtype: int, groups: int, pre: Sequence[int], post: Sequence[int],
+            stride: Sequence[int], dilation: Sequence[int]) -> _Plan | None:
+    """The primitive for ``kind`` (fprop: a=x, b=w; dgrad: a=dy, b=w; wgrad: a=x, b=dy), or None
+    where oneDNN has no fast implementation: on the data as it lies where every data tensor is
+    dense channels-last, else (or if that has none) through reorders into oneDNN's layouts."""
+    data = [a, b] if kind == "wgrad" else [a]
+    if all(_channels_last_dense(t) for t in data):
+        plan = _create_as(one, kind, a, b, out_dims, out_cl, dtype, groups, pre, post, stride,
+                          dilation, True)
+        if plan is not None:
+            return plan
+    return _create_as(one, kind, a, b, out_dims, out_cl, dtype, groups, pre, post, stride,
+                      dilation, False)
+
+
+def _create_as(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: Sequence[int],
+               out_cl: bool, dtype: int, groups: int, pre: Sequence[int], post: Sequence[int],
+               stride: Sequence[int], dilation: Sequence[int], keep_a: bool) -> _Plan | None:
+    """:func:`_create` with the data in the user's layouts (``keep_a``) or oneDNN's."""
+    lib = one.lib
+    n = len(stride)
+    w_arr = b if kind != "wgrad" else None
+    if kind == "wgrad":
+        w_dims = _groups_dims(out_dims, groups)
+    else:
+        assert w_arr is not None
+        w_dims = _groups_dims(w_arr.shape, groups)
+    a_dims = list(a.shape)
+    out_is_w = kind == "wgrad"
+    attr = one.attr()
+    try:
+        a_user = _user_md(one, a, a_dims, dtype)
+        a_req = a_user if keep_a else one.md_any(a_dims, dtype)
+        w_req = one.md_any(w_dims, _DNNL_F32 if out_is_w else dtype)
+        if out_is_w:
+            d_user = _user_md(one, b, list(b.shape), dtype)
+            d_req = d_user if keep_a else one.md_any(list(b.shape), dtype)
+        out_f32 = _DNNL_F32
+        if not out_is_w:
+            o_req = (one.md_strided(out_dims, _cl_strides(out_dims), out_f32) if keep_a
+                     else one.md_any(out_dims, out_f32))
+        strides_ = (_i64 * n)(*stride)
+        dil = (_i64 * n)(*[d - 1 for d in dilation])
+        pl, pr = (_i64 * n)(*pre), (_i64 * n)(*post)
+        pd = _vp()
+        if kind == "fprop":
+            call = "dnnl_convolution_forward_primitive_desc_create"
+            status = lib.dnnl_convolution_forward_primitive_desc_create(
+                ctypes.byref(pd), one.engine, _FORWARD_TRAINING, _CONVOLUTION_DIRECT,
+                a_req.handle, w_req.handle, None, o_req.handle, strides_, dil, pl, pr, attr)
+        elif kind == "dgrad":
+            call = "dnnl_convolution_backward_data_primitive_desc_create"
+            status = lib.dnnl_convolution_backward_data_primitive_desc_create(
+                ctypes.byref(pd), one.engine, _CONVOLUTION_DIRECT, o_req.handle, w_req.handle,
+                a_req.handle, strides_, dil, pl, pr, None, attr)
+        else:
+            call = "dnnl_convolution_backward_weights_primitive_desc_create"
+            status = lib.dnnl_convolution_backward_weights_primitive_desc_create(
+                ctypes.byref(pd), one.engine, _CONVOLUTION_DIRECT, a_req.handle, w_req.handle,
+                None, d_req.handle, strides_, dil, pl, pr, None, attr)
+        if status == _UNIMPLEMENTED:
+            return None
+        one._check(status, call)
+    finally:
+        lib.dnnl_primitive_attr_destroy(attr)
+    try:
+        impl = one.impl(pd)
+        if impl.startswith("ref"):
+            return None
+
+        def side(user: _MD, what: int, into: bool) -> _Side:
+            inner = one.queried(pd, what)
+            if user.size == inner.size and lib.dnnl_memory_desc_equal(user.handle, inner.handle):
+                return _Side(user, user, None)
+            return _Side(user, inner, one.reorder(user, inner) if into else one.reorder(inner, user))
+
+        if kind == "fprop":
+            assert w_arr is not None
+            w_user = _user_md(one, w_arr, w_dims, dtype)
+            inputs = [(_ARG_SRC, side(a_user, _QUERY_SRC_MD, True)),
+                      (_ARG_WEIGHTS, side(w_user, _QUERY_WEIGHTS_MD, True))]
+            o_user = one.md_strided(out_dims, _cl_strides(out_dims) if out_cl
+                                    else _cf_strides(out_dims), out_f32)
+            output = (_ARG_DST, side(o_user, _QUERY_DST_MD, False))
+        elif kind == "dgrad":
+            assert w_arr is not None
+            w_user = _user_md(one, w_arr, w_dims, dtype)
+            inputs = [(_ARG_DIFF_DST, side(a_user, _QUERY_DIFF_DST_MD, True)),
+                      (_ARG_WEIGHTS, side(w_user, _QUERY_WEIGHTS_MD, True))]
+            o_user = one.md_strided(out_dims, _cl_strides(out_dims) if out_cl
+                                    else _cf_strides(out_dims), out_f32)
+            output = (_ARG_DIFF_SRC, side(o_user, _QUERY_DIFF_SRC_MD, False))
+        else:
+            inputs = [(_ARG_SRC, side(a_user, _QUERY_SRC_MD, True)),
+                      (_ARG_DIFF_DST, side(d_user, _QUERY_DIFF_DST_MD, True))]
+            o_user = one.md_strided(w_dims, _cf_strides(w_dims), out_f32)
+            output = (_ARG_DIFF_WEIGHTS, side(o_user, _QUERY_DIFF_WEIGHTS_MD, False))
+        prim = _Prim(one.primitive(pd), one.queried(pd, _QUERY_SCRATCHPAD_MD))
+        return _Plan(one, prim, impl, inputs, output)
+    finally:
+        lib.dnnl_primitive_desc_destroy(pd)
+
+
+def _cf_strides(dims: Sequence[int]) -> list[int]:
+    out, acc = [], 1
+    for d in reversed(dims):
+        out.append(acc)
+        acc *= d
+    return out[::-1]
+
+
+def _cl_strides(dims: Sequence[int]) -> list[int]:
+    """Element strides of a channels-last array with logical dims (N, C, spatial...)."""
+    order = [0, *range(2, len(dims)), 1]
+    strides = [0] * len(dims)
+    acc = 1
+    for axis in reversed(order):
+        strides[axis] = acc
+        acc *= dims[axis]
+    return strides
+
+
+def _run(one: OneDNN, plan: _Plan, arrays: Sequence[np.ndarray], out: np.ndarray,
+         threads: int) -> None:
+    """Execute ``plan`` on ``arrays`` (its inputs' user layouts) into ``out`` (its user layout)
+    on ``threads`` OpenMP threads."""
+    one.set_threads(threads)
+    temps: list[np.ndarray] = []
+    mems: list[_vp] = []
+
+    def bind(side: _Side, address: int, into: bool) -> tuple[_vp, _vp]:
+        """(the user's memory, the memory the primitive uses), reordering inputs into it."""
+        user = one.memory(side.user, address)
+        mems.append(user)
+        if side.reorder is None:
+            return user, user
+        scratch = np.empty(side.inner.size + 64, dtype=np.uint8)  # 64-byte aligned below
+        temps.append(scratch)
+        base = scratch.ctypes.data
+        inner = one.memory(side.inner, base + (-base) % 64)
+        mems.append(inner)
+        if into:
+            one.execute(side.reorder, [(_ARG_SRC, user), (_ARG_DST, inner)])
+        return user, inner
+
+    try:
+        args = [(arg, bind(side, a.ctypes.data, True)[1])
+                for (arg, side), a in zip(plan.inputs, arrays, strict=True)]
+        arg, side = plan.output
+        user, result = bind(side, out.ctypes.data, False)
+        args.append((arg, result))
+        one.execute(plan.prim, args)
+        if side.reorder is not None:
+            one.execute(side.reorder, [(_ARG_SRC, result), (_ARG_DST, user)])
+    finally:
+        for m in mems:
+            one.lib.dnnl_memory_destroy(m)
+
+
+def conv(kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequence[int],
+         pre: Sequence[int], post: Sequence[int], stride: Sequence[int],
+         dilation: Sequence[int], groups: int) -> np.ndarray | None:
+    """fprop (a=x, b=w -> y), dgrad (a=dy, b=w -> dx) or wgrad (a=x, b=dy -> dw) in FP32 with
+    logical dims ``out_shape``, or None where this path declines (the caller's paths run).
+
+    y and dx come back in the input's layout (channels-last when ``a`` is dense channels-last),
+    dw packed (K, C/G, spatial...). fprop and dgrad run on the engine's thread count of OpenMP
+    threads (their sums do not depend on it); wgrad runs in :func:`_wgrad_parts`."""
+    one = library()
+    if one is None or (kind == "wgrad" and mode() == "fwd"):
+        return None
+    if a.dtype != b.dtype or _dnnl_type(a.dtype) is None or a.ndim not in (3, 4, 5):
+        return None
+    if min(a.shape) == 0 or min(b.shape) == 0 or min(out_shape) == 0:
+        return None
+    a, b = _plain(a), _plain(b)
+    if kind == "wgrad":
+        return _wgrad_parts(one, a, b, out_shape, pre, post, stride, dilation, groups)
+    return _one(one, kind, a, b, out_shape, pre, post, stride, dilation, groups, workers())
+
+
+def _wgrad_slabs(x_rows: int, out_rows: int, n: int, pre: int, stride: int,
+                 reach: int) -> list[tuple[slice, slice, slice, int, int]]:
+    """The parts of a weight gradient: (images, input rows, output rows, top padding, bottom
+    padding) along the first spatial axis; ``reach`` = (kernel - 1) * dilation."""
+    if n >= WGRAD_PARTS:
+        per = -(-n // WGRAD_PARTS)
+        return [(slice(i, min(n, i + per)), slice(None), slice(None), -1, -1)
+                for i in range(0, n, per)]
+    slabs = max(1, min(out_rows, -(-WGRAD_PARTS // n)))
+    rows = -(-out_rows // slabs)
+    parts = []
+    for i in range(n):
+        for r0 in range(0, out_rows, rows):
+            r1 = min(out_rows, r0 + rows)
+            first, last = r0 * stride - pre, (r1 - 1) * stride - pre + reach
+            lo, hi = max(0, first), min(x_rows, last + 1)
+            if lo < hi:  # else these outputs read only padding: no contribution
+                parts.append((slice(i, i + 1), slice(lo, hi), slice(r0, r1), lo - first,
+                              last + 1 - hi))
+    return parts
+
+
+def _wgrad_parts(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[int],
+                 pre: Sequence[int], post: Sequence[int], stride: Sequence[int],
+                 dilation: Sequence[int], groups: int) -> np.ndarray | None:
+    """The weight gradient as a sum of :func:`_wgrad_slabs` parts, each on one OpenMP thread
+    and the parts on the engine's pool, added in part order: the same bits for any thread
+    count (oneDNN's own threaded weight gradient splits its sums by the thread count)."""
+    reach = (w_shape[2] - 1) * dilation[0]
+    parts = _wgrad_slabs(x.shape[2], dy.shape[2], x.shape[0], pre[0], stride[0], reach)
+    if not parts:
+        return None
+
+    def part(i: int) -> np.ndarray | None:
+        images, rows_in, rows_out, top, bottom = parts[i]
+        p_pre = list(pre) if top < 0 else [top, *pre[1:]]
+        p_post = list(post) if bottom < 0 else [bottom, *post[1:]]
+        return _one(one, "wgrad", x[images, :, rows_in], dy[images, :, rows_out], w_shape,
+                    p_pre, p_post, stride, dilation, groups, 1)
+
+    wave = max(1, min(len(parts), max(workers(), PARTIAL_BYTES // (4 * prod(w_shape)))))
+    dw: np.ndarray | None = None
+    for start in range(0, len(parts), wave):
+        count = min(wave, len(parts) - start)
+        for partial in run_parts(functools.partial(_shifted, part, start), count):
+            if partial is None:
+                return None
+            if dw is None:
+                dw = partial
+            else:
+                dw += partial
+    return dw
+
+
+def _shifted(fn: Callable[[int], T], offset: int, i: int) -> T:
+    return fn(offset + i)
+
+
+def _one(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequence[int],
+         pre: Sequence[int], post: Sequence[int], stride: Sequence[int],
+         dilation: Sequence[int], groups: int, threads: int) -> np.ndarray | None:
+    """One oneDNN call of ``kind`` on ``threads`` OpenMP threads (see :func:`conv`)."""
+    dtype = _dnnl_type(a.dtype)
+    assert dtype is not None
+    out_cl = kind != "wgrad" and _channels_last_dense(a)
+    # oneDNN fixes an implementation's work split at creation from the creating thread's
+    # OpenMP thread count: create (and key) each primitive at the count it runs with
+    one.set_threads(threads)
+    key = (kind, a.dtype.str, a.dtype.name, a.shape, a.strides, b.shape, b.strides,
+           tuple(out_shape), out_cl, groups, tuple(pre), tuple(post), tuple(stride),
+           tuple(dilation), threads)
+    with one._lock:
+        hit = key in one._cache
+        plan = one._cache.get(key)
+        if hit:
+            one._cache.move_to_end(key)
+    if not hit:
+        try:
+            plan = _create(one, kind, a, b, out_shape, out_cl, dtype, groups, pre, post, stride,
+                           dilation)
+        except OneDNNError as exc:
+            if exc.status == _OUT_OF_MEMORY:
+                raise MemoryError(f"oneDNN ran out of memory creating the {kind} "
+                                  f"convolution") from exc
+            plan = None
+        with one._lock:
+            one._cache[key] = plan
+            while len(one._cache) > CACHE_SIZE:
+                one._cache.popitem(last=False)
+    if plan is None:
+        return None
+    if kind == "wgrad":
+        out = np.empty(out_shape, dtype=_F32)
+    elif out_cl:
+        order = [0, *range(2, len(out_shape)), 1]
+        out = np.empty([out_shape[i] for i in order], dtype=_F32)
+        out = np.moveaxis(out, -1, 1)
+    else:
+        out = np.empty(out_shape, dtype=_F32)
+    try:
+        _run(one, plan, [a, b], out, threads)
+    except OneDNNError as exc:
+        if exc.status == _OUT_OF_MEMORY:
+            raise MemoryError(f"oneDNN ran out of memory running the {kind} convolution") from exc
+        return None
+    return out
+
+
+def describe() -> str:
+    """One line for ``python -m hipdnn info``."""
+    one = library()
+    if one is None:
+        return ""
+    major, minor, patch = one.version
+    return f"oneDNN {major}.{minor}.{patch} ({one.path})"

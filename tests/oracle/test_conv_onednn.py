@@ -1,0 +1,244 @@
+"""The reference convolutions on oneDNN (hipdnn/engines/reference/_onednn.py, Intel's
+onednn-cpu-gomp wheel): that it really runs the problems users run (not a silent fallback),
+against PyTorch in float64 and against the tap GEMMs (our own OpenBLAS path, independent of
+oneDNN); the same bits for any thread count; primitives run from several threads at once;
+the switch; what it declines. The ``conv_path`` tests in test_conv_paths.py run every odd
+shape through it too."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from oracle_helpers import TOL
+
+from hipdnn.engines.reference import _onednn
+from hipdnn.engines.reference import kernels as K
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def one(require_or_skip: Any, monkeypatch: pytest.MonkeyPatch) -> _onednn.OneDNN:
+    monkeypatch.delenv(_onednn.ENV, raising=False)
+    lib = _onednn.library()
+    if lib is None:
+        require_or_skip("HIPDNN_REQUIRE_ONEDNN", "oneDNN is not installed: pip install "
+                        "'hipdnn-ctypes[cpu]' (Intel's onednn-cpu-gomp wheel, Linux x86-64)")
+    assert lib is not None
+    return lib
+
+
+def _cl(a: np.ndarray) -> np.ndarray:
+    order = (0, *range(2, a.ndim), 1)
+    return np.ascontiguousarray(a.transpose(order)).transpose(np.argsort(order))
+
+
+#: (N, C, K, spatial, kernel, pad, stride, dilation, groups): ResNet / U-Net / video shapes
+LAYERS = {
+    "3x3": (2, 32, 32, (14, 14), 3, 1, 1, 1, 1),
+    "3x3-s2": (2, 32, 64, (15, 15), 3, 1, 2, 1, 1),
+    "1x1": (2, 64, 32, (7, 7), 1, 0, 1, 1, 1),
+    "stem-7x7": (2, 3, 16, (32, 32), 7, 3, 2, 1, 1),
+    "grouped": (2, 32, 32, (9, 9), 3, 1, 1, 1, 4),
+    "depthwise": (2, 16, 16, (9, 9), 3, 1, 1, 1, 16),
+    "dilated": (2, 16, 16, (12, 12), 3, 2, 1, 2, 1),
+    "3d": (1, 16, 16, (4, 9, 9), 3, 1, 1, 1, 1),
+    "1d": (2, 16, 24, (40,), 5, 2, 1, 1, 1),
+}
+
+
+def _layer(name: str, dtype: Any = np.float32, seed: int = 0) -> dict[str, Any]:
+    n, c, k, sp, ks, p, s, d, g = LAYERS[name]
+    nd = len(sp)
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, (n, c, *sp)).astype(dtype).astype(np.float64)
+    w = rng.uniform(-1, 1, (k, c // g, *[ks] * nd)).astype(dtype).astype(np.float64)
+    conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[nd]
+    xt = torch.tensor(x, requires_grad=True)
+    wt = torch.tensor(w, requires_grad=True)
+    y = conv(xt, wt, stride=s, padding=p, dilation=d, groups=g)
+    dy = rng.uniform(-1, 1, tuple(y.shape)).astype(dtype).astype(np.float64)
+    y.backward(torch.tensor(dy))
+    args = ([p] * nd, [p] * nd, [s] * nd, [d] * nd, g)
+    return {"x": x, "w": w, "dy": dy, "y": y.detach().numpy(), "dx": xt.grad.numpy(),
+            "dw": wt.grad.numpy(), "args": args}
+
+
+def _close(got: np.ndarray, want: np.ndarray, direction: str) -> None:
+    atol, rtol = TOL[f"conv_{direction}"]["fp32"]
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol * max(1.0, np.abs(want).max()))
+
+
+@pytest.mark.parametrize("layout", ["cf", "cl"])
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_runs_on_onednn_and_matches_torch(one: _onednn.OneDNN, name: str, layout: str) -> None:
+    """Every direction of each layer is computed by oneDNN itself (``conv`` answers, no
+    fallback) and matches PyTorch's float64 autograd, and the kernels' entry points return it."""
+    d = _layer(name)
+    store = _cl if layout == "cl" else np.ascontiguousarray
+    x, w, dy = (store(d[k].astype(np.float32)) for k in ("x", "w", "dy"))
+    for direction, a, b, shape, want in (("fprop", x, w, d["y"].shape, d["y"]),
+                                          ("dgrad", dy, w, d["x"].shape, d["dx"]),
+                                          ("wgrad", x, dy, d["w"].shape, d["dw"])):
+        got = _onednn.conv(direction, a, b, shape, *d["args"])
+        assert got is not None, f"{name} {layout} {direction}: oneDNN declined"
+        assert got.dtype == np.float32 and got.shape == tuple(shape)
+        _close(got, want, direction)
+    _close(K.conv_fprop(x, w, *d["args"]), d["y"], "fprop")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["3x3", "3x3-s2", "1x1", "3d"])
+def test_half_types_sum_in_fp32(one: _onednn.OneDNN, name: str, dtype: str) -> None:
+    """FP16/BF16 data (exact in FP32): oneDNN's sums are FP32's, within the FP32 tolerance of
+    the float64 truth; every BF16 direction and FP16 fprop run on oneDNN."""
+    import ml_dtypes
+
+    np_dtype = np.float16 if dtype == "float16" else ml_dtypes.bfloat16
+    d = _layer(name, np_dtype)
+    x, w, dy = (_cl(d[k].astype(np_dtype)) for k in ("x", "w", "dy"))
+    for direction, a, b, shape, want in (("fprop", x, w, d["y"].shape, d["y"]),
+                                          ("dgrad", dy, w, d["x"].shape, d["dx"]),
+                                          ("wgrad", x, dy, d["w"].shape, d["dw"])):
+        got = _onednn.conv(direction, a, b, shape, *d["args"])
+        if got is None:  # oneDNN 3.2 lacks some FP16 backward kernels (the tap GEMMs run them)
+            assert direction != "fprop" and dtype == "float16", (name, direction, dtype)
+            got = getattr(K, f"conv_{direction}")(a, b, shape, *d["args"])
+        _close(got, want, direction)
+
+
+def test_agrees_with_the_tap_gemms(one: _onednn.OneDNN, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Our own OpenBLAS tap GEMMs (no oneDNN) and oneDNN agree to FP32 rounding on a ResNet-50
+    layer, in both directions of the switch."""
+    rng = np.random.default_rng(3)
+    x = _cl(rng.standard_normal((4, 64, 28, 28)).astype(np.float32))
+    w = rng.standard_normal((64, 64, 3, 3)).astype(np.float32)
+    args = ([1, 1], [1, 1], [1, 1], [1, 1], 1)
+    fast = K.conv_fprop(x, w, *args)
+    monkeypatch.setenv(_onednn.ENV, "0")
+    assert _onednn.library() is None and _onednn.conv("fprop", x, w, fast.shape, *args) is None
+    taps = K.conv_fprop(x, w, *args)
+    np.testing.assert_allclose(fast, taps, rtol=1e-4, atol=1e-4 * np.abs(taps).max())
+    monkeypatch.setenv(_onednn.ENV, "fwd")  # fprop and dgrad only
+    dy = rng.standard_normal(fast.shape).astype(np.float32)
+    assert _onednn.conv("wgrad", x, dy, w.shape, *args) is None
+    assert _onednn.conv("dgrad", dy, w, x.shape, *args) is not None
+
+
+_BITS_SCRIPT = """
+import hashlib, sys
+import numpy as np
+sys.path.insert(0, {root!r})
+from hipdnn.core.shapes import conv_output_dims
+from hipdnn.engines.reference import _onednn
+assert _onednn.library() is not None
+rng = np.random.default_rng(1)
+h = {{k: hashlib.sha256() for k in ("fprop", "dgrad", "wgrad")}}
+for cl in (False, True):
+    for nsp in (1, 2, 3):
+        sp = (6, 17, 15)[3 - nsp:]
+        for n, c in ((3, 24), (40, 16)):
+            x = rng.standard_normal((n, c, *sp)).astype(np.float32)
+            w = rng.standard_normal((32, c // 2, *([3] * nsp))).astype(np.float32)
+            if cl:
+                x = np.moveaxis(np.ascontiguousarray(np.moveaxis(x, 1, -1)), -1, 1)
+            for st in (1, 2):
+                a = ([1] * nsp, [1] * nsp, [st] * nsp, [1] * nsp, 2)
+                y = _onednn.conv("fprop", x, w, conv_output_dims(x.shape, w.shape, *a[:4]), *a)
+                dy = rng.standard_normal(y.shape).astype(np.float32)
+                if cl:
+                    dy = np.moveaxis(np.ascontiguousarray(np.moveaxis(dy, 1, -1)), -1, 1)
+                dx = _onednn.conv("dgrad", dy, w, x.shape, *a)
+                dw = _onednn.conv("wgrad", x, dy, w.shape, *a)
+                for k, r in (("fprop", y), ("dgrad", dx), ("wgrad", dw)):
+                    h[k].update(np.ascontiguousarray(r).tobytes())
+print(" ".join(f"{{k}}={{v.hexdigest()}}" for k, v in h.items()))
+"""
+
+
+def test_same_bits_for_any_thread_count(one: _onednn.OneDNN) -> None:
+    """fprop, dgrad and wgrad (1-D, 2-D, 3-D; both memory orders; strides 1 and 2; a batch
+    below and above WGRAD_PARTS) give the same bits with 1, 2 and 5 threads. Without the fixed
+    parts, oneDNN's threaded weight gradient did not (its sums split by thread count)."""
+    digests = set()
+    for threads in ("1", "2", "5"):
+        env = {**os.environ, "HIPDNN_REFERENCE_THREADS": threads, "OMP_NUM_THREADS": threads,
+               "OPENBLAS_NUM_THREADS": threads}
+        env.pop(_onednn.ENV, None)
+        out = subprocess.run([sys.executable, "-c", _BITS_SCRIPT.format(root=str(ROOT))],
+                             env=env, capture_output=True, text=True, timeout=600, check=True)
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1, digests
+
+
+def test_threads_running_primitives_at_once(one: _onednn.OneDNN) -> None:
+    """Four Python threads run the same cached primitives at once (each execution has its own
+    scratchpad): every result is right and equal to the single-threaded one."""
+    d = _layer("3x3")
+    x, w, dy = (_cl(d[k].astype(np.float32)) for k in ("x", "w", "dy"))
+    want = {k: _onednn.conv(k, *ab, shape, *d["args"]) for k, ab, shape in (
+        ("fprop", (x, w), d["y"].shape), ("dgrad", (dy, w), d["x"].shape),
+        ("wgrad", (x, dy), d["w"].shape))}
+    digests: list[set[str]] = [set(), set(), set()]
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(5):
+                for i, (k, ab, shape) in enumerate((
+                        ("fprop", (x, w), d["y"].shape), ("dgrad", (dy, w), d["x"].shape),
+                        ("wgrad", (x, dy), d["w"].shape))):
+                    got = _onednn.conv(k, *ab, shape, *d["args"])
+                    assert got is not None
+                    digests[i].add(hashlib.sha256(np.ascontiguousarray(got).tobytes()).hexdigest())
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for i, k in enumerate(("fprop", "dgrad", "wgrad")):
+        assert digests[i] == {hashlib.sha256(np.ascontiguousarray(want[k]).tobytes()).hexdigest()}
+
+
+def test_declines_what_it_does_not_do(one: _onednn.OneDNN) -> None:
+    """Mixed input types, float64/int8 data and empty tensors are declined (None: the caller's
+    numpy paths run), never computed in another precision."""
+    x = np.ones((1, 4, 5, 5), np.float32)
+    w = np.ones((4, 4, 3, 3), np.float32)
+    args = ([1, 1], [1, 1], [1, 1], [1, 1], 1)
+    assert _onednn.conv("fprop", x, w.astype(np.float16), (1, 4, 5, 5), *args) is None
+    assert _onednn.conv("fprop", x.astype(np.float64), w.astype(np.float64), (1, 4, 5, 5),
+                        *args) is None
+    assert _onednn.conv("fprop", x.astype(np.int8), w.astype(np.int8), (1, 4, 5, 5), *args) is None
+    assert _onednn.conv("fprop", x[:0], w, (0, 4, 5, 5), *args) is None
+    # and the kernels still answer those (INT8 exactly, in float64)
+    y = K.conv_fprop(x.astype(np.int8), w.astype(np.int8), *args, acc=np.float64)
+    assert y.dtype == np.float64 and y[0, 0, 2, 2] == 36
+
+
+def test_odd_strides_and_views(one: _onednn.OneDNN) -> None:
+    """Views with a negative stride, a broadcast axis or a sliced channel range are read right."""
+    rng = np.random.default_rng(5)
+    base = rng.standard_normal((2, 24, 10, 10)).astype(np.float32)
+    w = rng.standard_normal((8, 16, 3, 3)).astype(np.float32)
+    args = ([1, 1], [1, 1], [1, 1], [1, 1], 1)
+    for x in (base[:, 4:20], base[:, :16, ::-1], np.broadcast_to(base[:1, :16], (2, 16, 10, 10))):
+        want = F.conv2d(torch.tensor(np.ascontiguousarray(x), dtype=torch.float64),
+                        torch.tensor(w, dtype=torch.float64), padding=1).numpy()
+        got = _onednn.conv("fprop", x, w, want.shape, *args)
+        assert got is not None
+        _close(got, want, "fprop")
