@@ -34,7 +34,7 @@ def test_notebook_executes(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert any("runs on " in h for h in html)  # after build(): the engine per node
     text = "".join(out.get("text", "") for cell in nb.cells if cell.cell_type == "code"
                    for out in cell.get("outputs", []) if out.get("output_type") == "stream")
-    assert "max abs error" in text and "  plan: " in text
+    assert "matches the oracle within 1e-4" in text and "  plan: " in text
 
 
 def test_committed_outputs_are_fresh() -> None:
