@@ -624,14 +624,30 @@ def _wgrad_parts(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[i
     dw: np.ndarray | None = None
     for start in range(0, len(parts), wave):
         count = min(wave, len(parts) - start)
-        for partial in run_parts(functools.partial(_shifted, part, start), count):
-            if partial is None:
-                return None
-            if dw is None:
-                dw = partial
-            else:
-                dw += partial
+        partials = run_parts(functools.partial(_shifted, part, start), count)
+        if any(p is None for p in partials):
+            return None
+        if dw is None:
+            dw, partials = partials[0], partials[1:]
+        _accumulate(dw, partials)  # type: ignore[arg-type]
     return dw
+
+
+def _accumulate(dw: np.ndarray, partials: Sequence[np.ndarray]) -> None:
+    """``dw += p`` for each of ``partials`` in order, element ranges on the pool: each element
+    is summed in part order, so the bits do not depend on the thread count or the ranges."""
+    if not partials:
+        return
+    total = dw.reshape(-1)
+    flats = [p.reshape(-1) for p in partials]
+    step = max(1 << 15, -(-total.size // (4 * workers())))
+
+    def chunk(i: int) -> None:
+        sl = slice(i * step, min(total.size, (i + 1) * step))
+        for p in flats:
+            total[sl] += p[sl]
+
+    run_parts(chunk, -(-total.size // step))
 
 
 def _shifted(fn: Callable[[int], T], offset: int, i: int) -> T:
