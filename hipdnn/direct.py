@@ -22,7 +22,11 @@ function's prototype to fill in what the C signature wants::
   (:data:`WORKSPACE_RULES`): too small is a :class:`~hipdnn.core.errors.WorkspaceError` naming the
   function and both sizes, never a C call writing past the buffer (MIOpen PR #3715 was a segfault
   on a small pooling workspace);
-- anything else (ints, enums, ctypes objects, handles, ``None``) passes as is.
+- anything else (ints, enums, ctypes objects, handles, ``None``) passes as is, an int (a Python
+  or numpy integer, an enum member, a bool as 0/1) only if the parameter's C type holds it: its
+  range as ``ctypes.sizeof`` gives it on this platform, an enum's declared values
+  (:func:`_params`); ctypes itself would wrap ``-1`` into a ``size_t`` and cut ``2**40``
+  into an ``int``.
 
 A failing status raises the binding's ``MIOpenStatusError`` subclass naming the function.
 :meth:`Session.query` passes fresh out-parameters for every trailing ``T*`` and returns their
@@ -38,6 +42,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from ctypes import POINTER, byref, c_double, c_float, c_int, c_size_t, c_void_p
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any
 
 import numpy as np
@@ -47,7 +52,7 @@ from hipdnn.core.errors import ArgumentError, HipdnnError, VariantPackError, Wor
 from hipdnn.core.types import DataType
 from hipdnn.interop.buffers import Buffer, resolve
 from hipdnn.interop.dtypes import dtype_to_numpy, dtype_to_torch, numpy_to_dtype
-from miopen_ctypes.enums import miopenDataType_t
+from miopen_ctypes.enums import ENUMS, miopenDataType_t
 from miopen_ctypes.hip import hipMemcpyKind
 from miopen_ctypes.prototypes import PROTOTYPES
 from miopen_ctypes.spellings import c_type_name
@@ -420,6 +425,8 @@ class Session:
             kinds = sorted(n[len("miopenCreate"):-len("Descriptor")] for n in PROTOTYPES
                            if n.startswith("miopenCreate") and n.endswith("Descriptor"))
             raise ValueError(f"no miopenCreate{kind}Descriptor; kinds: {', '.join(kinds)}")
+        if setter is not None:  # refuse a wrong argument before anything is made
+            _check_setter_args(setter, args)
         ctype = PROTOTYPES[create].argtypes[0]._type_
         desc = ctype()
         getattr(self.lib, create)(byref(desc))
@@ -458,19 +465,8 @@ class Session:
         return self._tensor_descriptor(buf, self._owned)
 
     def _tensor_descriptor(self, buf: Buffer, owner: list[tuple[str, Any]]) -> Any:
-        assert buf.shape is not None and buf.strides is not None and buf.dtype is not None
-        try:
-            dtype = MIOPEN_DATA_TYPES[buf.dtype]
-        except KeyError:
-            raise VariantPackError(f"{buf.dtype.name} has no MIOpen data type; valid: "
-                                   f"{', '.join(d.name for d in MIOPEN_DATA_TYPES)}") from None
-        bad = [v for v in (*buf.shape, *buf.strides) if not 0 <= int(v) <= _C_INT_MAX]
-        if bad:  # miopenSetTensorDescriptor takes C ints: 2**32 + 5 would arrive as 5
-            raise VariantPackError(f"an array of shape {tuple(buf.shape)} and strides (elements) "
-                                   f"{tuple(buf.strides)} cannot be described to MIOpen: "
-                                   f"miopenSetTensorDescriptor takes dims and strides as C ints; "
-                                   f"valid: 0..2**31-1 each (no negative strides: pass "
-                                   f"np.ascontiguousarray(a))")
+        assert buf.shape is not None and buf.strides is not None
+        dtype = _miopen_dtype(buf)
         desc = miopenTensorDescriptor_t()
         self.lib.miopenCreateTensorDescriptor(byref(desc))
         owner.append(("miopenDestroyTensorDescriptor", desc))
@@ -546,6 +542,7 @@ class Session:
         out: dict[str, Any] = {}
         sizes: dict[str, int] = {}
         explicit: list[tuple[str, str]] = []  # (descriptor given as is, its data parameter)
+        describe: list[str] = []  # parameters given an array to describe
         given = list(args)
         scalar_type: Any = None
         i = 0
@@ -575,7 +572,9 @@ class Session:
             pairs = bool(nxt) and (nxt + "Desc").lower() == pname.lower() and _is_data_pointer(types[i + 1])
             if ptype is miopenTensorDescriptor_t and _is_array(value):
                 buf = _shaped(value, where)
-                out[pname] = self._tensor_descriptor(buf, temporaries)
+                _miopen_dtype(buf)  # refused here, before any C call
+                out[pname] = _Describe(buf)  # made once every argument passed its checks
+                describe.append(pname)
                 if scalar_type is None:
                     scalar_type = c_double if buf.dtype == DataType.DOUBLE else c_float
                 if pairs:
@@ -609,7 +608,9 @@ class Session:
             i += 1
         if given:
             raise TypeError(f"{name}: {len(given)} argument(s) too many (C parameters: {', '.join(names)})")
-        _check_types(name, names, types, out)
+        _check_types(name, out)
+        for pname in describe:  # the checks passed: now the C calls
+            out[pname] = self._tensor_descriptor(out[pname].buf, temporaries)
         self._check_described(name, out, sizes, explicit)
         return _Call(name, out, sizes, self)
 
@@ -682,6 +683,32 @@ def _prototype(name: str) -> Any:
                             + (f"; did you mean {', '.join(close)}?" if close else "")) from None
 
 
+def _miopen_dtype(buf: Buffer) -> miopenDataType_t:
+    """The MIOpen data type of an array to describe; refused if it has none or its shape or
+    strides do not fit the C ints of ``miopenSetTensorDescriptor``."""
+    assert buf.shape is not None and buf.strides is not None and buf.dtype is not None
+    try:
+        dtype = MIOPEN_DATA_TYPES[buf.dtype]
+    except KeyError:
+        raise VariantPackError(f"{buf.dtype.name} has no MIOpen data type; valid: "
+                               f"{', '.join(d.name for d in MIOPEN_DATA_TYPES)}") from None
+    bad = [v for v in (*buf.shape, *buf.strides) if not 0 <= int(v) <= _C_INT_MAX]
+    if bad:  # miopenSetTensorDescriptor takes C ints: 2**32 + 5 would arrive as 5
+        raise VariantPackError(f"an array of shape {tuple(buf.shape)} and strides (elements) "
+                               f"{tuple(buf.strides)} cannot be described to MIOpen: "
+                               f"miopenSetTensorDescriptor takes dims and strides as C ints; "
+                               f"valid: 0..2**31-1 each (no negative strides: pass "
+                               f"np.ascontiguousarray(a))")
+    return dtype
+
+
+@dataclass(frozen=True)
+class _Describe:
+    """An array given for a tensor descriptor, described once every argument is checked."""
+
+    buf: Buffer
+
+
 def _mark_gone(handle: Any, why: str) -> None:
     """Mark a destroyed descriptor and make it NULL in place: passed anywhere later it is refused
     (by Session.call, naming why, and by the binding as a NULL handle), never a dangling pointer."""
@@ -718,14 +745,72 @@ def _typed_pointer(address: int, ctype: Any, buf: Buffer | None, function: str, 
     return ctypes.cast(c_void_p(address), ctype) if address else None
 
 
-def _check_types(name: str, names: Sequence[str], types: Sequence[Any], args: dict[str, Any]) -> None:
-    """Every argument as ctypes would convert it, before the call: a wrong-typed one is an
-    ArgumentError naming the parameter, its C type as the header spells it (``int``, ``size_t``,
-    ``miopenPoolingMode_t``: not the ctypes type, whose name depends on the platform) and the
-    Python value given."""
-    for pname, ptype in zip(names, types, strict=True):
-        value = args[pname]
-        if value is _HANDLE or value is None:
+@dataclass(frozen=True)
+class _IntRange:
+    """What an integer parameter holds: ``low..high`` and, for an enum, its declared values."""
+
+    low: int
+    high: int
+    spelling: str  # the header's C type
+    enum: type[IntEnum] | None
+    values: frozenset[int] | None  # an enum's declared values (all in range; None: the range)
+
+    def valid(self) -> str:
+        """The valid values, for a message."""
+        if self.enum is None:
+            return f"{self.low}..{self.high}"
+        members = sorted(self.enum, key=int)
+        names = [f"{m.name} ({int(m)})" for m in members[:12]]
+        more = f", ... ({len(members)} names: miopen_ctypes.enums.{self.enum.__name__})" \
+            if len(members) > 12 else ""
+        return ", ".join(names) + more
+
+
+#: ctypes format codes of the C integer types (``c_int._type_`` is "i", ``c_size_t``'s "L" or
+#: "Q"); lower case is signed. ``void*`` ("P") takes an address: 0..2**bits-1.
+_INT_CODES = frozenset("bBhHiIlLqQP")
+_INTEGERS = (int, np.integer)
+#: function -> its parameters (name, ctypes type, what an int there may be): built once per
+#: function, on its first call.
+_PARAMS: dict[str, tuple[tuple[str, Any, _IntRange | None], ...]] = {}
+
+
+def _params(name: str) -> tuple[tuple[str, Any, _IntRange | None], ...]:
+    """The parameters of ``name`` with what each integer one holds, from the ctypes type's size
+    on this platform (``long`` is 32-bit on Windows) and, where the header spells an enum that
+    :data:`miopen_ctypes.enums.ENUMS` knows, the enum's declared values (3.4 and 3.5 together).
+    ``bool`` parameters have no range: any value is true or false."""
+    params = _PARAMS.get(name)
+    if params is not None:
+        return params
+    proto = _prototype(name)
+    table: list[tuple[str, Any, _IntRange | None]] = []
+    for pname, ptype in zip(proto.argnames, proto.argtypes, strict=True):
+        code = getattr(ptype, "_type_", None)
+        if not (isinstance(ptype, type) and issubclass(ptype, ctypes._SimpleCData)
+                and isinstance(code, str) and code in _INT_CODES):
+            table.append((pname, ptype, None))
+            continue
+        bits = 8 * ctypes.sizeof(ptype)
+        low, high = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if code.islower() else (0, 2**bits - 1)
+        spelling = c_type_name(name, pname)
+        enum = ENUMS.get(spelling)
+        values = frozenset(int(m) for m in enum if low <= int(m) <= high) if enum is not None else None
+        table.append((pname, ptype, _IntRange(low, high, spelling, enum, values)))
+    params = _PARAMS[name] = tuple(table)
+    return params
+
+
+def _check_types(name: str, args: Mapping[str, Any]) -> None:
+    """Every argument (of ``args``, by parameter name) as ctypes would convert it, before the
+    call: a wrong-typed one is an ArgumentError naming the parameter, its C type as the header
+    spells it (``int``, ``size_t``, ``miopenPoolingMode_t``: not the ctypes type, whose name
+    depends on the platform) and the Python value given. An integer (a bool counts as 0/1, as in
+    C) must fit the parameter's C type (ctypes would wrap or cut it silently) and, for an enum,
+    be one of its values: an ArgumentError naming the valid range or names otherwise."""
+    for pname, ptype, span in _params(name):
+        value = args.get(pname)
+        if value is _HANDLE or value is None or type(value) is _Describe:
             continue
         try:
             ptype.from_param(value)
@@ -733,6 +818,23 @@ def _check_types(name: str, names: Sequence[str], types: Sequence[Any], args: di
             given = repr(value) if isinstance(value, (int, float, str, bytes)) else type(value).__name__
             raise ArgumentError(f"{name}({pname}): the C parameter is {c_type_name(name, pname)}; "
                                 f"got {given}") from None
+        if span is not None and isinstance(value, _INTEGERS):
+            number = int(value)
+            if number not in span.values if span.values is not None else not span.low <= number <= span.high:
+                kind = "an enum: valid" if span.enum is not None else "valid"
+                raise ArgumentError(f"{name}({pname}): the C parameter is {span.spelling} ({kind}: "
+                                    f"{span.valid()}); got {number}")
+
+
+def _check_setter_args(setter: str, args: Sequence[Any]) -> None:
+    """The plain arguments of ``setter(desc, *args)`` (up to the first array, after which they
+    may shift) as :meth:`Session.call` will check them, before the descriptor is made."""
+    plain: dict[str, Any] = {}
+    for pname, value in zip(_prototype(setter).argnames[1:], args, strict=False):
+        if _is_array(value) or isinstance(value, DeviceArray):
+            break
+        plain[pname] = value
+    _check_types(setter, plain)
 
 
 def _extent(buf: Buffer) -> int:
@@ -746,7 +848,7 @@ def _extent(buf: Buffer) -> int:
 
 def _is_array(value: Any) -> bool:
     """An array-like (not a number, ctypes object, handle or None) to make a descriptor from."""
-    plain = (int, float, bool, ctypes._SimpleCData, ctypes._Pointer, ctypes.Array)
+    plain = (int, float, bool, np.generic, ctypes._SimpleCData, ctypes._Pointer, ctypes.Array)
     return value is not None and not isinstance(value, plain)
 
 
