@@ -242,3 +242,31 @@ def test_odd_strides_and_views(one: _onednn.OneDNN) -> None:
         got = _onednn.conv("fprop", x, w, want.shape, *args)
         assert got is not None
         _close(got, want, "fprop")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("layout", ["cf", "cl"])
+def test_half_outputs_rounded_once_as_the_engine_rounds(one: _onednn.OneDNN, dtype: str,
+                                                         layout: str) -> None:
+    """fprop and dgrad asked for an FP16/BF16 result give exactly the FP32 result rounded to
+    nearest even (what the engine would do with an FP32 result), over values from subnormal
+    to large; wgrad stays FP32 (its parts are added in FP32)."""
+    import ml_dtypes
+
+    np_dtype = np.dtype(np.float16 if dtype == "float16" else ml_dtypes.bfloat16)
+    rng = np.random.default_rng(7)
+    store = _cl if layout == "cl" else np.ascontiguousarray
+    scale = rng.choice([1e-6, 1.0, 300.0], (4, 32, 12, 12))
+    x = store((rng.standard_normal((4, 32, 12, 12)) * scale).astype(np_dtype))
+    w = store(rng.standard_normal((48, 32, 3, 3)).astype(np_dtype))
+    dy = store(rng.standard_normal((4, 48, 12, 12)).astype(np_dtype))
+    args = ([1, 1], [1, 1], [1, 1], [1, 1], 1)
+    for direction, a, b, shape in (("fprop", x, w, (4, 48, 12, 12)),
+                                   ("dgrad", dy, w, (4, 32, 12, 12))):
+        wide = _onednn.conv(direction, a, b, shape, *args)
+        low = _onednn.conv(direction, a, b, shape, *args, out_dtype=np_dtype)
+        assert wide is not None and low is not None and low.dtype == np_dtype
+        np.testing.assert_array_equal(np.asarray(low, np.float32),
+                                      np.asarray(wide.astype(np_dtype), np.float32))
+    dw = _onednn.conv("wgrad", x, dy, (48, 32, 3, 3), *args)
+    assert dw is None or dw.dtype == np.float32

@@ -645,11 +645,13 @@ def conv_fprop(
     dilation: Sequence[int],
     groups: int = 1,
     acc: type = _F32,
+    out_dtype: Any = None,
 ) -> np.ndarray:
     """Forward cross-correlation: y[n,k,o] = sum_{c,r} x[n, g*Cg+c, o*stride + r*dilation - pre] * w[k,c,r].
 
     ``acc`` is the accumulation type (float64 gives exact sums of integer products). Large
-    problems run in slabs (:data:`COLUMN_BYTES_LIMIT`).
+    problems run in slabs (:data:`COLUMN_BYTES_LIMIT`). ``out_dtype`` (FP16/BF16) lets the
+    oneDNN path return the sums rounded once to that type; the other paths return ``acc``.
 
     >>> conv_fprop(np.ones((1, 1, 3, 3)), np.ones((1, 1, 2, 2)), [0, 0], [0, 0], [1, 1], [1, 1]).tolist()
     [[[[4.0, 4.0], [4.0, 4.0]]]]
@@ -658,7 +660,7 @@ def conv_fprop(
     y_dim = conv_output_dims(x.shape, w.shape, pre_padding, post_padding, stride, dilation)
     if np.dtype(acc) == np.float32:
         fast = _onednn.conv("fprop", x, w, y_dim, pre_padding, post_padding, stride, dilation,
-                            groups)
+                            groups, out_dtype)
         if fast is not None:
             return fast
     trivial = _trivial(w.shape[2:], pre_padding, post_padding, stride)
@@ -690,15 +692,17 @@ def conv_dgrad(
     stride: Sequence[int],
     dilation: Sequence[int],
     groups: int = 1,
+    out_dtype: Any = None,
 ) -> np.ndarray:
     """Gradient of :func:`conv_fprop` with respect to x (shape ``x_shape``), via GEMM + col2im;
-    large problems run in slabs (:data:`COLUMN_BYTES_LIMIT`)."""
+    large problems run in slabs (:data:`COLUMN_BYTES_LIMIT`). ``out_dtype``: as for
+    :func:`conv_fprop`."""
     x_shape = tuple(int(v) for v in x_shape)
     _check(x_shape, w.shape, groups, dy.ndim - 2, pre_padding, post_padding, stride, dilation)
     y_dim = conv_output_dims(x_shape, w.shape, pre_padding, post_padding, stride, dilation)
     if tuple(dy.shape) == y_dim:
         dx = _onednn.conv("dgrad", dy, w, x_shape, pre_padding, post_padding, stride, dilation,
-                          groups)
+                          groups, out_dtype)
         if dx is not None:
             return dx
     lib = _taps(_F32, w.shape[1], w.shape[0] // groups)

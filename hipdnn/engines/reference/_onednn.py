@@ -58,9 +58,12 @@ ENV = "HIPDNN_REFERENCE_ONEDNN"
 LIBRARY_ENV = "HIPDNN_ONEDNN_LIBRARY"
 #: Problems whose primitives are kept.
 CACHE_SIZE = 64
-#: Parts of a weight gradient (fixed by the shape, never by the thread count): single images
-#: cut into slabs of output rows, or runs of images when the batch has this many or more.
+#: Parts of a weight gradient at most (fixed by the shape, never by the thread count): single
+#: images cut into slabs of output rows, or runs of images when the batch has this many or more.
 WGRAD_PARTS = 32
+#: Multiply-adds of a weight-gradient part at least (fewer parts for small problems: each part
+#: costs a primitive call and a partial gradient to add).
+WGRAD_PART_MACS = 1 << 24
 #: Bytes of partial weight gradients held at once (parts run in waves below it).
 PARTIAL_BYTES = 1 << 26
 
@@ -81,6 +84,7 @@ _ARG_SCRATCHPAD = 80
 _FPMATH_STRICT = 0
 _SCRATCHPAD_USER = 1
 _F32 = np.float32
+_F32_DTYPE = np.dtype(_F32)
 _DNNL_F32 = 3
 T = TypeVar("T")
 
@@ -399,23 +403,25 @@ def _plain(a: np.ndarray) -> np.ndarray:
 
 
 def _create(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: Sequence[int],
-            out_cl: bool, dtype: int, groups: int, pre: Sequence[int], post: Sequence[int],
+            out_cl: bool, dtype: int, out_type: int, groups: int, pre: Sequence[int],
+            post: Sequence[int],
             stride: Sequence[int], dilation: Sequence[int]) -> _Plan | None:
     """The primitive for ``kind`` (fprop: a=x, b=w; dgrad: a=dy, b=w; wgrad: a=x, b=dy), or None
     where oneDNN has no fast implementation: on the data as it lies where every data tensor is
     dense channels-last, else (or if that has none) through reorders into oneDNN's layouts."""
     data = [a, b] if kind == "wgrad" else [a]
     if all(_channels_last_dense(t) for t in data):
-        plan = _create_as(one, kind, a, b, out_dims, out_cl, dtype, groups, pre, post, stride,
-                          dilation, True)
+        plan = _create_as(one, kind, a, b, out_dims, out_cl, dtype, out_type, groups, pre, post,
+                          stride, dilation, True)
         if plan is not None:
             return plan
-    return _create_as(one, kind, a, b, out_dims, out_cl, dtype, groups, pre, post, stride,
-                      dilation, False)
+    return _create_as(one, kind, a, b, out_dims, out_cl, dtype, out_type, groups, pre, post,
+                      stride, dilation, False)
 
 
 def _create_as(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: Sequence[int],
-               out_cl: bool, dtype: int, groups: int, pre: Sequence[int], post: Sequence[int],
+               out_cl: bool, dtype: int, out_type: int, groups: int, pre: Sequence[int],
+            post: Sequence[int],
                stride: Sequence[int], dilation: Sequence[int], keep_a: bool) -> _Plan | None:
     """:func:`_create` with the data in the user's layouts (``keep_a``) or oneDNN's."""
     lib = one.lib
@@ -436,10 +442,10 @@ def _create_as(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: S
         if out_is_w:
             d_user = _user_md(one, b, list(b.shape), dtype)
             d_req = d_user if keep_a else one.md_any(list(b.shape), dtype)
-        out_f32 = _DNNL_F32
+        out_t = out_type
         if not out_is_w:
-            o_req = (one.md_strided(out_dims, _cl_strides(out_dims), out_f32) if keep_a
-                     else one.md_any(out_dims, out_f32))
+            o_req = (one.md_strided(out_dims, _cl_strides(out_dims), out_t) if keep_a
+                     else one.md_any(out_dims, out_t))
         strides_ = (_i64 * n)(*stride)
         dil = (_i64 * n)(*[d - 1 for d in dilation])
         pl, pr = (_i64 * n)(*pre), (_i64 * n)(*post)
@@ -481,7 +487,7 @@ def _create_as(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: S
             inputs = [(_ARG_SRC, side(a_user, _QUERY_SRC_MD, True)),
                       (_ARG_WEIGHTS, side(w_user, _QUERY_WEIGHTS_MD, True))]
             o_user = one.md_strided(out_dims, _cl_strides(out_dims) if out_cl
-                                    else _cf_strides(out_dims), out_f32)
+                                    else _cf_strides(out_dims), out_t)
             output = (_ARG_DST, side(o_user, _QUERY_DST_MD, False))
         elif kind == "dgrad":
             assert w_arr is not None
@@ -489,12 +495,12 @@ def _create_as(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: S
             inputs = [(_ARG_DIFF_DST, side(a_user, _QUERY_DIFF_DST_MD, True)),
                       (_ARG_WEIGHTS, side(w_user, _QUERY_WEIGHTS_MD, True))]
             o_user = one.md_strided(out_dims, _cl_strides(out_dims) if out_cl
-                                    else _cf_strides(out_dims), out_f32)
+                                    else _cf_strides(out_dims), out_t)
             output = (_ARG_DIFF_SRC, side(o_user, _QUERY_DIFF_SRC_MD, False))
         else:
             inputs = [(_ARG_SRC, side(a_user, _QUERY_SRC_MD, True)),
                       (_ARG_DIFF_DST, side(d_user, _QUERY_DIFF_DST_MD, True))]
-            o_user = one.md_strided(w_dims, _cf_strides(w_dims), out_f32)
+            o_user = one.md_strided(w_dims, _cf_strides(w_dims), out_t)
             output = (_ARG_DIFF_WEIGHTS, side(o_user, _QUERY_DIFF_WEIGHTS_MD, False))
         prim = _Prim(one.primitive(pd), one.queried(pd, _QUERY_SCRATCHPAD_MD))
         return _Plan(one, prim, impl, inputs, output)
@@ -560,9 +566,14 @@ def _run(one: OneDNN, plan: _Plan, arrays: Sequence[np.ndarray], out: np.ndarray
 
 def conv(kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequence[int],
          pre: Sequence[int], post: Sequence[int], stride: Sequence[int],
-         dilation: Sequence[int], groups: int) -> np.ndarray | None:
-    """fprop (a=x, b=w -> y), dgrad (a=dy, b=w -> dx) or wgrad (a=x, b=dy -> dw) in FP32 with
-    logical dims ``out_shape``, or None where this path declines (the caller's paths run).
+         dilation: Sequence[int], groups: int, out_dtype: np.dtype | None = None
+         ) -> np.ndarray | None:
+    """fprop (a=x, b=w -> y), dgrad (a=dy, b=w -> dx) or wgrad (a=x, b=dy -> dw) summed in FP32
+    with logical dims ``out_shape``, or None where this path declines (the caller's paths run).
+
+    The result is FP32, or for fprop and dgrad ``out_dtype`` (FP16 or BF16) when given: oneDNN
+    rounds the FP32 sums once, to nearest even, as the engine would (a weight gradient's parts
+    are added in FP32 first, so it is always FP32).
 
     y and dx come back in the input's layout (channels-last when ``a`` is dense channels-last),
     dw packed (K, C/G, spatial...). fprop and dgrad run on the engine's thread count of OpenMP
@@ -577,18 +588,23 @@ def conv(kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequence[int],
     a, b = _plain(a), _plain(b)
     if kind == "wgrad":
         return _wgrad_parts(one, a, b, out_shape, pre, post, stride, dilation, groups)
-    return _one(one, kind, a, b, out_shape, pre, post, stride, dilation, groups, workers())
+    target = np.dtype(_F32)
+    if out_dtype is not None and _dnnl_type(np.dtype(out_dtype)) in (1, 2):
+        target = np.dtype(out_dtype)
+    return _one(one, kind, a, b, out_shape, pre, post, stride, dilation, groups, workers(),
+                target)
 
 
 def _wgrad_slabs(x_rows: int, out_rows: int, n: int, pre: int, stride: int,
-                 reach: int) -> list[tuple[slice, slice, slice, int, int]]:
-    """The parts of a weight gradient: (images, input rows, output rows, top padding, bottom
-    padding) along the first spatial axis; ``reach`` = (kernel - 1) * dilation."""
-    if n >= WGRAD_PARTS:
-        per = -(-n // WGRAD_PARTS)
+                 reach: int, count: int = WGRAD_PARTS) -> list[tuple[slice, slice, slice, int, int]]:
+    """The parts of a weight gradient, at most about ``count``: (images, input rows, output
+    rows, top padding, bottom padding) along the first spatial axis; ``reach`` = (kernel - 1) *
+    dilation."""
+    if n >= count:
+        per = -(-n // count)
         return [(slice(i, min(n, i + per)), slice(None), slice(None), -1, -1)
                 for i in range(0, n, per)]
-    slabs = max(1, min(out_rows, -(-WGRAD_PARTS // n)))
+    slabs = max(1, min(out_rows, -(-count // n)))
     rows = -(-out_rows // slabs)
     parts = []
     for i in range(n):
@@ -609,7 +625,9 @@ def _wgrad_parts(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[i
     and the parts on the engine's pool, added in part order: the same bits for any thread
     count (oneDNN's own threaded weight gradient splits its sums by the thread count)."""
     reach = (w_shape[2] - 1) * dilation[0]
-    parts = _wgrad_slabs(x.shape[2], dy.shape[2], x.shape[0], pre[0], stride[0], reach)
+    macs = prod(dy.shape) * prod(w_shape[1:])
+    count = max(1, min(WGRAD_PARTS, macs // WGRAD_PART_MACS))
+    parts = _wgrad_slabs(x.shape[2], dy.shape[2], x.shape[0], pre[0], stride[0], reach, count)
     if not parts:
         return None
 
@@ -656,9 +674,13 @@ def _shifted(fn: Callable[[int], T], offset: int, i: int) -> T:
 
 def _one(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequence[int],
          pre: Sequence[int], post: Sequence[int], stride: Sequence[int],
-         dilation: Sequence[int], groups: int, threads: int) -> np.ndarray | None:
-    """One oneDNN call of ``kind`` on ``threads`` OpenMP threads (see :func:`conv`)."""
+         dilation: Sequence[int], groups: int, threads: int,
+         out_dtype: np.dtype = _F32_DTYPE) -> np.ndarray | None:
+    """One oneDNN call of ``kind`` on ``threads`` OpenMP threads, its result in ``out_dtype``
+    (see :func:`conv`)."""
     dtype = _dnnl_type(a.dtype)
+    out_type = _dnnl_type(out_dtype)
+    assert out_type is not None
     assert dtype is not None
     out_cl = kind != "wgrad" and _channels_last_dense(a)
     # oneDNN fixes an implementation's work split at creation from the creating thread's
@@ -666,7 +688,7 @@ def _one(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequen
     one.set_threads(threads)
     key = (kind, a.dtype.str, a.dtype.name, a.shape, a.strides, b.shape, b.strides,
            tuple(out_shape), out_cl, groups, tuple(pre), tuple(post), tuple(stride),
-           tuple(dilation), threads)
+           tuple(dilation), threads, out_dtype.name)
     with one._lock:
         hit = key in one._cache
         plan = one._cache.get(key)
@@ -674,8 +696,8 @@ def _one(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequen
             one._cache.move_to_end(key)
     if not hit:
         try:
-            plan = _create(one, kind, a, b, out_shape, out_cl, dtype, groups, pre, post, stride,
-                           dilation)
+            plan = _create(one, kind, a, b, out_shape, out_cl, dtype, out_type, groups, pre, post,
+                           stride, dilation)
         except OneDNNError as exc:
             if exc.status == _OUT_OF_MEMORY:
                 raise MemoryError(f"oneDNN ran out of memory creating the {kind} "
@@ -688,13 +710,13 @@ def _one(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequen
     if plan is None:
         return None
     if kind == "wgrad":
-        out = np.empty(out_shape, dtype=_F32)
+        out = np.empty(out_shape, dtype=out_dtype)
     elif out_cl:
         order = [0, *range(2, len(out_shape)), 1]
-        out = np.empty([out_shape[i] for i in order], dtype=_F32)
+        out = np.empty([out_shape[i] for i in order], dtype=out_dtype)
         out = np.moveaxis(out, -1, 1)
     else:
-        out = np.empty(out_shape, dtype=_F32)
+        out = np.empty(out_shape, dtype=out_dtype)
     try:
         _run(one, plan, [a, b], out, threads)
     except OneDNNError as exc:

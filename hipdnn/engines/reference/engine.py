@@ -86,6 +86,9 @@ def _round(a: np.ndarray, dtype: DataType) -> np.ndarray:
         info = np.iinfo(dtype_to_numpy(dtype))
         wide = np.nan_to_num(np.asarray(a, dtype=np.float64), nan=0.0)
         return np.clip(np.rint(wide), float(info.min), float(info.max))
+    if dtype in (DataType.HALF, DataType.BFLOAT16) and getattr(a, "dtype", None) == \
+            dtype_to_numpy(dtype):
+        return np.asarray(a)  # a kernel rounded its FP32 sums to this type already
     a = np.asarray(a, dtype=_F32)
     if dtype in (DataType.HALF, DataType.BFLOAT16):
         low = np.empty_like(a, dtype=dtype_to_numpy(dtype))
@@ -195,6 +198,17 @@ class _Run:
             return float(buf.scalar)
         return float(np.asarray(self.value(t, port, node), dtype=np.float64).reshape(-1)[0])
 
+    def half_output(self, node: Node, port: str) -> Any:
+        """The numpy type of output ``port`` when it is FP16 or BF16 (an unset type resolved
+        as :meth:`put` does), else None: a kernel may round its FP32 sums to it once itself."""
+        t = node.outputs.get(port)
+        if t is None:
+            return None
+        dtype = t.data_type
+        if dtype == DataType.NOT_SET:
+            dtype = getattr(self.graph, "intermediate_data_type", DataType.FLOAT)
+        return dtype_to_numpy(dtype) if dtype in (DataType.HALF, DataType.BFLOAT16) else None
+
     def put(self, node: Node, port: str, result: np.ndarray) -> None:
         """Store an output rounded to its dtype (virtual: the graph's intermediate dtype)."""
         t = node.outputs.get(port)
@@ -263,14 +277,17 @@ def _conv_fprop(r: _Run, n: ConvFpropNode) -> None:
     # INT8 x INT8 accumulates exactly in float64 (every sum of int8 products below 2**53)
     acc = np.float64 if _is_int8_conv(n) else _F32
     pre, post, stride, dilation, groups = _conv_args(n)
-    r.put(n, "Y", K.conv_fprop(x, w, pre, post, stride, dilation, groups, acc))
+    r.put(n, "Y", K.conv_fprop(x, w, pre, post, stride, dilation, groups, acc,
+                               out_dtype=r.half_output(n, "Y")))
 
 
 def _conv_dgrad(r: _Run, n: ConvDgradNode) -> None:
     dx = n.outputs["DX"]
     assert dx is not None and dx.dim is not None
+    pre, post, stride, dilation, groups = _conv_args(n)
     r.put(n, "DX", K.conv_dgrad(r.value(n.inputs["DY"], "DY", n), r.value(n.inputs["W"], "W", n),
-                                dx.dim, *_conv_args(n)))
+                                dx.dim, pre, post, stride, dilation, groups,
+                                out_dtype=r.half_output(n, "DX")))
 
 
 def _conv_wgrad(r: _Run, n: ConvWgradNode) -> None:
