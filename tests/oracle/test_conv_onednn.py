@@ -270,3 +270,107 @@ def test_half_outputs_rounded_once_as_the_engine_rounds(one: _onednn.OneDNN, dty
                                       np.asarray(wide.astype(np_dtype), np.float32))
     dw = _onednn.conv("wgrad", x, dy, (48, 32, 3, 3), *args)
     assert dw is None or dw.dtype == np.float32
+
+
+def _graph_conv(direction: str, x: np.ndarray, w: np.ndarray, dy: np.ndarray,
+                out: np.ndarray, io: Any) -> Any:
+    import hipdnn
+
+    f32 = hipdnn.DataType.FLOAT
+    g = hipdnn.Graph(io_data_type=io, intermediate_data_type=f32, compute_data_type=f32)
+    if direction == "fprop":
+        a, b = g.tensor_like(x, "x"), g.tensor_like(w, "w")
+        t = g.conv_fprop(a, b, padding=[1, 1], stride=[1, 1])
+        pack = {a: x, b: w}
+    else:
+        a, b = g.tensor_like(dy, "dy"), g.tensor_like(w, "w")
+        t = g.conv_dgrad(a, b, padding=[1, 1], stride=[1, 1])
+        pack = {a: dy, b: w}
+    t.set_dim(list(out.shape)).set_stride([s // out.itemsize for s in out.strides])
+    t.set_output(True).set_data_type(io)
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plans([hipdnn.HeurMode.A])
+    g.check_support()
+    g.build_plans()
+    pack[t] = out
+    return g, pack
+
+
+@pytest.mark.parametrize("out_layout", ["same", "other", "strided", "half"])
+@pytest.mark.parametrize("direction", ["fprop", "dgrad"])
+def test_graph_output_written_in_place_by_onednn(one: _onednn.OneDNN, monkeypatch: pytest.MonkeyPatch,
+                                                 direction: str, out_layout: str) -> None:
+    """A graph's fprop/dgrad output (no node reads it) is written by oneDNN straight into the
+    caller's array at commit, whatever its layout (the input's, the other memory order, a
+    strided view into a larger array) or type (BF16 rounded once by oneDNN): right values, no
+    engine-side copy of it, and the memory around a strided view untouched."""
+    import hipdnn
+    import ml_dtypes
+
+    from hipdnn.engines.reference import engine as reference_engine
+
+    rng = np.random.default_rng(11)
+    low = out_layout == "half"
+    np_dtype = ml_dtypes.bfloat16 if low else np.float32
+    io = hipdnn.DataType.BFLOAT16 if low else hipdnn.DataType.FLOAT
+    x = _cl(rng.standard_normal((2, 16, 10, 10)).astype(np_dtype))
+    w = rng.standard_normal((24, 16, 3, 3)).astype(np_dtype)
+    dy = _cl(rng.standard_normal((2, 24, 10, 10)).astype(np_dtype))
+    shape = (2, 24, 10, 10) if direction == "fprop" else (2, 16, 10, 10)
+    base = None
+    if out_layout in ("same", "half"):
+        out = _cl(np.zeros(shape, np_dtype))
+    elif out_layout == "other":
+        out = np.zeros(shape, np_dtype)
+    else:  # every other channel of a larger channels-last array
+        base = np.full((shape[0], shape[2], shape[3], 2 * shape[1]), 7.0, np_dtype)
+        out = np.moveaxis(base, -1, 1)[:, ::2]
+    writes: list[int] = []
+    real = _onednn.DeferredConv.write_into
+
+    def spy(self: Any, view: np.ndarray) -> None:
+        writes.append(view.__array_interface__["data"][0])
+        real(self, view)
+
+    copies: list[np.ndarray] = []
+    commit = reference_engine.commit_output
+
+    def spy_commit(view: np.ndarray, value: np.ndarray) -> None:
+        copies.append(view)
+        commit(view, value)
+
+    monkeypatch.setattr(_onednn.DeferredConv, "write_into", spy)
+    monkeypatch.setattr(reference_engine, "commit_output", spy_commit)
+    g, pack = _graph_conv(direction, x, w, dy, out, io)
+    g.execute(pack)
+    assert writes == [out.__array_interface__["data"][0]] and not copies
+    xt, wt, dyt = (torch.tensor(np.asarray(a, np.float64)) for a in (x, w, dy))
+    if direction == "fprop":
+        want = F.conv2d(xt, wt, padding=1).numpy()
+    else:
+        want = torch.ops.aten.convolution_backward(
+            dyt, xt, wt, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1,
+            [True, False, False])[0].numpy()
+    if low:
+        np.testing.assert_allclose(np.asarray(out, np.float64), want, rtol=1e-2,
+                                   atol=1e-2 * np.abs(want).max())
+    else:
+        _close(np.asarray(out), want, direction)
+    if base is not None:
+        assert (base[..., 1::2] == 7.0).all()
+
+
+def test_graph_output_over_an_input_is_not_written_early(one: _onednn.OneDNN) -> None:
+    """An fprop whose output array is the input's own memory (same shape: K = C) is computed
+    before anything is written (oneDNN is not handed the input as its output)."""
+    import hipdnn
+
+    rng = np.random.default_rng(12)
+    x = _cl(rng.standard_normal((2, 8, 9, 9)).astype(np.float32))
+    w = rng.standard_normal((8, 8, 3, 3)).astype(np.float32)
+    want = F.conv2d(torch.tensor(x, dtype=torch.float64), torch.tensor(w, dtype=torch.float64),
+                    padding=1).numpy()
+    g, pack = _graph_conv("fprop", x, w, x, x, hipdnn.DataType.FLOAT)
+    g.execute(pack)
+    _close(x, want, "fprop")

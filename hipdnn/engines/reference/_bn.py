@@ -62,6 +62,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from hipdnn.engines.reference import _bn_jit, _parallel, _scratch
+from hipdnn.engines.reference._deferred import DeferredOutput
 
 __all__ = [
     "BLOCK",
@@ -191,7 +192,7 @@ def _f32(block: np.ndarray) -> np.ndarray:
     return block if block.dtype == _F32 else block.astype(_F32)
 
 
-class Deferred:
+class Deferred(DeferredOutput):
     """A float32 output in ``like``'s memory order whose last pass has not run yet.
 
     Everything the pass needs (statistics, per-channel operands) is prepared, so

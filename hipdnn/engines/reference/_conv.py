@@ -683,6 +683,25 @@ def conv_fprop(
     return y
 
 
+def conv_deferred(kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequence[int],
+                  pre_padding: Sequence[int], post_padding: Sequence[int],
+                  stride: Sequence[int], dilation: Sequence[int], groups: int = 1,
+                  out_dtype: Any = None) -> _onednn.DeferredConv | None:
+    """fprop (a=x, b=w) or dgrad (a=dy, b=w) for oneDNN to write straight into the caller's
+    output at commit (:class:`._onednn.DeferredConv`), falling back to :func:`conv_fprop` /
+    :func:`conv_dgrad` where the output buffer does not suit it; None without oneDNN."""
+    if kind == "fprop":
+        def fallback() -> np.ndarray:
+            return conv_fprop(a, b, pre_padding, post_padding, stride, dilation, groups,
+                              out_dtype=out_dtype)
+    else:
+        def fallback() -> np.ndarray:
+            return conv_dgrad(a, b, out_shape, pre_padding, post_padding, stride, dilation,
+                              groups, out_dtype=out_dtype)
+    return _onednn.deferred(kind, a, b, out_shape, pre_padding, post_padding, stride, dilation,
+                            groups, fallback)
+
+
 def conv_dgrad(
     dy: np.ndarray,
     w: np.ndarray,

@@ -48,9 +48,10 @@ from typing import NamedTuple, TypeVar
 
 import numpy as np
 
+from hipdnn.engines.reference._deferred import DeferredOutput
 from hipdnn.engines.reference._parallel import run_parts, workers
 
-__all__ = ["ENV", "LIBRARY_ENV", "OneDNN", "conv", "library", "mode"]
+__all__ = ["ENV", "LIBRARY_ENV", "DeferredConv", "OneDNN", "conv", "deferred", "library", "mode"]
 
 #: ``0`` turns the oneDNN path off; ``fwd`` keeps it for fprop and dgrad only.
 ENV = "HIPDNN_REFERENCE_ONEDNN"
@@ -228,25 +229,13 @@ class OneDNN:
         finally:
             self.lib.dnnl_primitive_desc_destroy(pd)
 
-    def execute(self, prim: _Prim, args: Sequence[tuple[int, _vp]]) -> None:
-        """Run ``prim`` on ``args`` with a scratchpad of its own, and wait for it."""
-        mems: list[_vp] = []
-        scratch = None
-        if prim.scratch.size:
-            scratch = np.empty(prim.scratch.size + 64, dtype=np.uint8)
-            base = scratch.ctypes.data
-            mems.append(self.memory(prim.scratch, base + (-base) % 64))
-            args = [*args, (_ARG_SCRATCHPAD, mems[-1])]
+    def execute(self, prim: _vp, args: Sequence[tuple[int, _vp]]) -> None:
+        """Run ``prim`` on ``args`` (its scratchpad among them) and wait for it."""
         arr = (_Arg * len(args))(*[_Arg(a, m) for a, m in args])
         stream = self.stream()
-        try:
-            self._check(self.lib.dnnl_primitive_execute(prim.handle, stream, len(args), arr),
-                        "dnnl_primitive_execute")
-            self._check(self.lib.dnnl_stream_wait(stream), "dnnl_stream_wait")
-        finally:
-            for m in mems:
-                self.lib.dnnl_memory_destroy(m)
-            del scratch
+        self._check(self.lib.dnnl_primitive_execute(prim, stream, len(args), arr),
+                    "dnnl_primitive_execute")
+        self._check(self.lib.dnnl_stream_wait(stream), "dnnl_stream_wait")
 
     def memory(self, md: _MD, address: int) -> _vp:
         mem = _vp()
@@ -376,13 +365,18 @@ def _channels_last_dense(a: np.ndarray) -> bool:
     return True
 
 
+def _element_strides(a: np.ndarray) -> list[int]:
+    """``a``'s strides in elements; a dense layout's own (the strides of size-1 axes do not
+    matter: they are said as the layout has them)."""
+    if _channels_last_dense(a):
+        return _cl_strides(a.shape)
+    if a.flags.c_contiguous:
+        return _cf_strides(a.shape)
+    return [s // a.itemsize for s in a.strides]
+
+
 def _user_md(one: OneDNN, a: np.ndarray, dims: Sequence[int], dtype: int) -> _MD:
-    if _channels_last_dense(a):  # the strides of size-1 axes do not matter: say nhwc's
-        strides = _cl_strides(a.shape)
-    elif a.flags.c_contiguous:
-        strides = _cf_strides(a.shape)
-    else:
-        strides = [s // a.itemsize for s in a.strides]
+    strides = _element_strides(a)
     if len(dims) == a.ndim + 1:  # grouped weights: (G, K/G, C/G, ...) from (K, C/G, ...)
         kg = dims[1]
         strides = [kg * strides[0], *strides]
@@ -403,7 +397,8 @@ def _plain(a: np.ndarray) -> np.ndarray:
 
 
 def _create(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: Sequence[int],
-            out_cl: bool, dtype: int, out_type: int, groups: int, pre: Sequence[int],
+            out_strides: Sequence[int], dtype: int, out_type: int, groups: int,
+            pre: Sequence[int],
             post: Sequence[int],
             stride: Sequence[int], dilation: Sequence[int]) -> _Plan | None:
     """The primitive for ``kind`` (fprop: a=x, b=w; dgrad: a=dy, b=w; wgrad: a=x, b=dy), or None
@@ -411,16 +406,17 @@ def _create(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: Sequ
     dense channels-last, else (or if that has none) through reorders into oneDNN's layouts."""
     data = [a, b] if kind == "wgrad" else [a]
     if all(_channels_last_dense(t) for t in data):
-        plan = _create_as(one, kind, a, b, out_dims, out_cl, dtype, out_type, groups, pre, post,
+        plan = _create_as(one, kind, a, b, out_dims, out_strides, dtype, out_type, groups, pre, post,
                           stride, dilation, True)
         if plan is not None:
             return plan
-    return _create_as(one, kind, a, b, out_dims, out_cl, dtype, out_type, groups, pre, post,
+    return _create_as(one, kind, a, b, out_dims, out_strides, dtype, out_type, groups, pre, post,
                       stride, dilation, False)
 
 
 def _create_as(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: Sequence[int],
-               out_cl: bool, dtype: int, out_type: int, groups: int, pre: Sequence[int],
+               out_strides: Sequence[int], dtype: int, out_type: int, groups: int,
+            pre: Sequence[int],
             post: Sequence[int],
                stride: Sequence[int], dilation: Sequence[int], keep_a: bool) -> _Plan | None:
     """:func:`_create` with the data in the user's layouts (``keep_a``) or oneDNN's."""
@@ -444,7 +440,8 @@ def _create_as(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: S
             d_req = d_user if keep_a else one.md_any(list(b.shape), dtype)
         out_t = out_type
         if not out_is_w:
-            o_req = (one.md_strided(out_dims, _cl_strides(out_dims), out_t) if keep_a
+            o_plain = list(out_strides) == _cl_strides(out_dims)
+            o_req = (one.md_strided(out_dims, out_strides, out_t) if keep_a and o_plain
                      else one.md_any(out_dims, out_t))
         strides_ = (_i64 * n)(*stride)
         dil = (_i64 * n)(*[d - 1 for d in dilation])
@@ -486,16 +483,14 @@ def _create_as(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: S
             w_user = _user_md(one, w_arr, w_dims, dtype)
             inputs = [(_ARG_SRC, side(a_user, _QUERY_SRC_MD, True)),
                       (_ARG_WEIGHTS, side(w_user, _QUERY_WEIGHTS_MD, True))]
-            o_user = one.md_strided(out_dims, _cl_strides(out_dims) if out_cl
-                                    else _cf_strides(out_dims), out_t)
+            o_user = one.md_strided(out_dims, out_strides, out_t)
             output = (_ARG_DST, side(o_user, _QUERY_DST_MD, False))
         elif kind == "dgrad":
             assert w_arr is not None
             w_user = _user_md(one, w_arr, w_dims, dtype)
             inputs = [(_ARG_DIFF_DST, side(a_user, _QUERY_DIFF_DST_MD, True)),
                       (_ARG_WEIGHTS, side(w_user, _QUERY_WEIGHTS_MD, True))]
-            o_user = one.md_strided(out_dims, _cl_strides(out_dims) if out_cl
-                                    else _cf_strides(out_dims), out_t)
+            o_user = one.md_strided(out_dims, out_strides, out_t)
             output = (_ARG_DIFF_SRC, side(o_user, _QUERY_DIFF_SRC_MD, False))
         else:
             inputs = [(_ARG_SRC, side(a_user, _QUERY_SRC_MD, True)),
@@ -527,41 +522,85 @@ def _cl_strides(dims: Sequence[int]) -> list[int]:
     return strides
 
 
-def _run(one: OneDNN, plan: _Plan, arrays: Sequence[np.ndarray], out: np.ndarray,
-         threads: int) -> None:
-    """Execute ``plan`` on ``arrays`` (its inputs' user layouts) into ``out`` (its user layout)
-    on ``threads`` OpenMP threads."""
-    one.set_threads(threads)
-    temps: list[np.ndarray] = []
-    mems: list[_vp] = []
+class _Bound:
+    """``plan`` bound to its arrays (its inputs' user layouts) and ``out`` (its output's user
+    layout): every temporary, scratchpad and memory object is made here, so :meth:`run` only
+    executes (reorders into temporaries, the primitive, a reorder into ``out``) and allocates
+    nothing."""
 
-    def bind(side: _Side, address: int, into: bool) -> tuple[_vp, _vp]:
-        """(the user's memory, the memory the primitive uses), reordering inputs into it."""
-        user = one.memory(side.user, address)
-        mems.append(user)
+    def __init__(self, one: OneDNN, plan: _Plan, arrays: Sequence[np.ndarray], out: np.ndarray,
+                 threads: int) -> None:
+        self.one, self.plan, self.threads = one, plan, threads
+        self.keep: list[np.ndarray] = [*arrays, out]  # alive while the memory objects are
+        self.mems: list[_vp] = []
+        steps: list[tuple[_Prim, list[tuple[int, _vp]]]] = []
+        try:
+            args = []
+            for (arg, side), a in zip(plan.inputs, arrays, strict=True):
+                user, inner = self._bind(side, a.ctypes.data)
+                if side.reorder is not None:
+                    steps.append((side.reorder, [(_ARG_SRC, user), (_ARG_DST, inner)]))
+                args.append((arg, inner))
+            arg, side = plan.output
+            user, result = self._bind(side, out.ctypes.data)
+            args.append((arg, result))
+            steps.append((plan.prim, args))
+            if side.reorder is not None:
+                steps.append((side.reorder, [(_ARG_SRC, result), (_ARG_DST, user)]))
+            self.steps = [(prim.handle, self._scratch(prim, step)) for prim, step in steps]
+        except BaseException:
+            self.close()
+            raise
+
+    def _temp(self, md: _MD) -> _vp:
+        buf = np.empty(md.size + 64, dtype=np.uint8)  # 64-byte aligned below
+        self.keep.append(buf)
+        base = buf.ctypes.data
+        mem = self.one.memory(md, base + (-base) % 64)
+        self.mems.append(mem)
+        return mem
+
+    def _bind(self, side: _Side, address: int) -> tuple[_vp, _vp]:
+        """(the user's memory, the memory the primitive uses)."""
+        user = self.one.memory(side.user, address)
+        self.mems.append(user)
         if side.reorder is None:
             return user, user
-        scratch = np.empty(side.inner.size + 64, dtype=np.uint8)  # 64-byte aligned below
-        temps.append(scratch)
-        base = scratch.ctypes.data
-        inner = one.memory(side.inner, base + (-base) % 64)
-        mems.append(inner)
-        if into:
-            one.execute(side.reorder, [(_ARG_SRC, user), (_ARG_DST, inner)])
-        return user, inner
+        return user, self._temp(side.inner)
 
-    try:
-        args = [(arg, bind(side, a.ctypes.data, True)[1])
-                for (arg, side), a in zip(plan.inputs, arrays, strict=True)]
-        arg, side = plan.output
-        user, result = bind(side, out.ctypes.data, False)
-        args.append((arg, result))
-        one.execute(plan.prim, args)
-        if side.reorder is not None:
-            one.execute(side.reorder, [(_ARG_SRC, result), (_ARG_DST, user)])
-    finally:
+    def _scratch(self, prim: _Prim, args: list[tuple[int, _vp]]) -> list[tuple[int, _vp]]:
+        if not prim.scratch.size:
+            return args
+        return [*args, (_ARG_SCRATCHPAD, self._temp(prim.scratch))]
+
+    def run(self) -> None:
+        """Execute, on ``threads`` OpenMP threads."""
+        self.one.set_threads(self.threads)
+        for prim, args in self.steps:
+            self.one.execute(prim, args)
+
+    def close(self) -> None:
+        """Destroy the memory objects (the arrays stay the caller's)."""
+        mems, self.mems = self.mems, []
         for m in mems:
-            one.lib.dnnl_memory_destroy(m)
+            self.one.lib.dnnl_memory_destroy(m)
+        self.keep = []
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
+
+
+def _run(one: OneDNN, plan: _Plan, arrays: Sequence[np.ndarray], out: np.ndarray,
+         threads: int) -> None:
+    """Execute ``plan`` on ``arrays`` into ``out`` on ``threads`` OpenMP threads."""
+    bound = _Bound(one, plan, arrays, out, threads)
+    try:
+        bound.run()
+    finally:
+        bound.close()
 
 
 def conv(kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequence[int],
@@ -678,40 +717,13 @@ def _one(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequen
          out_dtype: np.dtype = _F32_DTYPE) -> np.ndarray | None:
     """One oneDNN call of ``kind`` on ``threads`` OpenMP threads, its result in ``out_dtype``
     (see :func:`conv`)."""
-    dtype = _dnnl_type(a.dtype)
-    out_type = _dnnl_type(out_dtype)
-    assert out_type is not None
-    assert dtype is not None
-    out_cl = kind != "wgrad" and _channels_last_dense(a)
-    # oneDNN fixes an implementation's work split at creation from the creating thread's
-    # OpenMP thread count: create (and key) each primitive at the count it runs with
-    one.set_threads(threads)
-    key = (kind, a.dtype.str, a.dtype.name, a.shape, a.strides, b.shape, b.strides,
-           tuple(out_shape), out_cl, groups, tuple(pre), tuple(post), tuple(stride),
-           tuple(dilation), threads, out_dtype.name)
-    with one._lock:
-        hit = key in one._cache
-        plan = one._cache.get(key)
-        if hit:
-            one._cache.move_to_end(key)
-    if not hit:
-        try:
-            plan = _create(one, kind, a, b, out_shape, out_cl, dtype, out_type, groups, pre, post,
-                           stride, dilation)
-        except OneDNNError as exc:
-            if exc.status == _OUT_OF_MEMORY:
-                raise MemoryError(f"oneDNN ran out of memory creating the {kind} "
-                                  f"convolution") from exc
-            plan = None
-        with one._lock:
-            one._cache[key] = plan
-            while len(one._cache) > CACHE_SIZE:
-                one._cache.popitem(last=False)
+    plan = _plan(one, kind, a, b, out_shape, None, pre, post, stride, dilation, groups, threads,
+                 out_dtype)
     if plan is None:
         return None
     if kind == "wgrad":
         out = np.empty(out_shape, dtype=out_dtype)
-    elif out_cl:
+    elif _channels_last_dense(a):
         order = [0, *range(2, len(out_shape)), 1]
         out = np.empty([out_shape[i] for i in order], dtype=out_dtype)
         out = np.moveaxis(out, -1, 1)
@@ -724,6 +736,121 @@ def _one(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequen
             raise MemoryError(f"oneDNN ran out of memory running the {kind} convolution") from exc
         return None
     return out
+
+
+def _plan(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequence[int],
+          out: np.ndarray | None, pre: Sequence[int], post: Sequence[int],
+          stride: Sequence[int], dilation: Sequence[int], groups: int, threads: int,
+          out_dtype: np.dtype) -> _Plan | None:
+    """The cached (or a new) primitive for the problem, writing ``out``'s layout (else the
+    input's: channels-last if ``a`` is dense channels-last, else packed), or None."""
+    dtype = _dnnl_type(a.dtype)
+    out_type = _dnnl_type(out_dtype)
+    assert out_type is not None
+    assert dtype is not None
+    if kind == "wgrad":
+        out_strides = _cf_strides(_groups_dims(out_shape, groups))
+    elif out is not None:
+        out_strides = _element_strides(out)
+    else:
+        out_strides = (_cl_strides(out_shape) if _channels_last_dense(a)
+                       else _cf_strides(out_shape))
+    # oneDNN fixes an implementation's work split at creation from the creating thread's
+    # OpenMP thread count: create (and key) each primitive at the count it runs with
+    one.set_threads(threads)
+    key = (kind, a.dtype.str, a.dtype.name, a.shape, a.strides, b.shape, b.strides,
+           tuple(out_shape), tuple(out_strides), groups, tuple(pre), tuple(post), tuple(stride),
+           tuple(dilation), threads, out_dtype.name)
+    with one._lock:
+        hit = key in one._cache
+        plan = one._cache.get(key)
+        if hit:
+            one._cache.move_to_end(key)
+    if not hit:
+        try:
+            plan = _create(one, kind, a, b, out_shape, out_strides, dtype, out_type, groups, pre,
+                           post, stride, dilation)
+        except OneDNNError as exc:
+            if exc.status == _OUT_OF_MEMORY:
+                raise MemoryError(f"oneDNN ran out of memory creating the {kind} "
+                                  f"convolution") from exc
+            plan = None
+        with one._lock:
+            one._cache[key] = plan
+            while len(one._cache) > CACHE_SIZE:
+                one._cache.popitem(last=False)
+    return plan
+
+
+class DeferredConv(DeferredOutput):
+    """An fprop or dgrad output that oneDNN writes straight into the caller's buffer at commit
+    (no engine-side array, no copy): :meth:`fits` makes (or finds) the primitive for the
+    buffer's own layout and type and every temporary, so :meth:`write_into` only executes.
+    ``fallback`` computes the value where the buffer does not fit (the kernels' own dispatch:
+    another layout of oneDNN, or the tap GEMMs)."""
+
+    def __init__(self, one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray,
+                 shape: Sequence[int], conv_args: tuple[Sequence[int], Sequence[int],
+                                                        Sequence[int], Sequence[int], int],
+                 fallback: Callable[[], np.ndarray]) -> None:
+        self.one, self.kind, self.a, self.b = one, kind, a, b
+        self.shape = tuple(int(v) for v in shape)
+        self.reads = (a, b)
+        self.conv_args = conv_args
+        self.fallback = fallback
+        self._bound: tuple[np.ndarray, _Bound] | None = None
+
+    def fits(self, view: np.ndarray) -> bool:
+        if view.shape != self.shape or _dnnl_type(view.dtype) is None or view.size == 0:
+            return False
+        if not view.flags.writeable or not view.flags.aligned or any(
+                s <= 0 or s % view.itemsize for s in view.strides):
+            return False
+        if any(np.may_share_memory(view, r) for r in self.reads):  # an output over an input
+            return False
+        pre, post, stride, dilation, groups = self.conv_args
+        threads = workers()
+        try:
+            plan = _plan(self.one, self.kind, self.a, self.b, self.shape, view, pre, post,
+                         stride, dilation, groups, threads, view.dtype)
+            if plan is None:
+                return False
+            self._bound = (view, _Bound(self.one, plan, [self.a, self.b], view, threads))
+        except (OneDNNError, MemoryError):
+            return False
+        return True
+
+    def write_into(self, view: np.ndarray) -> None:
+        assert self._bound is not None and self._bound[0] is view
+        bound = self._bound[1]
+        self._bound = None
+        try:
+            bound.run()
+        finally:
+            bound.close()
+
+    def materialize(self) -> np.ndarray:
+        if self._bound is not None:
+            self._bound[1].close()
+            self._bound = None
+        return self.fallback()
+
+
+def deferred(kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequence[int],
+             pre: Sequence[int], post: Sequence[int], stride: Sequence[int],
+             dilation: Sequence[int], groups: int,
+             fallback: Callable[[], np.ndarray]) -> DeferredConv | None:
+    """fprop or dgrad as a :class:`DeferredConv` (the engine commits it into the caller's
+    output), or None where :func:`conv` would decline from the inputs alone."""
+    one = library()
+    if one is None or kind == "wgrad":
+        return None
+    if a.dtype != b.dtype or _dnnl_type(a.dtype) is None or a.ndim not in (3, 4, 5):
+        return None
+    if min(a.shape) == 0 or min(b.shape) == 0 or min(out_shape) == 0:
+        return None
+    return DeferredConv(one, kind, _plain(a), _plain(b), out_shape,
+                        (pre, post, stride, dilation, groups), fallback)
 
 
 def describe() -> str:

@@ -24,6 +24,7 @@ from hipdnn.core.types import ConvolutionMode, DataType, PointwiseMode
 from hipdnn.engines.reference import _bn, _conv, _parallel
 from hipdnn.engines.reference import kernels as K
 from hipdnn.engines.reference._bn import Deferred
+from hipdnn.engines.reference._deferred import DeferredOutput
 from hipdnn.engines.reference._norms import norm_backward, norm_forward
 from hipdnn.engines.reference._parallel import PARALLEL_MIN_SIZE, map_chunks
 from hipdnn.engines.reference._pointwise import POINTWISE_OPS, pointwise
@@ -70,7 +71,7 @@ SUPPORTED_DTYPES = FLOAT_DTYPES | INTEGER_DTYPES
 BN_DEFAULT_EPSILON = 1e-5
 
 _F32 = np.float32
-Env = dict[int, "np.ndarray | Deferred"]
+Env = dict[int, "np.ndarray | DeferredOutput"]
 
 
 def _round(a: np.ndarray, dtype: DataType) -> np.ndarray:
@@ -166,7 +167,7 @@ class _Run:
         assert t.uid is not None
         if t.uid in self.env:
             v = self.env[t.uid]
-            assert not isinstance(v, Deferred)  # deferrable() outputs are read by no node
+            assert not isinstance(v, DeferredOutput)  # deferred outputs are read by no node
             return v
         if t.is_virtual:
             raise ExecutionError(f"node {node.name!r}: virtual tensor {t.name!r} (uid {t.uid}) "
@@ -259,8 +260,15 @@ class _Run:
         return (isinstance(relu, PointwiseNode) and relu.mode == PointwiseMode.RELU_FWD
                 and p == "IN_0" and not relu.relu_lower_clip_slope)
 
-    def put_deferred(self, node: Node, port: str, result: Deferred) -> None:
-        """Store a :class:`Deferred` output (only where :meth:`deferrable`)."""
+    def direct_output(self, node: Node, port: str) -> bool:
+        """True when output ``port`` is a non-virtual tensor no node reads (of any type): a
+        :class:`DeferredOutput` of it is written at commit straight into the caller's buffer."""
+        t = node.outputs.get(port)
+        return (t is not None and not t.is_virtual and t.uid is not None
+                and not self._readers(t))
+
+    def put_deferred(self, node: Node, port: str, result: DeferredOutput) -> None:
+        """Store a deferred output (only where :meth:`deferrable` or :meth:`direct_output`)."""
         t = node.outputs[port]
         assert t is not None and t.uid is not None and tuple(t.dim or ()) == result.shape
         self.env[t.uid] = result
@@ -277,6 +285,14 @@ def _conv_fprop(r: _Run, n: ConvFpropNode) -> None:
     # INT8 x INT8 accumulates exactly in float64 (every sum of int8 products below 2**53)
     acc = np.float64 if _is_int8_conv(n) else _F32
     pre, post, stride, dilation, groups = _conv_args(n)
+    if acc is _F32 and r.direct_output(n, "Y"):
+        y = n.outputs["Y"]
+        assert y is not None and y.dim is not None
+        late = K.conv_deferred("fprop", x, w, y.dim, pre, post, stride, dilation, groups,
+                               out_dtype=r.half_output(n, "Y"))
+        if late is not None:
+            r.put_deferred(n, "Y", late)
+            return
     r.put(n, "Y", K.conv_fprop(x, w, pre, post, stride, dilation, groups, acc,
                                out_dtype=r.half_output(n, "Y")))
 
@@ -285,8 +301,14 @@ def _conv_dgrad(r: _Run, n: ConvDgradNode) -> None:
     dx = n.outputs["DX"]
     assert dx is not None and dx.dim is not None
     pre, post, stride, dilation, groups = _conv_args(n)
-    r.put(n, "DX", K.conv_dgrad(r.value(n.inputs["DY"], "DY", n), r.value(n.inputs["W"], "W", n),
-                                dx.dim, pre, post, stride, dilation, groups,
+    dy, w = r.value(n.inputs["DY"], "DY", n), r.value(n.inputs["W"], "W", n)
+    if r.direct_output(n, "DX"):
+        late = K.conv_deferred("dgrad", dy, w, dx.dim, pre, post, stride, dilation, groups,
+                               out_dtype=r.half_output(n, "DX"))
+        if late is not None:
+            r.put_deferred(n, "DX", late)
+            return
+    r.put(n, "DX", K.conv_dgrad(dy, w, dx.dim, pre, post, stride, dilation, groups,
                                 out_dtype=r.half_output(n, "DX")))
 
 
@@ -446,8 +468,8 @@ _HANDLERS: dict[type[Node], Callable[[_Run, Any], None]] = {
 _HANDLERS_TYPES = tuple(_HANDLERS)
 
 
-def stage_output(value: np.ndarray | Deferred, view: np.ndarray,
-                 commits: Sequence[np.ndarray] = ()) -> np.ndarray | Deferred:
+def stage_output(value: np.ndarray | DeferredOutput, view: np.ndarray,
+                 commits: Sequence[np.ndarray] = ()) -> np.ndarray | DeferredOutput:
     """``value`` as an array of ``view``'s dtype and shape that no commit writes into.
 
     A :class:`Deferred` value stays deferred (its last pass will write ``view`` directly, after
@@ -461,7 +483,7 @@ def stage_output(value: np.ndarray | Deferred, view: np.ndarray,
     already staged:
     no copy (for a large batchnorm output that copy was a serial pass over the whole tensor).
     """
-    if isinstance(value, Deferred):
+    if isinstance(value, DeferredOutput):
         if value.fits(view) and not any(np.may_share_memory(r, c)
                                         for r in value.reads for c in commits):
             return value
@@ -547,10 +569,10 @@ class ReferencePlan(ExecutionPlan):
                                      f"outputs: {exc}") from exc
             # the copies first, then the deferred passes (they read inputs no commit touches)
             for view, value in staged:
-                if not isinstance(value, Deferred):
+                if not isinstance(value, DeferredOutput):
                     commit_output(view, value)
             for view, value in staged:
-                if isinstance(value, Deferred):
+                if isinstance(value, DeferredOutput):
                     value.write_into(view)
 
 

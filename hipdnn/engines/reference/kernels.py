@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from hipdnn.engines.reference import _bn
-from hipdnn.engines.reference._conv import conv_dgrad, conv_fprop, conv_wgrad
+from hipdnn.engines.reference._conv import conv_deferred, conv_dgrad, conv_fprop, conv_wgrad
 from hipdnn.engines.reference._stats import genstats, reduce
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "bn_running_update",
     "bn_train_forward",
     "bn_train_forward_deferred",
+    "conv_deferred",
     "conv_dgrad",
     "conv_fprop",
     "conv_wgrad",
