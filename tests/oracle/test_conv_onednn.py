@@ -305,9 +305,9 @@ def test_graph_output_written_in_place_by_onednn(one: _onednn.OneDNN, monkeypatc
     caller's array at commit, whatever its layout (the input's, the other memory order, a
     strided view into a larger array) or type (BF16 rounded once by oneDNN): right values, no
     engine-side copy of it, and the memory around a strided view untouched."""
-    import hipdnn
     import ml_dtypes
 
+    import hipdnn
     from hipdnn.engines.reference import engine as reference_engine
 
     rng = np.random.default_rng(11)
