@@ -236,12 +236,24 @@ def test_odd_strides_and_views(one: _onednn.OneDNN) -> None:
     base = rng.standard_normal((2, 24, 10, 10)).astype(np.float32)
     w = rng.standard_normal((8, 16, 3, 3)).astype(np.float32)
     args = ([1, 1], [1, 1], [1, 1], [1, 1], 1)
-    for x in (base[:, 4:20], base[:, :16, ::-1], np.broadcast_to(base[:1, :16], (2, 16, 10, 10))):
+    one_image = np.lib.stride_tricks.as_strided(base[:1, :16], strides=(0, *base.strides[1:]))
+    assert _onednn._plain(one_image) is not None  # a size-1 axis of stride 0: no copy needed
+    for x in (base[:, 4:20], base[:, :16, ::-1], np.broadcast_to(base[:1, :16], (2, 16, 10, 10)),
+              one_image):
         want = F.conv2d(torch.tensor(np.ascontiguousarray(x), dtype=torch.float64),
                         torch.tensor(w, dtype=torch.float64), padding=1).numpy()
         got = _onednn.conv("fprop", x, w, want.shape, *args)
         assert got is not None
         _close(got, want, "fprop")
+    # and an output view whose size-1 batch axis has stride 0 is still written in place
+    out = np.lib.stride_tricks.as_strided(np.zeros((1, 8, 10, 10), np.float32),
+                                          strides=(0, 400, 40, 4))
+    late = _onednn.deferred("fprop", base[:1, :16], w, out.shape, *args, fallback=lambda: None)
+    assert late is not None and late.fits(out)
+    late.write_into(out)
+    want = F.conv2d(torch.tensor(base[:1, :16], dtype=torch.float64),
+                    torch.tensor(w, dtype=torch.float64), padding=1).numpy()
+    _close(out, want, "fprop")
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])

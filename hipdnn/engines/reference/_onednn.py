@@ -389,11 +389,23 @@ def _groups_dims(shape: Sequence[int], groups: int) -> list[int]:
     return [groups, shape[0] // groups, *shape[1:]]
 
 
-def _plain(a: np.ndarray) -> np.ndarray:
-    """``a`` with positive, element-aligned strides (oneDNN reads any such layout)."""
-    if all(s > 0 and s % a.itemsize == 0 for s in a.strides) and a.flags.aligned:
+def _plain(a: np.ndarray) -> np.ndarray | None:
+    """``a`` with positive, element-aligned strides (oneDNN reads any such layout): ``a``
+    itself, the same memory with the (meaningless) strides of its size-1 axes made positive (a
+    caller's view of a size-1 axis often has stride 0), or None where a copy would be needed."""
+    if not a.flags.aligned or any(n > 1 and (s <= 0 or s % a.itemsize)
+                                  for n, s in zip(a.shape, a.strides, strict=True)):
+        return None
+    if all(s > 0 for s in a.strides):
         return a
-    return np.ascontiguousarray(a)
+    strides = [s if n > 1 else a.itemsize for n, s in zip(a.shape, a.strides, strict=True)]
+    return np.lib.stride_tricks.as_strided(a, a.shape, strides, writeable=a.flags.writeable)
+
+
+def _readable(a: np.ndarray) -> np.ndarray:
+    """:func:`_plain`, else a packed copy."""
+    plain = _plain(a)
+    return np.ascontiguousarray(a) if plain is None else plain
 
 
 def _create(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: Sequence[int],
@@ -624,7 +636,7 @@ def conv(kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequence[int],
         return None
     if min(a.shape) == 0 or min(b.shape) == 0 or min(out_shape) == 0:
         return None
-    a, b = _plain(a), _plain(b)
+    a, b = _readable(a), _readable(b)
     if kind == "wgrad":
         return _wgrad_parts(one, a, b, out_shape, pre, post, stride, dilation, groups)
     target = np.dtype(_F32)
@@ -803,19 +815,19 @@ class DeferredConv(DeferredOutput):
     def fits(self, view: np.ndarray) -> bool:
         if view.shape != self.shape or _dnnl_type(view.dtype) is None or view.size == 0:
             return False
-        if not view.flags.writeable or not view.flags.aligned or any(
-                s <= 0 or s % view.itemsize for s in view.strides):
+        target = _plain(view)
+        if target is None or not view.flags.writeable:
             return False
         if any(np.may_share_memory(view, r) for r in self.reads):  # an output over an input
             return False
         pre, post, stride, dilation, groups = self.conv_args
         threads = workers()
         try:
-            plan = _plan(self.one, self.kind, self.a, self.b, self.shape, view, pre, post,
+            plan = _plan(self.one, self.kind, self.a, self.b, self.shape, target, pre, post,
                          stride, dilation, groups, threads, view.dtype)
             if plan is None:
                 return False
-            self._bound = (view, _Bound(self.one, plan, [self.a, self.b], view, threads))
+            self._bound = (view, _Bound(self.one, plan, [self.a, self.b], target, threads))
         except (OneDNNError, MemoryError):
             return False
         return True
@@ -849,7 +861,7 @@ def deferred(kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequence[int],
         return None
     if min(a.shape) == 0 or min(b.shape) == 0 or min(out_shape) == 0:
         return None
-    return DeferredConv(one, kind, _plain(a), _plain(b), out_shape,
+    return DeferredConv(one, kind, _readable(a), _readable(b), out_shape,
                         (pre, post, stride, dilation, groups), fallback)
 
 
