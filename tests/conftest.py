@@ -43,6 +43,7 @@ REQUIRE_ENV: dict[str, str] = {
     "stubgpu": "HIPDNN_REQUIRE_STUBGPU",
     "windows": "HIPDNN_REQUIRE_WINDOWS",
     "jit": "HIPDNN_REQUIRE_JIT",
+    "onednn": "HIPDNN_REQUIRE_ONEDNN",
 }
 _TESTS = Path(__file__).resolve().parent
 if str(_TESTS) not in sys.path:  # tests/skip_allowlist.py
