@@ -48,6 +48,7 @@ LAYERS = {
     "3x3": (2, 32, 32, (14, 14), 3, 1, 1, 1, 1),
     "3x3-s2": (2, 32, 64, (15, 15), 3, 1, 2, 1, 1),
     "1x1": (2, 64, 32, (7, 7), 1, 0, 1, 1, 1),
+    "1x1-deep": (8, 512, 256, (7, 7), 1, 0, 1, 1, 1),  # wgrad in channel blocks
     "stem-7x7": (2, 3, 16, (32, 32), 7, 3, 2, 1, 1),
     "grouped": (2, 32, 32, (9, 9), 3, 1, 1, 1, 4),
     "depthwise": (2, 16, 16, (9, 9), 3, 1, 1, 1, 16),
@@ -162,6 +163,10 @@ for cl in (False, True):
                 dw = _onednn.conv("wgrad", x, dy, w.shape, *a)
                 for k, r in (("fprop", y), ("dgrad", dx), ("wgrad", dw)):
                     h[k].update(np.ascontiguousarray(r).tobytes())
+x = rng.standard_normal((8, 512, 7, 7)).astype(np.float32)  # wgrad in channel blocks
+dy = rng.standard_normal((8, 256, 7, 7)).astype(np.float32)
+h["wgrad"].update(_onednn.conv("wgrad", x, dy, (256, 512, 1, 1), [0, 0], [0, 0], [1, 1], [1, 1],
+                               1).tobytes())
 print(" ".join(f"{{k}}={{v.hexdigest()}}" for k, v in h.items()))
 """
 
@@ -179,6 +184,25 @@ def test_same_bits_for_any_thread_count(one: _onednn.OneDNN) -> None:
                              env=env, capture_output=True, text=True, timeout=600, check=True)
         digests.add(out.stdout.strip())
     assert len(digests) == 1, digests
+
+
+def test_deep_weight_gradients_run_in_channel_blocks(one: _onednn.OneDNN,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A weight gradient whose partial sums would outweigh its data (a deep 1x1 layer) runs as
+    blocks of channels, and matches PyTorch."""
+    d = _layer("1x1-deep")
+    calls: list[int] = []
+    real = _onednn._wgrad_blocks
+
+    def spy(*args: Any) -> Any:
+        calls.append(args[-1])
+        return real(*args)
+
+    monkeypatch.setattr(_onednn, "_wgrad_blocks", spy)
+    x, dy = (_cl(d[k].astype(np.float32)) for k in ("x", "dy"))
+    got = _onednn.conv("wgrad", x, dy, d["w"].shape, *d["args"])
+    assert calls and calls[0] > 1 and got is not None
+    _close(got, d["dw"], "wgrad")
 
 
 def test_threads_running_primitives_at_once(one: _onednn.OneDNN) -> None:

@@ -678,6 +678,10 @@ def _wgrad_parts(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[i
     reach = (w_shape[2] - 1) * dilation[0]
     macs = prod(dy.shape) * prod(w_shape[1:])
     count = max(1, min(WGRAD_PARTS, macs // WGRAD_PART_MACS))
+    if groups == 1 and count > 1 and count * prod(w_shape) > x.size + dy.size:
+        # partial gradients would outweigh the data (1x1 and deep layers): blocks of the
+        # gradient instead, each summed whole by one part (no partial sums at all)
+        return _wgrad_blocks(one, x, dy, w_shape, pre, post, stride, dilation, count)
     parts = _wgrad_slabs(x.shape[2], dy.shape[2], x.shape[0], pre[0], stride[0], reach, count)
     if not parts:
         return None
@@ -699,6 +703,41 @@ def _wgrad_parts(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[i
         if dw is None:
             dw, partials = partials[0], partials[1:]
         _accumulate(dw, partials)  # type: ignore[arg-type]
+    return dw
+
+
+def _wgrad_blocks(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[int],
+                  pre: Sequence[int], post: Sequence[int], stride: Sequence[int],
+                  dilation: Sequence[int], count: int) -> np.ndarray | None:
+    """An ungrouped weight gradient as about ``count`` blocks of (output, input) channels, each
+    computed whole on one OpenMP thread (its sums over the batch and pixels in one order), the
+    blocks on the engine's pool: the same bits for any thread count. The split (fixed by the
+    shape) balances the re-reads of x and dy: x is read once per output-channel block, dy once
+    per input-channel block."""
+    k, c = int(w_shape[0]), int(w_shape[1])
+    best: tuple[float, int, int] | None = None
+    for pk in range(1, count + 1):
+        pc = max(1, count // pk)
+        cost = pk * x.size + pc * dy.size
+        if pk <= -(-k // 16) and pc <= -(-c // 16) and (best is None or cost < best[0]):
+            best = (cost, pk, pc)
+    assert best is not None
+    _, pk, pc = best
+    kb, cb = -(-k // pk), -(-c // pc)
+    kb, cb = -(-kb // 16) * 16, -(-cb // 16) * 16  # whole vectors of channels
+    blocks = [(k0, min(k, k0 + kb), c0, min(c, c0 + cb))
+              for k0 in range(0, k, kb) for c0 in range(0, c, cb)]
+
+    def block(i: int) -> np.ndarray | None:
+        k0, k1, c0, c1 = blocks[i]
+        return _one(one, "wgrad", x[:, c0:c1], dy[:, k0:k1], (k1 - k0, c1 - c0, *w_shape[2:]),
+                    pre, post, stride, dilation, 1, 1)
+
+    dw = np.empty(tuple(w_shape), dtype=_F32)
+    for (k0, k1, c0, c1), got in zip(blocks, run_parts(block, len(blocks)), strict=True):
+        if got is None:
+            return None
+        dw[k0:k1, c0:c1] = got
     return dw
 
 
