@@ -49,6 +49,7 @@ LAYERS = {
     "3x3-s2": (2, 32, 64, (15, 15), 3, 1, 2, 1, 1),
     "1x1": (2, 64, 32, (7, 7), 1, 0, 1, 1, 1),
     "1x1-deep": (8, 512, 256, (7, 7), 1, 0, 1, 1, 1),  # wgrad in channel blocks
+    "3d-blocks": (1, 64, 64, (8, 28, 28), 3, 1, 1, 1, 1),  # more blocks asked than channels
     "stem-7x7": (2, 3, 16, (32, 32), 7, 3, 2, 1, 1),
     "grouped": (2, 32, 32, (9, 9), 3, 1, 1, 1, 4),
     "depthwise": (2, 16, 16, (9, 9), 3, 1, 1, 1, 16),
@@ -78,6 +79,28 @@ def _layer(name: str, dtype: Any = np.float32, seed: int = 0) -> dict[str, Any]:
 def _close(got: np.ndarray, want: np.ndarray, direction: str) -> None:
     atol, rtol = TOL[f"conv_{direction}"]["fp32"]
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol * max(1.0, np.abs(want).max()))
+
+
+def test_channel_blocks_never_exceed_the_channels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The block split asks for at most one block per 16 channels on each side, however many
+    parts the work would allow, and the blocks tile the gradient (a 64-channel 3-D layer once
+    found no allowed split: an AssertionError out of graph.execute)."""
+    shapes: list[tuple[int, ...]] = []
+
+    def fake_one(one: Any, kind: str, a: np.ndarray, b: np.ndarray, shape: Any,
+                 *rest: Any) -> np.ndarray:
+        shapes.append(tuple(shape))
+        return np.zeros(shape, np.float32)
+
+    monkeypatch.setattr(_onednn, "_one", fake_one)
+    for k, c, count in ((64, 64, 32), (16, 3, 32), (2048, 512, 24), (1, 1, 2)):
+        shapes.clear()
+        xs, dys = np.zeros((1, c, 4, 4), np.float32), np.zeros((1, k, 4, 4), np.float32)
+        dw = _onednn._wgrad_blocks(None, xs, dys, (k, c, 1, 1), [0, 0], [0, 0],  # type: ignore[arg-type]
+                                   [1, 1], [1, 1], count)
+        assert dw is not None and dw.shape == (k, c, 1, 1)
+        assert sum(s[0] * s[1] for s in shapes) == k * c
+        assert len(shapes) <= -(-k // 16) * -(-c // 16)
 
 
 @pytest.mark.parametrize("layout", ["cf", "cl"])
@@ -410,3 +433,33 @@ def test_graph_output_over_an_input_is_not_written_early(one: _onednn.OneDNN) ->
     g, pack = _graph_conv("fprop", x, w, x, x, hipdnn.DataType.FLOAT)
     g.execute(pack)
     _close(x, want, "fprop")
+
+
+def test_a_kernel_fault_is_a_typed_error_and_the_plan_stays_usable(
+        one: _onednn.OneDNN, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fault inside the oneDNN path (an internal assertion, a failed oneDNN call) reaches the
+    caller as ExecutionError naming the node, the output is not written, and the same plan runs
+    right once the fault is gone."""
+    import hipdnn
+
+    rng = np.random.default_rng(13)
+    x = _cl(rng.standard_normal((2, 16, 6, 6)).astype(np.float32))
+    w = rng.standard_normal((16, 16, 3, 3)).astype(np.float32)
+    dy = _cl(rng.standard_normal((2, 16, 6, 6)).astype(np.float32))
+    out = _cl(np.full((2, 16, 6, 6), 5.0, np.float32))
+    g, pack = _graph_conv("dgrad", x, w, dy, out, hipdnn.DataType.FLOAT)
+    for fault in (AssertionError("internal"), _onednn.OneDNNError("dnnl_primitive_execute", 5)):
+        def broken(*args: Any, fault: BaseException = fault, **kwargs: Any) -> Any:
+            raise fault
+
+        monkeypatch.setattr(_onednn, "deferred", broken)
+        with pytest.raises(hipdnn.ExecutionError, match="node"):
+            g.execute(pack)
+        assert (out == 5.0).all()
+        monkeypatch.undo()
+    g.execute(pack)
+    want = torch.ops.aten.convolution_backward(
+        torch.tensor(dy, dtype=torch.float64), torch.tensor(x, dtype=torch.float64),
+        torch.tensor(w, dtype=torch.float64), None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1,
+        [True, False, False])[0].numpy()
+    _close(out, want, "dgrad")

@@ -715,14 +715,10 @@ def _wgrad_blocks(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[
     shape) balances the re-reads of x and dy: x is read once per output-channel block, dy once
     per input-channel block."""
     k, c = int(w_shape[0]), int(w_shape[1])
-    best: tuple[float, int, int] | None = None
-    for pk in range(1, count + 1):
-        pc = max(1, count // pk)
-        cost = pk * x.size + pc * dy.size
-        if pk <= -(-k // 16) and pc <= -(-c // 16) and (best is None or cost < best[0]):
-            best = (cost, pk, pc)
-    assert best is not None
-    _, pk, pc = best
+    k_vectors, c_vectors = -(-k // 16), -(-c // 16)  # blocks hold whole vectors of channels
+    _, pk, pc = min((pk * x.size + pc * dy.size, pk, pc)
+                    for pk in range(1, min(count, k_vectors) + 1)
+                    for pc in [max(1, min(count // pk, c_vectors))])
     kb, cb = -(-k // pk), -(-c // pc)
     kb, cb = -(-kb // 16) * 16, -(-cb // 16) * 16  # whole vectors of channels
     blocks = [(k0, min(k, k0 + kb), c0, min(c, c0 + cb))

@@ -554,7 +554,8 @@ class ReferencePlan(ExecutionPlan):
                     step(run, node)
                 except HipdnnError:
                     raise
-                except (ValueError, TypeError, IndexError, OverflowError, MemoryError) as exc:
+                except (ValueError, TypeError, IndexError, OverflowError, MemoryError,
+                        RuntimeError, AssertionError) as exc:  # a kernel's (or oneDNN's) fault
                     raise ExecutionError(f"node {node.name!r} ({type(node).__name__}) failed on "
                                          f"{self.engine.name}: {type(exc).__name__}: "
                                          f"{exc}") from exc
