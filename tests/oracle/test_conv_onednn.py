@@ -157,6 +157,12 @@ def test_agrees_with_the_tap_gemms(one: _onednn.OneDNN, monkeypatch: pytest.Monk
     dy = rng.standard_normal(fast.shape).astype(np.float32)
     assert _onednn.conv("wgrad", x, dy, w.shape, *args) is None
     assert _onednn.conv("dgrad", dy, w, x.shape, *args) is not None
+    monkeypatch.setenv(_onednn.ENV, "fast")  # wgrad on oneDNN's own threads: same values
+    threaded = _onednn.conv("wgrad", x, dy, w.shape, *args)
+    monkeypatch.delenv(_onednn.ENV)
+    parts = _onednn.conv("wgrad", x, dy, w.shape, *args)
+    assert threaded is not None and parts is not None
+    np.testing.assert_allclose(threaded, parts, rtol=1e-4, atol=1e-4 * np.abs(parts).max())
 
 
 _BITS_SCRIPT = """

@@ -402,7 +402,8 @@ def implementation() -> str:
     BLAS library is looked up, not called)."""
     onednn = _onednn.describe()
     if onednn:
-        scope = "fprop and dgrad" if _onednn.mode() == "fwd" else "fprop, dgrad and wgrad"
+        scope = {"fwd": "fprop and dgrad", "fast": "fprop, dgrad and wgrad (on its own threads)"
+                 }.get(_onednn.mode(), "fprop, dgrad and wgrad")
         onednn = f"{onednn} for {scope} where it has a fast kernel; else "
     elif _onednn.mode() == "off":
         onednn = f"(oneDNN off: {_onednn.ENV}=0) "
