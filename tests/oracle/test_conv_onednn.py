@@ -469,3 +469,37 @@ def test_a_kernel_fault_is_a_typed_error_and_the_plan_stays_usable(
         torch.tensor(w, dtype=torch.float64), None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1,
         [True, False, False])[0].numpy()
     _close(out, want, "dgrad")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_does_not_hang(one: _onednn.OneDNN) -> None:
+    """After the parent ran oneDNN on GNU OpenMP threads, a forked child's convolution (which
+    hung there on oneDNN) takes the tap GEMMs and gives the same values."""
+    import time
+
+    rng = np.random.default_rng(14)
+    x = _cl(rng.standard_normal((4, 32, 14, 14)).astype(np.float32))
+    w = rng.standard_normal((32, 32, 3, 3)).astype(np.float32)
+    args = ([1, 1], [1, 1], [1, 1], [1, 1], 1)
+    y = K.conv_fprop(x, w, *args)
+    assert _onednn._RAN[0]
+    pid = os.fork()
+    if pid == 0:
+        code = 3
+        try:
+            ok = _onednn.library() is None and np.allclose(K.conv_fprop(x, w, *args), y,
+                                                          rtol=1e-4, atol=1e-3)
+            code = 0 if ok else 1
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child hung in a convolution")
+        time.sleep(0.05)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0

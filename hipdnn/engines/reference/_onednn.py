@@ -235,6 +235,7 @@ class OneDNN:
 
     def execute(self, prim: _vp, args: Sequence[tuple[int, _vp]]) -> None:
         """Run ``prim`` on ``args`` (its scratchpad among them) and wait for it."""
+        _RAN[0] = True
         arr = (_Arg * len(args))(*[_Arg(a, m) for a, m in args])
         stream = self.stream()
         self._check(self.lib.dnnl_primitive_execute(prim, stream, len(args), arr),
@@ -299,6 +300,19 @@ class _Plan:
 
 _STATE: list[OneDNN | None] = []
 _STATE_LOCK = threading.Lock()
+#: [this process ran a primitive, this process is a fork of one that had]
+_RAN = [False, False]
+
+
+def _after_fork_in_child() -> None:
+    # GNU OpenMP keeps the parent's thread pool in its state but not its threads: a forked
+    # child's first parallel region hangs (seen here). Such a child takes the other paths.
+    if _RAN[0]:
+        _RAN[1] = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _candidates() -> list[str]:
@@ -335,8 +349,9 @@ def _load() -> OneDNN | None:
 
 
 def library() -> OneDNN | None:
-    """The loaded oneDNN, or None (not installed, not Linux, switched off by ``ENV=0``)."""
-    if mode() == "off":
+    """The loaded oneDNN, or None (not installed, not Linux, switched off by ``ENV=0``, or a
+    forked child of a process that ran it: GNU OpenMP would hang there)."""
+    if mode() == "off" or _RAN[1]:
         return None
     if not _STATE:
         with _STATE_LOCK:
