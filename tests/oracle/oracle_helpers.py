@@ -112,3 +112,24 @@ def assert_close(
             f"atol={atol} rtol={rtol}; worst example ours={a[fin][i]} ref={b[fin][i]}, "
             f"max err={float(err.max()):.3g}"
         )
+
+
+def wait_for_child(pid: int, what: str, timeout: float = 60.0) -> int:
+    """Wait for forked child ``pid``; kill it and fail the test (saying it hung in ``what``) if
+    it has not exited within ``timeout`` seconds (a hang is the regression these tests catch).
+    Returns its exit code (-1 if a signal ended it)."""
+    import os
+    import time
+
+    import pytest
+
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail(f"the forked child hung in {what}")
+        time.sleep(0.05)

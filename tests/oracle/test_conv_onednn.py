@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from oracle_helpers import TOL
+from oracle_helpers import TOL, wait_for_child
 
 from hipdnn.engines.reference import _onednn
 from hipdnn.engines.reference import kernels as K
@@ -475,8 +475,6 @@ def test_a_kernel_fault_is_a_typed_error_and_the_plan_stays_usable(
 def test_a_forked_child_does_not_hang(one: _onednn.OneDNN) -> None:
     """After the parent ran oneDNN on GNU OpenMP threads, a forked child's convolution (which
     hung there on oneDNN) takes the tap GEMMs and gives the same values."""
-    import time
-
     rng = np.random.default_rng(14)
     x = _cl(rng.standard_normal((4, 32, 14, 14)).astype(np.float32))
     w = rng.standard_normal((32, 32, 3, 3)).astype(np.float32)
@@ -492,14 +490,4 @@ def test_a_forked_child_does_not_hang(one: _onednn.OneDNN) -> None:
             code = 0 if ok else 1
         finally:
             os._exit(code)
-    deadline = time.monotonic() + 60
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-            pytest.fail("the forked child hung in a convolution")
-        time.sleep(0.05)
-    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert wait_for_child(pid, "a convolution") == 0

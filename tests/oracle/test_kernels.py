@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from oracle_helpers import LAYOUTS_2D, LAYOUTS_3D, assert_close, in_layout, rounded
+from oracle_helpers import LAYOUTS_2D, LAYOUTS_3D, assert_close, in_layout, rounded, wait_for_child
 
 from hipdnn.engines.reference import _bn
 from hipdnn.engines.reference import _parallel as P
@@ -379,16 +379,4 @@ def test_threaded_kernels_work_in_a_forked_child() -> None:
     if pid == 0:  # child: must not hang on the parent's (absent) pool threads
         y = K.bn_train_forward(x, np.ones(8), np.zeros(8), 1e-5)[0]
         os._exit(0 if np.isfinite(y).all() else 1)
-    import time
-
-    deadline = time.monotonic() + 60
-    while True:  # a regression would hang the child: poll, kill it and fail instead
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-            pytest.fail("the forked child hung in a threaded kernel")
-        time.sleep(0.05)
-    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert wait_for_child(pid, "a threaded kernel") == 0

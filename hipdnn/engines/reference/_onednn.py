@@ -87,6 +87,9 @@ _ARG_DIFF_SRC, _ARG_DIFF_DST, _ARG_DIFF_WEIGHTS = 129, 145, 161
 _QUERY_SCRATCHPAD_MD = 136
 _ARG_SCRATCHPAD = 80
 _FPMATH_STRICT = 0
+#: fprop / dgrad: (argument, query) of the data they read and of the data they write
+_DATA_PORTS = {"fprop": ((_ARG_SRC, _QUERY_SRC_MD), (_ARG_DST, _QUERY_DST_MD)),
+               "dgrad": ((_ARG_DIFF_DST, _QUERY_DIFF_DST_MD), (_ARG_DIFF_SRC, _QUERY_DIFF_SRC_MD))}
 _SCRATCHPAD_USER = 1
 _F32 = np.float32
 _F32_DTYPE = np.dtype(_F32)
@@ -511,20 +514,14 @@ def _create_as(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: S
                 return _Side(user, user, None)
             return _Side(user, inner, one.reorder(user, inner) if into else one.reorder(inner, user))
 
-        if kind == "fprop":
+        if kind in _DATA_PORTS:  # fprop, dgrad: the data in, the weights, the data out
             assert w_arr is not None
+            (a_arg, a_query), (o_arg, o_query) = _DATA_PORTS[kind]
             w_user = _user_md(one, w_arr, w_dims, dtype)
-            inputs = [(_ARG_SRC, side(a_user, _QUERY_SRC_MD, True)),
+            inputs = [(a_arg, side(a_user, a_query, True)),
                       (_ARG_WEIGHTS, side(w_user, _QUERY_WEIGHTS_MD, True))]
             o_user = one.md_strided(out_dims, out_strides, out_t)
-            output = (_ARG_DST, side(o_user, _QUERY_DST_MD, False))
-        elif kind == "dgrad":
-            assert w_arr is not None
-            w_user = _user_md(one, w_arr, w_dims, dtype)
-            inputs = [(_ARG_DIFF_DST, side(a_user, _QUERY_DIFF_DST_MD, True)),
-                      (_ARG_WEIGHTS, side(w_user, _QUERY_WEIGHTS_MD, True))]
-            o_user = one.md_strided(out_dims, out_strides, out_t)
-            output = (_ARG_DIFF_SRC, side(o_user, _QUERY_DIFF_SRC_MD, False))
+            output = (o_arg, side(o_user, o_query, False))
         else:
             inputs = [(_ARG_SRC, side(a_user, _QUERY_SRC_MD, True)),
                       (_ARG_DIFF_DST, side(d_user, _QUERY_DIFF_DST_MD, True))]
