@@ -86,9 +86,8 @@ def _conftest() -> Any:
 
 
 def _clear(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("HIPDNN_REQUIRE_LIVE", "HIPDNN_REQUIRE_CONFORMANCE", "HIPDNN_REQUIRE_TORCH",
-                "HIPDNN_REQUIRE_AMDKERNELS", "HIPDNN_REQUIRE_STUBGPU", "HIPDNN_REQUIRE_WINDOWS",
-                "HIPDNN_REQUIRE_JIT", "HIPDNN_LANE"):
+    """Unset every requirement variable the conftest knows (and the lane): a "local" run."""
+    for var in (*_conftest().REQUIRE_ENV.values(), "HIPDNN_LANE"):
         monkeypatch.delenv(var, raising=False)
 
 
