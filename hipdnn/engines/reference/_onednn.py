@@ -9,10 +9,10 @@ is tested against (besides PyTorch).
 
 What is asked of oneDNN, and what is declined (the caller then takes its own paths):
 
-- Data: FP32, FP16 or BF16 inputs of one type, summed in FP32 and returned as FP32 (the engine
-  rounds once into the output's type, as on its other paths). ``fpmath`` is set to strict, so an
-  FP32 problem is never computed in a lower precision whatever ``ONEDNN_DEFAULT_FPMATH_MODE``
-  says.
+- Data: FP32, FP16 or BF16 inputs of one type, summed in FP32 and returned as FP32, or for fprop
+  and dgrad asked for an FP16/BF16 result, rounded once by oneDNN (the same bits as the engine's
+  own rounding of the FP32 result). ``fpmath`` is set to strict, so an FP32 problem is never
+  computed in a lower precision whatever ``ONEDNN_DEFAULT_FPMATH_MODE`` says.
 - Layouts: a dense channels-last input is handed over as it lies (oneDNN's ``nhwc`` kernels,
   PyTorch's ``channels_last``); any other layout goes through oneDNN's reorders into the blocked
   layout the primitive chooses, as PyTorch does for NCHW. Weights always go through a reorder.
@@ -93,17 +93,18 @@ _DATA_PORTS = {"fprop": ((_ARG_SRC, _QUERY_SRC_MD), (_ARG_DST, _QUERY_DST_MD)),
 _SCRATCHPAD_USER = 1
 _F32 = np.float32
 _F32_DTYPE = np.dtype(_F32)
-_DNNL_F32 = 3
+_DNNL_F16, _DNNL_BF16, _DNNL_F32 = 1, 2, 3
 T = TypeVar("T")
 
 
 def _dnnl_type(dtype: np.dtype) -> int | None:
+    """oneDNN's data type for a numpy dtype it takes (FP32, FP16, ml_dtypes' BF16), else None."""
     if dtype == np.float32:
-        return 3
+        return _DNNL_F32
     if dtype == np.float16:
-        return 1
+        return _DNNL_F16
     if dtype.name == "bfloat16":  # ml_dtypes
-        return 2
+        return _DNNL_BF16
     return None
 
 
@@ -137,8 +138,7 @@ class OneDNN:
         lib.dnnl_version.restype = ctypes.POINTER(_Version)
         v = lib.dnnl_version().contents
         self.version = (int(v.major), int(v.minor), int(v.patch))
-        for name in ("dnnl_primitive_desc_query_md",):
-            getattr(lib, name).restype = _vp
+        lib.dnnl_primitive_desc_query_md.restype = _vp
         lib.dnnl_memory_desc_get_size.restype = ctypes.c_size_t
         lib.dnnl_memory_desc_get_size.argtypes = [_vp]
         lib.dnnl_primitive_desc_query.argtypes = [_vp, ctypes.c_int, ctypes.c_int, _vp]
@@ -434,9 +434,8 @@ def _readable(a: np.ndarray) -> np.ndarray:
 
 def _create(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: Sequence[int],
             out_strides: Sequence[int], dtype: int, out_type: int, groups: int,
-            pre: Sequence[int],
-            post: Sequence[int],
-            stride: Sequence[int], dilation: Sequence[int]) -> _Plan | None:
+            pre: Sequence[int], post: Sequence[int], stride: Sequence[int],
+            dilation: Sequence[int]) -> _Plan | None:
     """The primitive for ``kind`` (fprop: a=x, b=w; dgrad: a=dy, b=w; wgrad: a=x, b=dy), or None
     where oneDNN has no fast implementation: on the data as it lies where every data tensor is
     dense channels-last, else (or if that has none) through reorders into oneDNN's layouts."""
@@ -452,20 +451,14 @@ def _create(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: Sequ
 
 def _create_as(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: Sequence[int],
                out_strides: Sequence[int], dtype: int, out_type: int, groups: int,
-            pre: Sequence[int],
-            post: Sequence[int],
-               stride: Sequence[int], dilation: Sequence[int], keep_a: bool) -> _Plan | None:
+               pre: Sequence[int], post: Sequence[int], stride: Sequence[int],
+               dilation: Sequence[int], keep_a: bool) -> _Plan | None:
     """:func:`_create` with the data in the user's layouts (``keep_a``) or oneDNN's."""
     lib = one.lib
     n = len(stride)
-    w_arr = b if kind != "wgrad" else None
-    if kind == "wgrad":
-        w_dims = _groups_dims(out_dims, groups)
-    else:
-        assert w_arr is not None
-        w_dims = _groups_dims(w_arr.shape, groups)
+    out_is_w = kind == "wgrad"  # else b is the weights
+    w_dims = _groups_dims(out_dims if out_is_w else b.shape, groups)
     a_dims = list(a.shape)
-    out_is_w = kind == "wgrad"
     attr = one.attr()
     try:
         a_user = _user_md(one, a, a_dims, dtype)
@@ -474,11 +467,10 @@ def _create_as(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: S
         if out_is_w:
             d_user = _user_md(one, b, list(b.shape), dtype)
             d_req = d_user if keep_a else one.md_any(list(b.shape), dtype)
-        out_t = out_type
-        if not out_is_w:
+        else:
             o_plain = list(out_strides) == _cl_strides(out_dims)
-            o_req = (one.md_strided(out_dims, out_strides, out_t) if keep_a and o_plain
-                     else one.md_any(out_dims, out_t))
+            o_req = (one.md_strided(out_dims, out_strides, out_type) if keep_a and o_plain
+                     else one.md_any(out_dims, out_type))
         strides_ = (_i64 * n)(*stride)
         dil = (_i64 * n)(*[d - 1 for d in dilation])
         pl, pr = (_i64 * n)(*pre), (_i64 * n)(*post)
@@ -514,18 +506,17 @@ def _create_as(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: S
                 return _Side(user, user, None)
             return _Side(user, inner, one.reorder(user, inner) if into else one.reorder(inner, user))
 
-        if kind in _DATA_PORTS:  # fprop, dgrad: the data in, the weights, the data out
-            assert w_arr is not None
+        if not out_is_w:  # fprop, dgrad: the data in, the weights, the data out
             (a_arg, a_query), (o_arg, o_query) = _DATA_PORTS[kind]
-            w_user = _user_md(one, w_arr, w_dims, dtype)
+            w_user = _user_md(one, b, w_dims, dtype)
             inputs = [(a_arg, side(a_user, a_query, True)),
                       (_ARG_WEIGHTS, side(w_user, _QUERY_WEIGHTS_MD, True))]
-            o_user = one.md_strided(out_dims, out_strides, out_t)
+            o_user = one.md_strided(out_dims, out_strides, out_type)
             output = (o_arg, side(o_user, o_query, False))
         else:
             inputs = [(_ARG_SRC, side(a_user, _QUERY_SRC_MD, True)),
                       (_ARG_DIFF_DST, side(d_user, _QUERY_DIFF_DST_MD, True))]
-            o_user = one.md_strided(w_dims, _cf_strides(w_dims), out_t)
+            o_user = one.md_strided(w_dims, _cf_strides(w_dims), out_type)
             output = (_ARG_DIFF_WEIGHTS, side(o_user, _QUERY_DIFF_WEIGHTS_MD, False))
         prim = _Prim(one.primitive(pd), one.queried(pd, _QUERY_SCRATCHPAD_MD))
         return _Plan(one, prim, impl, inputs, output)
@@ -648,22 +639,25 @@ def conv(kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequence[int],
     dw packed (K, C/G, spatial...). fprop and dgrad run on the engine's thread count of OpenMP
     threads (their sums do not depend on it); wgrad runs in :func:`_wgrad_parts`."""
     one = library()
-    if one is None or (kind == "wgrad" and mode() == "fwd"):
-        return None
-    if a.dtype != b.dtype or _dnnl_type(a.dtype) is None or a.ndim not in (3, 4, 5):
-        return None
-    if min(a.shape) == 0 or min(b.shape) == 0 or min(out_shape) == 0:
+    if one is None or (kind == "wgrad" and mode() == "fwd") or not _takes(a, b, out_shape):
         return None
     a, b = _readable(a), _readable(b)
     if kind == "wgrad" and mode() == "fast":
         return _one(one, kind, a, b, out_shape, pre, post, stride, dilation, groups, workers())
     if kind == "wgrad":
         return _wgrad_parts(one, a, b, out_shape, pre, post, stride, dilation, groups)
-    target = np.dtype(_F32)
-    if out_dtype is not None and _dnnl_type(np.dtype(out_dtype)) in (1, 2):
+    target = _F32_DTYPE
+    if out_dtype is not None and _dnnl_type(np.dtype(out_dtype)) in (_DNNL_F16, _DNNL_BF16):
         target = np.dtype(out_dtype)
     return _one(one, kind, a, b, out_shape, pre, post, stride, dilation, groups, workers(),
                 target)
+
+
+def _takes(a: np.ndarray, b: np.ndarray, out_shape: Sequence[int]) -> bool:
+    """Whether this path takes the problem from its arrays alone: one data type oneDNN has,
+    1-D to 3-D, nothing empty."""
+    return (a.dtype == b.dtype and _dnnl_type(a.dtype) is not None and a.ndim in (3, 4, 5)
+            and min(a.shape) > 0 and min(b.shape) > 0 and min(out_shape) > 0)
 
 
 def _wgrad_slabs(x_rows: int, out_rows: int, n: int, pre: int, stride: int,
@@ -716,8 +710,8 @@ def _wgrad_parts(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[i
     wave = max(1, min(len(parts), max(workers(), PARTIAL_BYTES // (4 * prod(w_shape)))))
     dw: np.ndarray | None = None
     for start in range(0, len(parts), wave):
-        count = min(wave, len(parts) - start)
-        partials = run_parts(functools.partial(_shifted, part, start), count)
+        partials = run_parts(functools.partial(_shifted, part, start),
+                             min(wave, len(parts) - start))
         if any(p is None for p in partials):
             return None
         if dw is None:
@@ -784,18 +778,15 @@ def _one(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequen
          out_dtype: np.dtype = _F32_DTYPE) -> np.ndarray | None:
     """One oneDNN call of ``kind`` on ``threads`` OpenMP threads, its result in ``out_dtype``
     (see :func:`conv`)."""
-    plan = _plan(one, kind, a, b, out_shape, None, pre, post, stride, dilation, groups, threads,
-                 out_dtype)
-    if plan is None:
-        return None
-    if kind == "wgrad":
-        out = np.empty(out_shape, dtype=out_dtype)
-    elif _channels_last_dense(a):
+    # the result in the input's layout: channels-last if ``a`` is dense channels-last (y, dx)
+    if kind != "wgrad" and _channels_last_dense(a):
         order = [0, *range(2, len(out_shape)), 1]
-        out = np.empty([out_shape[i] for i in order], dtype=out_dtype)
-        out = np.moveaxis(out, -1, 1)
+        out = np.moveaxis(np.empty([out_shape[i] for i in order], dtype=out_dtype), -1, 1)
     else:
         out = np.empty(out_shape, dtype=out_dtype)
+    plan = _plan(one, kind, a, b, out, pre, post, stride, dilation, groups, threads)
+    if plan is None:
+        return None
     try:
         _run(one, plan, [a, b], out, threads)
     except OneDNNError as exc:
@@ -805,29 +796,20 @@ def _one(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequen
     return out
 
 
-def _plan(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequence[int],
-          out: np.ndarray | None, pre: Sequence[int], post: Sequence[int],
-          stride: Sequence[int], dilation: Sequence[int], groups: int, threads: int,
-          out_dtype: np.dtype) -> _Plan | None:
-    """The cached (or a new) primitive for the problem, writing ``out``'s layout (else the
-    input's: channels-last if ``a`` is dense channels-last, else packed), or None."""
-    dtype = _dnnl_type(a.dtype)
-    out_type = _dnnl_type(out_dtype)
-    assert out_type is not None
-    assert dtype is not None
-    if kind == "wgrad":
-        out_strides = _cf_strides(_groups_dims(out_shape, groups))
-    elif out is not None:
-        out_strides = _element_strides(out)
-    else:
-        out_strides = (_cl_strides(out_shape) if _channels_last_dense(a)
-                       else _cf_strides(out_shape))
+def _plan(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out: np.ndarray,
+          pre: Sequence[int], post: Sequence[int], stride: Sequence[int],
+          dilation: Sequence[int], groups: int, threads: int) -> _Plan | None:
+    """The cached (or a new) primitive for the problem, writing ``out``'s layout and type (a
+    weight gradient: packed FP32), or None."""
+    dtype, out_type = _dnnl_type(a.dtype), _dnnl_type(out.dtype)
+    assert dtype is not None and out_type is not None
+    out_shape, out_strides = out.shape, _element_strides(out)
     # oneDNN fixes an implementation's work split at creation from the creating thread's
     # OpenMP thread count: create (and key) each primitive at the count it runs with
     one.set_threads(threads)
     key = (kind, a.dtype.str, a.dtype.name, a.shape, a.strides, b.shape, b.strides,
            tuple(out_shape), tuple(out_strides), groups, tuple(pre), tuple(post), tuple(stride),
-           tuple(dilation), threads, out_dtype.name)
+           tuple(dilation), threads, out.dtype.name)
     with one._lock:
         hit = key in one._cache
         plan = one._cache.get(key)
@@ -878,8 +860,8 @@ class DeferredConv(DeferredOutput):
         pre, post, stride, dilation, groups = self.conv_args
         threads = workers()
         try:
-            plan = _plan(self.one, self.kind, self.a, self.b, self.shape, target, pre, post,
-                         stride, dilation, groups, threads, view.dtype)
+            plan = _plan(self.one, self.kind, self.a, self.b, target, pre, post, stride,
+                         dilation, groups, threads)
             if plan is None:
                 return False
             self._bound = (view, _Bound(self.one, plan, [self.a, self.b], target, threads))
@@ -910,11 +892,7 @@ def deferred(kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequence[int],
     """fprop or dgrad as a :class:`DeferredConv` (the engine commits it into the caller's
     output), or None where :func:`conv` would decline from the inputs alone."""
     one = library()
-    if one is None or kind == "wgrad":
-        return None
-    if a.dtype != b.dtype or _dnnl_type(a.dtype) is None or a.ndim not in (3, 4, 5):
-        return None
-    if min(a.shape) == 0 or min(b.shape) == 0 or min(out_shape) == 0:
+    if one is None or kind == "wgrad" or not _takes(a, b, out_shape):
         return None
     return DeferredConv(one, kind, _readable(a), _readable(b), out_shape,
                         (pre, post, stride, dilation, groups), fallback)
