@@ -199,15 +199,20 @@ class _Run:
             return float(buf.scalar)
         return float(np.asarray(self.value(t, port, node), dtype=np.float64).reshape(-1)[0])
 
-    def half_output(self, node: Node, port: str) -> Any:
-        """The numpy type of output ``port`` when it is FP16 or BF16 (an unset type resolved
-        as :meth:`put` does), else None: a kernel may round its FP32 sums to it once itself."""
-        t = node.outputs.get(port)
-        if t is None:
-            return None
+    def _stored_type(self, t: Tensor) -> DataType:
+        """The type an output is stored in: its own, or if unset the graph's intermediate type."""
         dtype = t.data_type
         if dtype == DataType.NOT_SET:
             dtype = getattr(self.graph, "intermediate_data_type", DataType.FLOAT)
+        return DataType(dtype)
+
+    def half_output(self, node: Node, port: str) -> Any:
+        """The numpy type of output ``port`` when it is stored as FP16 or BF16, else None: a
+        kernel may round its FP32 sums to it once itself."""
+        t = node.outputs.get(port)
+        if t is None:
+            return None
+        dtype = self._stored_type(t)
         return dtype_to_numpy(dtype) if dtype in (DataType.HALF, DataType.BFLOAT16) else None
 
     def put(self, node: Node, port: str, result: np.ndarray) -> None:
@@ -216,9 +221,7 @@ class _Run:
         if t is None:
             return
         assert t.uid is not None and t.dim is not None
-        dtype = t.data_type
-        if dtype == DataType.NOT_SET:
-            dtype = getattr(self.graph, "intermediate_data_type", DataType.FLOAT)
+        dtype = self._stored_type(t)
         res = np.asarray(result)
         dim = tuple(t.dim)
         if res.shape != dim:  # (C,) statistics into (1, C, 1, 1); broadcast pointwise results
@@ -231,10 +234,7 @@ class _Run:
         t = node.outputs.get(port)
         if t is None or t.is_virtual != virtual or t.uid is None:
             return None
-        dtype = t.data_type
-        if dtype == DataType.NOT_SET:
-            dtype = getattr(self.graph, "intermediate_data_type", DataType.FLOAT)
-        return t if dtype == DataType.FLOAT else None
+        return t if self._stored_type(t) == DataType.FLOAT else None
 
     def _readers(self, t: Tensor) -> list[tuple[Node, str]]:
         """(node, input port) of every node input that reads ``t``."""
@@ -243,9 +243,9 @@ class _Run:
 
     def deferrable(self, node: Node, port: str) -> bool:
         """True when output ``port`` may be left as a :class:`Deferred` for the commit to write
-        straight into the caller's buffer: a non-virtual FP32 output no node reads."""
-        t = self._fp32_output(node, port, virtual=False)
-        return t is not None and not self._readers(t)
+        straight into the caller's buffer: a :meth:`direct_output` stored as FP32."""
+        return (self._fp32_output(node, port, virtual=False) is not None
+                and self.direct_output(node, port))
 
     def fusable_relu(self, node: Node, port: str) -> bool:
         """True when output ``port`` is a virtual FP32 tensor whose only reader is a plain or
@@ -274,7 +274,8 @@ class _Run:
         self.env[t.uid] = result
 
 
-def _conv_args(node: ConvFpropNode | ConvDgradNode | ConvWgradNode) -> tuple[Any, ...]:
+def _conv_args(node: ConvFpropNode | ConvDgradNode | ConvWgradNode
+               ) -> tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int], int]:
     assert node.pre_padding is not None and node.post_padding is not None
     assert node.stride is not None and node.dilation is not None
     return (node.pre_padding, node.post_padding, node.stride, node.dilation, int(node.groups or 1))
@@ -285,31 +286,36 @@ def _conv_fprop(r: _Run, n: ConvFpropNode) -> None:
     # INT8 x INT8 accumulates exactly in float64 (every sum of int8 products below 2**53)
     acc = np.float64 if _is_int8_conv(n) else _F32
     pre, post, stride, dilation, groups = _conv_args(n)
-    if acc is _F32 and r.direct_output(n, "Y"):
-        y = n.outputs["Y"]
-        assert y is not None and y.dim is not None
-        late = K.conv_deferred("fprop", x, w, y.dim, pre, post, stride, dilation, groups,
-                               out_dtype=r.half_output(n, "Y"))
-        if late is not None:
-            r.put_deferred(n, "Y", late)
-            return
-    r.put(n, "Y", K.conv_fprop(x, w, pre, post, stride, dilation, groups, acc,
-                               out_dtype=r.half_output(n, "Y")))
+    half = r.half_output(n, "Y")
+    if acc is _F32 and _put_conv_deferred(r, n, "Y", "fprop", x, w, half):
+        return
+    r.put(n, "Y", K.conv_fprop(x, w, pre, post, stride, dilation, groups, acc, out_dtype=half))
 
 
 def _conv_dgrad(r: _Run, n: ConvDgradNode) -> None:
     dx = n.outputs["DX"]
     assert dx is not None and dx.dim is not None
-    pre, post, stride, dilation, groups = _conv_args(n)
     dy, w = r.value(n.inputs["DY"], "DY", n), r.value(n.inputs["W"], "W", n)
-    if r.direct_output(n, "DX"):
-        late = K.conv_deferred("dgrad", dy, w, dx.dim, pre, post, stride, dilation, groups,
-                               out_dtype=r.half_output(n, "DX"))
-        if late is not None:
-            r.put_deferred(n, "DX", late)
-            return
-    r.put(n, "DX", K.conv_dgrad(dy, w, dx.dim, pre, post, stride, dilation, groups,
-                                out_dtype=r.half_output(n, "DX")))
+    half = r.half_output(n, "DX")
+    if _put_conv_deferred(r, n, "DX", "dgrad", dy, w, half):
+        return
+    r.put(n, "DX", K.conv_dgrad(dy, w, dx.dim, *_conv_args(n), out_dtype=half))
+
+
+def _put_conv_deferred(r: _Run, n: ConvFpropNode | ConvDgradNode, port: str, kind: str,
+                       a: np.ndarray, b: np.ndarray, half: Any) -> bool:
+    """Store output ``port`` of an fprop/dgrad as a deferred oneDNN convolution written straight
+    into the caller's buffer at commit, where it is a :meth:`_Run.direct_output` and oneDNN
+    takes the problem; False (nothing stored) otherwise."""
+    t = n.outputs[port]
+    assert t is not None and t.dim is not None
+    if not r.direct_output(n, port):
+        return False
+    late = K.conv_deferred(kind, a, b, t.dim, *_conv_args(n), out_dtype=half)
+    if late is None:
+        return False
+    r.put_deferred(n, port, late)
+    return True
 
 
 def _conv_wgrad(r: _Run, n: ConvWgradNode) -> None:
@@ -472,7 +478,7 @@ def stage_output(value: np.ndarray | DeferredOutput, view: np.ndarray,
                  commits: Sequence[np.ndarray] = ()) -> np.ndarray | DeferredOutput:
     """``value`` as an array of ``view``'s dtype and shape that no commit writes into.
 
-    A :class:`Deferred` value stays deferred (its last pass will write ``view`` directly, after
+    A :class:`DeferredOutput` value stays deferred (its last pass will write ``view`` directly, after
     every copy) when ``view`` fits it and none of the ``commits`` views overlaps the memory the
     pass reads (an output aliasing X or DY, or one written before the pass reads them); else it
     is materialized here, before anything is written.
