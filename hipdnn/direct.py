@@ -446,10 +446,10 @@ class Session:
         observe = getattr(self.lib, "observe", None)
         if self._unwatch is not None or observe is None:  # a library object without it: only
             return                                         # Session.call's sets are seen
-        unset = weakref.ref(self)
+        session_ref = weakref.ref(self)  # the watcher must not keep the session alive
 
         def seen(name: str, args: tuple[Any, ...]) -> None:
-            session = unset()
+            session = session_ref()
             if session is not None and args:
                 session._unset.pop(_address(args[0]), None)
 
@@ -591,7 +591,8 @@ class Session:
                 # an array (a GPU tensor, ...) as the data of a descriptor given as is
                 buf = _shaped(value, where)
                 out[pname] = _typed_pointer(_device_pointer(buf, where), ptype, buf, name, pname)
-                sizes[pname] = _extent(buf)
+                assert buf.nbytes is not None  # _shaped() gives shape, strides and dtype
+                sizes[pname] = buf.nbytes
             elif ptype is c_void_p and pname in _SCALARS and isinstance(value, (int, float)) \
                     and not isinstance(value, bool):
                 out[pname] = byref((scalar_type or c_float)(value))
@@ -835,15 +836,6 @@ def _check_setter_args(setter: str, args: Sequence[Any]) -> None:
             break
         plain[pname] = value
     _check_types(setter, plain)
-
-
-def _extent(buf: Buffer) -> int:
-    """Bytes from an array's first element to one past its last (strides in elements)."""
-    assert buf.shape is not None and buf.strides is not None and buf.dtype is not None
-    if any(int(d) == 0 for d in buf.shape):
-        return 0
-    last = sum((int(d) - 1) * abs(int(st)) for d, st in zip(buf.shape, buf.strides, strict=True))
-    return (last + 1) * dtype_to_numpy(buf.dtype).itemsize
 
 
 def _is_array(value: Any) -> bool:

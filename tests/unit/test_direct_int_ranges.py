@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_direct import FakeHip  # host memory standing in for HIP's
 
 from hipdnn.core.errors import ArgumentError
 from hipdnn.direct import Session
@@ -66,19 +67,6 @@ class Fake:
 
     def called(self, name: str) -> list[tuple[Any, ...]]:
         return [args for n, args in self.calls if n == name]
-
-
-class FakeHip:
-    def __init__(self) -> None:
-        self.blocks: dict[int, Any] = {}
-
-    def hipMalloc(self, ref: Any, size: int) -> None:
-        block = ctypes.create_string_buffer(size)
-        self.blocks[ctypes.addressof(block)] = block
-        ref._obj.value = ctypes.addressof(block)
-
-    def hipFree(self, ptr: Any) -> None:
-        del self.blocks[ptr.value]
 
 
 @pytest.fixture
