@@ -7,6 +7,7 @@ shape through it too."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import subprocess
@@ -88,9 +89,11 @@ def test_channel_blocks_never_exceed_the_channels(monkeypatch: pytest.MonkeyPatc
     shapes: list[tuple[int, ...]] = []
 
     def fake_one(one: Any, kind: str, a: np.ndarray, b: np.ndarray, shape: Any,
-                 *rest: Any) -> np.ndarray:
+                 *rest: Any, out: np.ndarray) -> np.ndarray:
         shapes.append(tuple(shape))
-        return np.zeros(shape, np.float32)
+        assert out.shape == tuple(shape)
+        out[...] = 1.0
+        return out
 
     monkeypatch.setattr(_onednn, "_one", fake_one)
     for k, c, count in ((64, 64, 32), (16, 3, 32), (2048, 512, 24), (1, 1, 2)):
@@ -98,7 +101,7 @@ def test_channel_blocks_never_exceed_the_channels(monkeypatch: pytest.MonkeyPatc
         xs, dys = np.zeros((1, c, 4, 4), np.float32), np.zeros((1, k, 4, 4), np.float32)
         dw = _onednn._wgrad_blocks(None, xs, dys, (k, c, 1, 1), [0, 0], [0, 0],  # type: ignore[arg-type]
                                    [1, 1], [1, 1], count)
-        assert dw is not None and dw.shape == (k, c, 1, 1)
+        assert dw is not None and dw.shape == (k, c, 1, 1) and (dw == 1.0).all()
         assert sum(s[0] * s[1] for s in shapes) == k * c
         assert len(shapes) <= -(-k // 16) * -(-c // 16)
 
@@ -265,6 +268,89 @@ def test_threads_running_primitives_at_once(one: _onednn.OneDNN) -> None:
     assert not errors, errors
     for i, k in enumerate(("fprop", "dgrad", "wgrad")):
         assert digests[i] == {hashlib.sha256(np.ascontiguousarray(want[k]).tobytes()).hexdigest()}
+
+
+def test_a_kept_binding_follows_new_arrays(one: _onednn.OneDNN) -> None:
+    """A thread keeps its recent problems' memory objects and temporaries and only re-points
+    them: the same problem on other arrays (other data, other addresses, the first arrays
+    freed) gives those arrays' answer, and the kept binding holds none of the caller's arrays."""
+    import gc
+    import weakref
+    for name in ("3x3", "1x1-deep"):
+        first, second = _layer(name, seed=1), _layer(name, seed=2)
+        for d in (first, second, first):
+            x, w, dy = (_cl(d[k].astype(np.float32)) for k in ("x", "w", "dy"))
+            for kind, ab, want in (("fprop", (x, w), "y"), ("dgrad", (dy, w), "dx"),
+                                   ("wgrad", (x, dy), "dw")):
+                got = _onednn.conv(kind, *ab, d[want].shape, *d["args"])
+                assert got is not None
+                _close(got, d[want], kind)
+            gone = weakref.ref(x)
+            del x, w, dy, ab
+            gc.collect()
+            assert gone() is None  # nothing kept a reference to the caller's input
+
+
+def test_kept_bindings_stay_within_their_bytes(one: _onednn.OneDNN,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread keeps at most KEEP_BYTES of temporaries: the least recent problems are dropped,
+    a problem larger than a quarter of it is made for its call alone, and answers stay right."""
+    monkeypatch.setattr(_onednn, "KEEP_BYTES", 1 << 18)
+    results = []
+
+    def work() -> None:  # a fresh thread: nothing kept from other tests
+        for name in ("3x3", "3x3-s2", "stem-7x7", "dilated", "3d", "1d"):
+            d = _layer(name)
+            x, w = (np.ascontiguousarray(d[k].astype(np.float32)) for k in ("x", "w"))
+            got = _onednn.conv("fprop", x, w, d["y"].shape, *d["args"])
+            assert got is not None
+            _close(got, d["y"], "fprop")
+            kept = getattr(one._local, "bounds", {})
+            results.append((len(kept), sum(b.nbytes for b in kept.values())))
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert len(results) == 6, results
+    assert all(total <= _onednn.KEEP_BYTES for _, total in results)
+    assert 1 <= results[-1][0] < 6  # some kept, some (over a quarter of the bytes) not
+
+
+def test_kept_bindings_drop_the_least_recent(one: _onednn.OneDNN,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The keeping policy alone (bindings of given sizes): a hit is the same binding and
+    becomes the most recent; over the bytes, the least recent go; too large is never kept."""
+    class Sized:
+        def __init__(self, owner: Any, plan: Any, threads: int) -> None:
+            self.nbytes = plan.nbytes
+
+    class Plan:
+        def __init__(self, nbytes: int) -> None:
+            self.nbytes = nbytes
+
+    monkeypatch.setattr(_onednn, "_Bound", Sized)
+    monkeypatch.setattr(_onednn, "KEEP_BYTES", 200)  # kept: 50 bytes at most
+    a, b, c, big, d, e = Plan(40), Plan(50), Plan(30), Plan(51), Plan(45), Plan(40)
+    got: dict[str, Any] = {}
+
+    def work() -> None:
+        take = functools.partial(_onednn._bound_for, one, threads=1)
+        got["a"], kept = take(a)
+        assert kept and take(a) == (got["a"], True)
+        for p in (b, c, a):  # a is now the most recent, b the least
+            take(p)
+        got["big"] = take(big)
+        take(d)
+        take(e)  # 40 + 50 + 30 + 45 + 40 > 200: b goes
+        got["left"] = sorted(bound.nbytes for bound in one._local.bounds.values())
+        got["a again"] = take(a)[0]
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert got["big"][1] is False
+    assert got["left"] == [30, 40, 40, 45]
+    assert got["a again"] is got["a"]
 
 
 def test_declines_what_it_does_not_do(one: _onednn.OneDNN) -> None:

@@ -71,6 +71,8 @@ WGRAD_PARTS = 32
 WGRAD_PART_MACS = 1 << 24
 #: Bytes of partial weight gradients held at once (parts run in waves below it).
 PARTIAL_BYTES = 1 << 26
+#: Bytes of temporaries and scratchpads a thread keeps bound for its recent problems.
+KEEP_BYTES = 1 << 26
 
 _vp = ctypes.c_void_p
 _i64 = ctypes.c_int64
@@ -142,6 +144,10 @@ class OneDNN:
         lib.dnnl_memory_desc_get_size.restype = ctypes.c_size_t
         lib.dnnl_memory_desc_get_size.argtypes = [_vp]
         lib.dnnl_primitive_desc_query.argtypes = [_vp, ctypes.c_int, ctypes.c_int, _vp]
+        # called per part of a weight gradient: typed, so ctypes converts nothing by guessing
+        lib.dnnl_memory_set_data_handle.argtypes = [_vp, _vp]
+        lib.dnnl_primitive_execute.argtypes = [_vp, _vp, ctypes.c_int, _vp]
+        lib.dnnl_stream_wait.argtypes = [_vp]
         self.engine = _vp()
         self._check(lib.dnnl_engine_create(ctypes.byref(self.engine), _CPU, ctypes.c_size_t(0)),
                     "dnnl_engine_create")
@@ -235,15 +241,6 @@ class OneDNN:
             return _Prim(self.primitive(pd), self.queried(pd, _QUERY_SCRATCHPAD_MD))
         finally:
             self.lib.dnnl_primitive_desc_destroy(pd)
-
-    def execute(self, prim: _vp, args: Sequence[tuple[int, _vp]]) -> None:
-        """Run ``prim`` on ``args`` (its scratchpad among them) and wait for it."""
-        _RAN[0] = True
-        arr = (_Arg * len(args))(*[_Arg(a, m) for a, m in args])
-        stream = self.stream()
-        self._check(self.lib.dnnl_primitive_execute(prim, stream, len(args), arr),
-                    "dnnl_primitive_execute")
-        self._check(self.lib.dnnl_stream_wait(stream), "dnnl_stream_wait")
 
     def memory(self, md: _MD, address: int) -> _vp:
         mem = _vp()
@@ -516,7 +513,10 @@ def _create_as(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_dims: S
         else:
             inputs = [(_ARG_SRC, side(a_user, _QUERY_SRC_MD, True)),
                       (_ARG_DIFF_DST, side(d_user, _QUERY_DIFF_DST_MD, True))]
-            o_user = one.md_strided(w_dims, _cf_strides(w_dims), out_type)
+            o_strides = list(out_strides)  # (K, C/G, ...)'s, said of (G, K/G, C/G, ...)
+            if groups > 1:
+                o_strides = [w_dims[1] * o_strides[0], *o_strides]
+            o_user = one.md_strided(w_dims, o_strides, out_type)
             output = (_ARG_DIFF_WEIGHTS, side(o_user, _QUERY_DIFF_WEIGHTS_MD, False))
         prim = _Prim(one.primitive(pd), one.queried(pd, _QUERY_SCRATCHPAD_MD))
         return _Plan(one, prim, impl, inputs, output)
@@ -544,68 +544,95 @@ def _cl_strides(dims: Sequence[int]) -> list[int]:
 
 
 class _Bound:
-    """``plan`` bound to its arrays (its inputs' user layouts) and ``out`` (its output's user
-    layout): every temporary, scratchpad and memory object is made here, so :meth:`run` only
-    executes (reorders into temporaries, the primitive, a reorder into ``out``) and allocates
-    nothing."""
+    """``plan``'s memory objects, temporaries and scratchpads, made once: :meth:`bind` points
+    the user sides at arrays (their layouts are the plan's), :meth:`run` executes (reorders into
+    temporaries, the primitive, a reorder into the output) and allocates nothing. A thread keeps
+    its recent small ones (:func:`_bound_for`), so a call of a kept problem costs a few handle
+    updates instead of creating objects and faulting in fresh temporaries."""
 
-    def __init__(self, one: OneDNN, plan: _Plan, arrays: Sequence[np.ndarray], out: np.ndarray,
-                 threads: int) -> None:
+    def __init__(self, one: OneDNN, plan: _Plan, threads: int) -> None:
         self.one, self.plan, self.threads = one, plan, threads
-        self.keep: list[np.ndarray] = [*arrays, out]  # alive while the memory objects are
+        self.temps: list[np.ndarray] = []  # alive while the memory objects are
         self.mems: list[_vp] = []
+        self.users: list[_vp] = []  # the user sides: the inputs in order, then the output
+        self.arg_arrays: list[ctypes.Array] = []  # the steps' argument lists, by address
         steps: list[tuple[_Prim, list[tuple[int, _vp]]]] = []
         try:
             args = []
-            for (arg, side), a in zip(plan.inputs, arrays, strict=True):
-                user, inner = self._bind(side, a.ctypes.data)
+            for arg, side in plan.inputs:
+                user, inner = self._side(side)
                 if side.reorder is not None:
                     steps.append((side.reorder, [(_ARG_SRC, user), (_ARG_DST, inner)]))
                 args.append((arg, inner))
             arg, side = plan.output
-            user, result = self._bind(side, out.ctypes.data)
+            user, result = self._side(side)
             args.append((arg, result))
             steps.append((plan.prim, args))
             if side.reorder is not None:
                 steps.append((side.reorder, [(_ARG_SRC, result), (_ARG_DST, user)]))
-            self.steps = [(prim.handle, self._scratch(prim, step)) for prim, step in steps]
+            self.steps = []
+            for prim, step in steps:
+                step = self._scratch(prim, step)
+                arr = (_Arg * len(step))(*[_Arg(a, m) for a, m in step])
+                self.arg_arrays.append(arr)
+                self.steps.append((prim.handle, len(step), ctypes.addressof(arr)))
         except BaseException:
             self.close()
             raise
+        self.nbytes = sum(t.nbytes for t in self.temps)
 
-    def _temp(self, md: _MD) -> _vp:
-        buf = np.empty(md.size + 64, dtype=np.uint8)  # 64-byte aligned below
-        self.keep.append(buf)
-        base = buf.ctypes.data
-        mem = self.one.memory(md, base + (-base) % 64)
+    def _memory(self, md: _MD, address: int) -> _vp:
+        mem = self.one.memory(md, address)
         self.mems.append(mem)
         return mem
 
-    def _bind(self, side: _Side, address: int) -> tuple[_vp, _vp]:
-        """(the user's memory, the memory the primitive uses)."""
-        user = self.one.memory(side.user, address)
-        self.mems.append(user)
-        if side.reorder is None:
-            return user, user
-        return user, self._temp(side.inner)
+    def _temp(self, md: _MD) -> _vp:
+        buf = np.empty(md.size + 64, dtype=np.uint8)  # 64-byte aligned below
+        self.temps.append(buf)
+        base = buf.ctypes.data
+        return self._memory(md, base + (-base) % 64)
+
+    def _side(self, side: _Side) -> tuple[_vp, _vp]:
+        """(the user's memory, unbound; the memory the primitive uses)."""
+        user = self._memory(side.user, 0)
+        self.users.append(user)
+        return user, (user if side.reorder is None else self._temp(side.inner))
 
     def _scratch(self, prim: _Prim, args: list[tuple[int, _vp]]) -> list[tuple[int, _vp]]:
         if not prim.scratch.size:
             return args
         return [*args, (_ARG_SCRATCHPAD, self._temp(prim.scratch))]
 
+    def bind(self, arrays: Sequence[np.ndarray], out: np.ndarray) -> None:
+        """Point the user sides at ``arrays`` and ``out`` (the caller keeps them alive until
+        :meth:`run` returns)."""
+        set_handle = self.one.lib.dnnl_memory_set_data_handle
+        for mem, a in zip(self.users, [*arrays, out], strict=True):
+            status = set_handle(mem, a.__array_interface__["data"][0])
+            if status:
+                raise OneDNNError("dnnl_memory_set_data_handle", status)
+
     def run(self) -> None:
         """Execute, on ``threads`` OpenMP threads."""
-        self.one.set_threads(self.threads)
-        for prim, args in self.steps:
-            self.one.execute(prim, args)
+        _RAN[0] = True
+        one = self.one
+        one.set_threads(self.threads)
+        stream = one.stream()
+        execute = one.lib.dnnl_primitive_execute
+        for prim, n, args in self.steps:
+            status = execute(prim, stream, n, args)
+            if status:
+                raise OneDNNError("dnnl_primitive_execute", status)
+        status = one.lib.dnnl_stream_wait(stream)
+        if status:
+            raise OneDNNError("dnnl_stream_wait", status)
 
     def close(self) -> None:
-        """Destroy the memory objects (the arrays stay the caller's)."""
+        """Destroy the memory objects."""
         mems, self.mems = self.mems, []
         for m in mems:
             self.one.lib.dnnl_memory_destroy(m)
-        self.keep = []
+        self.temps, self.users = [], []
 
     def __del__(self) -> None:
         try:
@@ -614,14 +641,38 @@ class _Bound:
             pass
 
 
+def _bound_for(one: OneDNN, plan: _Plan, threads: int) -> tuple[_Bound, bool]:
+    """(this thread's kept :class:`_Bound` of ``plan``, or a new one; whether it is kept). A
+    thread keeps at most :data:`KEEP_BYTES` of temporaries, least recently used dropped first;
+    larger ones are made for one call."""
+    kept = getattr(one._local, "bounds", None)
+    if kept is None:
+        kept = one._local.bounds = collections.OrderedDict()
+    key = (id(plan), threads)  # the kept bound holds the plan: its id is not reused meanwhile
+    bound = kept.get(key)
+    if bound is not None:
+        kept.move_to_end(key)
+        return bound, True
+    bound = _Bound(one, plan, threads)
+    if bound.nbytes > KEEP_BYTES // 4:
+        return bound, False
+    kept[key] = bound
+    total = sum(b.nbytes for b in kept.values())
+    while total > KEEP_BYTES:
+        total -= kept.popitem(last=False)[1].nbytes
+    return bound, True
+
+
 def _run(one: OneDNN, plan: _Plan, arrays: Sequence[np.ndarray], out: np.ndarray,
          threads: int) -> None:
     """Execute ``plan`` on ``arrays`` into ``out`` on ``threads`` OpenMP threads."""
-    bound = _Bound(one, plan, arrays, out, threads)
+    bound, kept = _bound_for(one, plan, threads)
     try:
+        bound.bind(arrays, out)
         bound.run()
     finally:
-        bound.close()
+        if not kept:
+            bound.close()
 
 
 def conv(kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequence[int],
@@ -700,23 +751,25 @@ def _wgrad_parts(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[i
     if not parts:
         return None
 
-    def part(i: int) -> np.ndarray | None:
+    wave = max(1, min(len(parts), max(workers(), PARTIAL_BYTES // (4 * prod(w_shape)))))
+    # part 0 sums into dw, the others into one block of partials per wave (one allocation,
+    # not a fresh array per part to fault in)
+    dw = np.empty(tuple(w_shape), dtype=_F32)
+    spare = np.empty((wave, *w_shape), dtype=_F32)
+
+    def part(i: int) -> bool:
         images, rows_in, rows_out, top, bottom = parts[i]
         p_pre = list(pre) if top < 0 else [top, *pre[1:]]
         p_post = list(post) if bottom < 0 else [bottom, *post[1:]]
         return _one(one, "wgrad", x[images, :, rows_in], dy[images, :, rows_out], w_shape,
-                    p_pre, p_post, stride, dilation, groups, 1)
+                    p_pre, p_post, stride, dilation, groups, 1,
+                    out=dw if i == 0 else spare[i % wave]) is not None
 
-    wave = max(1, min(len(parts), max(workers(), PARTIAL_BYTES // (4 * prod(w_shape)))))
-    dw: np.ndarray | None = None
     for start in range(0, len(parts), wave):
-        partials = run_parts(functools.partial(_shifted, part, start),
-                             min(wave, len(parts) - start))
-        if any(p is None for p in partials):
+        n = min(wave, len(parts) - start)
+        if not all(run_parts(functools.partial(_shifted, part, start), n)):
             return None
-        if dw is None:
-            dw, partials = partials[0], partials[1:]
-        _accumulate(dw, partials)  # type: ignore[arg-type]
+        _accumulate(dw, [spare[i % wave] for i in range(max(1, start), start + n)])
     return dw
 
 
@@ -738,16 +791,15 @@ def _wgrad_blocks(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[
     blocks = [(k0, min(k, k0 + kb), c0, min(c, c0 + cb))
               for k0 in range(0, k, kb) for c0 in range(0, c, cb)]
 
-    def block(i: int) -> np.ndarray | None:
+    dw = np.empty(tuple(w_shape), dtype=_F32)
+
+    def block(i: int) -> bool:  # written straight into its block of dw
         k0, k1, c0, c1 = blocks[i]
         return _one(one, "wgrad", x[:, c0:c1], dy[:, k0:k1], (k1 - k0, c1 - c0, *w_shape[2:]),
-                    pre, post, stride, dilation, 1, 1)
+                    pre, post, stride, dilation, 1, 1, out=dw[k0:k1, c0:c1]) is not None
 
-    dw = np.empty(tuple(w_shape), dtype=_F32)
-    for (k0, k1, c0, c1), got in zip(blocks, run_parts(block, len(blocks)), strict=True):
-        if got is None:
-            return None
-        dw[k0:k1, c0:c1] = got
+    if not all(run_parts(block, len(blocks))):
+        return None
     return dw
 
 
@@ -775,14 +827,14 @@ def _shifted(fn: Callable[[int], T], offset: int, i: int) -> T:
 def _one(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequence[int],
          pre: Sequence[int], post: Sequence[int], stride: Sequence[int],
          dilation: Sequence[int], groups: int, threads: int,
-         out_dtype: np.dtype = _F32_DTYPE) -> np.ndarray | None:
+         out_dtype: np.dtype = _F32_DTYPE, out: np.ndarray | None = None) -> np.ndarray | None:
     """One oneDNN call of ``kind`` on ``threads`` OpenMP threads, its result in ``out_dtype``
-    (see :func:`conv`)."""
+    (see :func:`conv`), into ``out`` when given (a weight gradient's packed FP32 array)."""
     # the result in the input's layout: channels-last if ``a`` is dense channels-last (y, dx)
-    if kind != "wgrad" and _channels_last_dense(a):
+    if out is None and kind != "wgrad" and _channels_last_dense(a):
         order = [0, *range(2, len(out_shape)), 1]
         out = np.moveaxis(np.empty([out_shape[i] for i in order], dtype=out_dtype), -1, 1)
-    else:
+    elif out is None:
         out = np.empty(out_shape, dtype=out_dtype)
     plan = _plan(one, kind, a, b, out, pre, post, stride, dilation, groups, threads)
     if plan is None:
@@ -807,9 +859,9 @@ def _plan(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out: np.ndarray,
     # oneDNN fixes an implementation's work split at creation from the creating thread's
     # OpenMP thread count: create (and key) each primitive at the count it runs with
     one.set_threads(threads)
-    key = (kind, a.dtype.str, a.dtype.name, a.shape, a.strides, b.shape, b.strides,
+    key = (kind, a.dtype, a.shape, a.strides, b.shape, b.strides,
            tuple(out_shape), tuple(out_strides), groups, tuple(pre), tuple(post), tuple(stride),
-           tuple(dilation), threads, out.dtype.name)
+           tuple(dilation), threads, out.dtype)
     with one._lock:
         hit = key in one._cache
         plan = one._cache.get(key)
@@ -864,7 +916,9 @@ class DeferredConv(DeferredOutput):
                          dilation, groups, threads)
             if plan is None:
                 return False
-            self._bound = (view, _Bound(self.one, plan, [self.a, self.b], target, threads))
+            bound = _Bound(self.one, plan, threads)
+            bound.bind([self.a, self.b], target)
+            self._bound = (view, bound)
         except (OneDNNError, MemoryError):
             return False
         return True
