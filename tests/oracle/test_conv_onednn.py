@@ -88,14 +88,19 @@ def test_channel_blocks_never_exceed_the_channels(monkeypatch: pytest.MonkeyPatc
     found no allowed split: an AssertionError out of graph.execute)."""
     shapes: list[tuple[int, ...]] = []
 
-    def fake_one(one: Any, kind: str, a: np.ndarray, b: np.ndarray, shape: Any,
-                 *rest: Any, out: np.ndarray) -> np.ndarray:
-        shapes.append(tuple(shape))
-        assert out.shape == tuple(shape)
-        out[...] = 1.0
-        return out
+    def fake_plan(one: Any, kind: str, a: np.ndarray, b: np.ndarray, out: np.ndarray,
+                  *rest: Any) -> str:
+        assert out.shape == (b.shape[1], a.shape[1], 1, 1)
+        return "plan"
 
-    monkeypatch.setattr(_onednn, "_one", fake_one)
+    def fake_parts(one: Any, jobs: Any) -> bool:
+        for _, _, out in jobs:
+            shapes.append(out.shape)
+            out[...] = 1.0
+        return True
+
+    monkeypatch.setattr(_onednn, "_plan", fake_plan)
+    monkeypatch.setattr(_onednn, "_parts_or_none", fake_parts)
     for k, c, count in ((64, 64, 32), (16, 3, 32), (2048, 512, 24), (1, 1, 2)):
         shapes.clear()
         xs, dys = np.zeros((1, c, 4, 4), np.float32), np.zeros((1, k, 4, 4), np.float32)
@@ -351,6 +356,80 @@ def test_kept_bindings_drop_the_least_recent(one: _onednn.OneDNN,
     assert got["big"][1] is False
     assert got["left"] == [30, 40, 40, 45]
     assert got["a again"] is got["a"]
+
+
+@pytest.fixture
+def launcher(one: _onednn.OneDNN, require_or_skip: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The numba launcher of the weight-gradient parts (skipped without numba, required in CI),
+    with at least 3 engine threads so that it runs."""
+    from hipdnn.engines.reference import _bn_jit, _onednn_jit
+    monkeypatch.delenv(_bn_jit.ENV, raising=False)
+    monkeypatch.setenv("HIPDNN_REFERENCE_THREADS", "3")
+    got = _onednn_jit.launcher(one.lib, one.omp)
+    if got is None:
+        require_or_skip("HIPDNN_REQUIRE_JIT", "numba is not installed (or could not compile the "
+                        "oneDNN part launcher): pip install numba")
+    return _onednn_jit
+
+
+@pytest.mark.parametrize("name", ["3x3", "1x1-deep", "3d-blocks", "grouped"])
+def test_parts_on_numba_threads_match_the_pool(one: _onednn.OneDNN, launcher: Any,
+                                               monkeypatch: pytest.MonkeyPatch,
+                                               name: str) -> None:
+    """Weight-gradient parts (slabs, and channel blocks for the deep layer) run on numba's
+    threads, the same bits as on the reference pool (numba switched off), and match PyTorch."""
+    from hipdnn.engines.reference import _bn_jit
+    d = _layer(name)
+    monkeypatch.setattr(_onednn, "WGRAD_PART_MACS", 1 << 12)  # several parts of the small data
+    launches: list[int] = []
+    real = launcher.Launcher.__call__
+
+    def counted(self: Any, parts: Any, threads: int) -> Any:
+        launches.append(len(parts))
+        return real(self, parts, threads)
+
+    monkeypatch.setattr(launcher.Launcher, "__call__", counted)
+    for store in (np.ascontiguousarray, _cl):
+        x, dy = (store(d[k].astype(np.float32)) for k in ("x", "dy"))
+        launches.clear()
+        got = _onednn.conv("wgrad", x, dy, d["w"].shape, *d["args"])
+        assert got is not None and launches and min(launches) > 1
+        _close(got, d["dw"], "wgrad")
+        monkeypatch.setenv(_bn_jit.ENV, "0")
+        launches.clear()
+        pool = _onednn.conv("wgrad", x, dy, d["w"].shape, *d["args"])
+        monkeypatch.delenv(_bn_jit.ENV)
+        assert not launches and pool is not None
+        assert np.array_equal(got, pool)
+
+
+@pytest.mark.parametrize("status, error", [(2, None), (1, MemoryError)])
+def test_a_failed_part_writes_nothing_and_the_retry_works(one: _onednn.OneDNN, launcher: Any,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          status: int, error: Any) -> None:
+    """A part that oneDNN fails (its status back from numba's threads) declines the whole
+    weight gradient (the engine's other paths run), out of memory is a MemoryError; no partial
+    gradient comes back, and the same call then works."""
+    d = _layer("3x3")
+    monkeypatch.setattr(_onednn, "WGRAD_PART_MACS", 1 << 12)
+    x, dy = (_cl(d[k].astype(np.float32)) for k in ("x", "dy"))
+    real = launcher.Launcher.__call__
+
+    def failing(self: Any, parts: Any, threads: int) -> Any:
+        got = real(self, parts, threads)
+        got[len(parts) // 2] = status
+        return got
+
+    monkeypatch.setattr(launcher.Launcher, "__call__", failing)
+    if error is None:
+        assert _onednn.conv("wgrad", x, dy, d["w"].shape, *d["args"]) is None
+    else:
+        with pytest.raises(error, match="oneDNN ran out of memory"):
+            _onednn.conv("wgrad", x, dy, d["w"].shape, *d["args"])
+    monkeypatch.setattr(launcher.Launcher, "__call__", real)
+    got = _onednn.conv("wgrad", x, dy, d["w"].shape, *d["args"])
+    assert got is not None
+    _close(got, d["dw"], "wgrad")
 
 
 def test_declines_what_it_does_not_do(one: _onednn.OneDNN) -> None:

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import collections
 import ctypes
-import functools
 import glob
 import os
 import site
@@ -51,6 +50,7 @@ from typing import NamedTuple, TypeVar
 
 import numpy as np
 
+from hipdnn.engines.reference import _onednn_jit
 from hipdnn.engines.reference._deferred import DeferredOutput
 from hipdnn.engines.reference._parallel import run_parts, workers
 
@@ -132,7 +132,7 @@ class OneDNN:
     """The loaded library: one CPU engine, a stream per calling thread, and the primitive cache."""
 
     def __init__(self, lib: ctypes.CDLL, omp: ctypes.CDLL | None, path: str) -> None:
-        self.lib, self.path = lib, path
+        self.lib, self.omp, self.path = lib, omp, path
         self._omp_set = None
         if omp is not None:
             self._omp_set = omp.omp_set_num_threads
@@ -151,7 +151,7 @@ class OneDNN:
         self.engine = _vp()
         self._check(lib.dnnl_engine_create(ctypes.byref(self.engine), _CPU, ctypes.c_size_t(0)),
                     "dnnl_engine_create")
-        self._local = threading.local()
+        self._local = threading.local()  # .bounds: the thread's kept :class:`_Bound`s
         self._cache: collections.OrderedDict[tuple, _Plan | None] = collections.OrderedDict()
         self._lock = threading.Lock()
 
@@ -159,16 +159,6 @@ class OneDNN:
     def _check(status: int, call: str) -> None:
         if status != _SUCCESS:
             raise OneDNNError(call, int(status))
-
-    def stream(self) -> _vp:
-        """This thread's stream (oneDNN streams are not shared between threads)."""
-        s = getattr(self._local, "stream", None)
-        if s is None:
-            s = _vp()
-            self._check(self.lib.dnnl_stream_create(ctypes.byref(s), self.engine, ctypes.c_uint(1)),
-                        "dnnl_stream_create")
-            self._local.stream = s
-        return s
 
     def set_threads(self, count: int) -> None:
         if self._omp_set is not None:
@@ -557,7 +547,10 @@ class _Bound:
         self.users: list[_vp] = []  # the user sides: the inputs in order, then the output
         self.arg_arrays: list[ctypes.Array] = []  # the steps' argument lists, by address
         steps: list[tuple[_Prim, list[tuple[int, _vp]]]] = []
+        self.stream = _vp()  # its own (a stream is used by one thread at a time)
         try:
+            one._check(one.lib.dnnl_stream_create(ctypes.byref(self.stream), one.engine,
+                                                  ctypes.c_uint(1)), "dnnl_stream_create")
             args = []
             for arg, side in plan.inputs:
                 user, inner = self._side(side)
@@ -570,12 +563,13 @@ class _Bound:
             steps.append((plan.prim, args))
             if side.reorder is not None:
                 steps.append((side.reorder, [(_ARG_SRC, result), (_ARG_DST, user)]))
-            self.steps = []
+            self.steps: list[tuple[int, int, int]] = []  # (primitive, arg count, arg list)
             for prim, step in steps:
                 step = self._scratch(prim, step)
                 arr = (_Arg * len(step))(*[_Arg(a, m) for a, m in step])
                 self.arg_arrays.append(arr)
-                self.steps.append((prim.handle, len(step), ctypes.addressof(arr)))
+                self.steps.append((int(prim.handle.value or 0), len(step),
+                                   ctypes.addressof(arr)))
         except BaseException:
             self.close()
             raise
@@ -617,7 +611,7 @@ class _Bound:
         _RAN[0] = True
         one = self.one
         one.set_threads(self.threads)
-        stream = one.stream()
+        stream = self.stream
         execute = one.lib.dnnl_primitive_execute
         for prim, n, args in self.steps:
             status = execute(prim, stream, n, args)
@@ -633,6 +627,9 @@ class _Bound:
         for m in mems:
             self.one.lib.dnnl_memory_destroy(m)
         self.temps, self.users = [], []
+        stream, self.stream = self.stream, _vp()
+        if stream:
+            self.one.lib.dnnl_stream_destroy(stream)
 
     def __del__(self) -> None:
         try:
@@ -641,14 +638,14 @@ class _Bound:
             pass
 
 
-def _bound_for(one: OneDNN, plan: _Plan, threads: int) -> tuple[_Bound, bool]:
-    """(this thread's kept :class:`_Bound` of ``plan``, or a new one; whether it is kept). A
-    thread keeps at most :data:`KEEP_BYTES` of temporaries, least recently used dropped first;
-    larger ones are made for one call."""
+def _bound_for(one: OneDNN, plan: _Plan, threads: int, slot: int = 0) -> tuple[_Bound, bool]:
+    """(this thread's kept :class:`_Bound` of ``plan`` for part ``slot`` of a call, or a new
+    one; whether it is kept). A thread keeps at most :data:`KEEP_BYTES` of temporaries, least
+    recently used dropped first; larger ones are made for one call."""
     kept = getattr(one._local, "bounds", None)
     if kept is None:
         kept = one._local.bounds = collections.OrderedDict()
-    key = (id(plan), threads)  # the kept bound holds the plan: its id is not reused meanwhile
+    key = (id(plan), threads, slot)  # a kept bound holds its plan: the id is not reused
     bound = kept.get(key)
     if bound is not None:
         kept.move_to_end(key)
@@ -673,6 +670,48 @@ def _run(one: OneDNN, plan: _Plan, arrays: Sequence[np.ndarray], out: np.ndarray
     finally:
         if not kept:
             bound.close()
+
+
+def _execute_parts(one: OneDNN, jobs: Sequence[tuple[_Plan, Sequence[np.ndarray], np.ndarray]]
+                   ) -> None:
+    """Run each job (a plan made for one thread, its inputs, its output) on one OpenMP thread,
+    the jobs in parallel on the engine's thread count: on numba's threads where numba is
+    installed (no Python between the parts), else on the reference pool. A failure raises the
+    first failed job's :class:`OneDNNError` once every job has finished."""
+    bounds, once = [], []
+    try:
+        for slot, (plan, arrays, out) in enumerate(jobs):
+            bound, kept = _bound_for(one, plan, 1, slot)
+            if not kept:
+                once.append(bound)
+            bound.bind(arrays, out)
+            bounds.append(bound)
+        threads = min(workers(), len(bounds))
+        launch = _onednn_jit.launcher(one.lib, one.omp) if threads > 1 else None
+        if launch is None:
+            run_parts(lambda i: bounds[i].run(), len(bounds))
+            return
+        _RAN[0] = True
+        status = launch([(int(b.stream.value or 0), b.steps) for b in bounds], threads)
+        failed = np.flatnonzero(status)
+        if failed.size:
+            raise OneDNNError("dnnl_primitive_execute", int(status[failed[0]]))
+    finally:
+        for bound in once:
+            bound.close()
+
+
+def _parts_or_none(one: OneDNN, jobs: Sequence[tuple[_Plan, Sequence[np.ndarray], np.ndarray]]
+                   ) -> bool:
+    """:func:`_execute_parts`; False where oneDNN failed (the caller's other paths run), a
+    MemoryError where it ran out of memory."""
+    try:
+        _execute_parts(one, jobs)
+    except OneDNNError as exc:
+        if exc.status == _OUT_OF_MEMORY:
+            raise MemoryError("oneDNN ran out of memory running the weight gradient") from exc
+        return False
+    return True
 
 
 def conv(kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequence[int],
@@ -756,20 +795,21 @@ def _wgrad_parts(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[i
     # not a fresh array per part to fault in)
     dw = np.empty(tuple(w_shape), dtype=_F32)
     spare = np.empty((wave, *w_shape), dtype=_F32)
-
-    def part(i: int) -> bool:
-        images, rows_in, rows_out, top, bottom = parts[i]
-        p_pre = list(pre) if top < 0 else [top, *pre[1:]]
-        p_post = list(post) if bottom < 0 else [bottom, *post[1:]]
-        return _one(one, "wgrad", x[images, :, rows_in], dy[images, :, rows_out], w_shape,
-                    p_pre, p_post, stride, dilation, groups, 1,
-                    out=dw if i == 0 else spare[i % wave]) is not None
-
-    for start in range(0, len(parts), wave):
-        n = min(wave, len(parts) - start)
-        if not all(run_parts(functools.partial(_shifted, part, start), n)):
+    jobs = []
+    for i, (images, rows_in, rows_out, top, bottom) in enumerate(parts):
+        a, b = x[images, :, rows_in], dy[images, :, rows_out]
+        out = dw if i == 0 else spare[i % wave]
+        plan = _plan(one, "wgrad", a, b, out, list(pre) if top < 0 else [top, *pre[1:]],
+                     list(post) if bottom < 0 else [bottom, *post[1:]], stride, dilation,
+                     groups, 1)
+        if plan is None:
             return None
-        _accumulate(dw, [spare[i % wave] for i in range(max(1, start), start + n)])
+        jobs.append((plan, (a, b), out))
+    for start in range(0, len(jobs), wave):
+        if not _parts_or_none(one, jobs[start:start + wave]):
+            return None
+        _accumulate(dw, [spare[i % wave] for i in range(max(1, start), start + wave)
+                         if i < len(jobs)])
     return dw
 
 
@@ -792,13 +832,14 @@ def _wgrad_blocks(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[
               for k0 in range(0, k, kb) for c0 in range(0, c, cb)]
 
     dw = np.empty(tuple(w_shape), dtype=_F32)
-
-    def block(i: int) -> bool:  # written straight into its block of dw
-        k0, k1, c0, c1 = blocks[i]
-        return _one(one, "wgrad", x[:, c0:c1], dy[:, k0:k1], (k1 - k0, c1 - c0, *w_shape[2:]),
-                    pre, post, stride, dilation, 1, 1, out=dw[k0:k1, c0:c1]) is not None
-
-    if not all(run_parts(block, len(blocks))):
+    jobs = []
+    for k0, k1, c0, c1 in blocks:  # each written straight into its block of dw
+        a, b, out = x[:, c0:c1], dy[:, k0:k1], dw[k0:k1, c0:c1]
+        plan = _plan(one, "wgrad", a, b, out, pre, post, stride, dilation, 1, 1)
+        if plan is None:
+            return None
+        jobs.append((plan, (a, b), out))
+    if not _parts_or_none(one, jobs):
         return None
     return dw
 
@@ -818,10 +859,6 @@ def _accumulate(dw: np.ndarray, partials: Sequence[np.ndarray]) -> None:
             total[sl] += p[sl]
 
     run_parts(chunk, -(-total.size // step))
-
-
-def _shifted(fn: Callable[[int], T], offset: int, i: int) -> T:
-    return fn(offset + i)
 
 
 def _one(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequence[int],

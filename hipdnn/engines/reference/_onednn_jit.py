@@ -1,0 +1,137 @@
+"""The oneDNN path's parts launched on numba's threads, when numba is installed: one compiled
+loop executes prepared oneDNN calls (each part's reorders, its convolution and a wait, on the
+part's own stream, on one OpenMP thread), the parts spread over numba's threads with no Python
+between them.
+
+Why: a weight gradient runs as parts fixed by its shape, each a single-thread oneDNN call, so
+its bits do not depend on the thread count (:func:`._onednn._wgrad_parts`). Run from the
+reference pool's Python threads, every part hands the GIL over several times; on the 16-core
+host 24 parts of a 1x1 layer took 2.3-2.5 ms from 16 Python threads and 1.0-1.3 ms from 16
+numba threads (oneDNN's own threaded weight gradient: 0.7-1.0 ms, PyTorch's 0.8-1.0 ms).
+
+numba is optional, as for the batchnorm loops (:mod:`._bn_jit`, whose switch, launch lock and
+fork rules this shares): without it, with ``HIPDNN_REFERENCE_JIT=0``, or if compiling fails (a
+warning says why, once), the pool runs the parts. The loop calls oneDNN and GNU OpenMP through
+function pointers passed as arguments (their addresses are never compiled in, so numba's
+on-disk cache is valid in every process).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from hipdnn.engines.reference import _bn_jit
+
+__all__ = ["Launcher", "launcher"]
+
+#: The loop's parallel range: numba.prange once compiled (a plain range until then).
+prange = range
+
+_EXECUTE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int,
+                            ctypes.c_size_t)
+_WAIT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_size_t)
+_SET_THREADS = ctypes.CFUNCTYPE(None, ctypes.c_int)
+
+
+def execute_parts(execute: Any, wait: Any, set_threads: Any, prims: Any, nargs: Any, args: Any,
+                  first: Any, streams: Any, status: Any) -> None:
+    """Part ``p`` runs calls ``first[p]`` to ``first[p + 1] - 1`` (``execute(prims[j],
+    streams[p], nargs[j], args[j])``) in order on one OpenMP thread, then waits for its stream;
+    ``status[p]``: 0, or the first failing call's oneDNN status (its later calls skipped)."""
+    for p in prange(first.size - 1):
+        set_threads(1)
+        st = 0
+        for j in range(first[p], first[p + 1]):
+            st = execute(prims[j], streams[p], nargs[j], args[j])
+            if st != 0:
+                break
+        if st == 0:
+            st = wait(streams[p])
+        status[p] = st
+
+
+def _functions(lib: ctypes.CDLL, omp: ctypes.CDLL) -> tuple[Any, Any, Any]:
+    """The loop's function pointers: oneDNN's execute and wait, OpenMP's thread count."""
+    def pointer(fn: Any) -> int:
+        return int(ctypes.cast(fn, ctypes.c_void_p).value or 0)
+
+    return (_EXECUTE(pointer(lib.dnnl_primitive_execute)), _WAIT(pointer(lib.dnnl_stream_wait)),
+            _SET_THREADS(pointer(omp.omp_set_num_threads)))
+
+
+class Launcher:
+    """The compiled loop bound to one loaded oneDNN and its OpenMP runtime."""
+
+    def __init__(self, loop: Callable[..., None], lib: ctypes.CDLL, omp: ctypes.CDLL) -> None:
+        self.loop = loop
+        self.functions = _functions(lib, omp)
+
+    def __call__(self, parts: Sequence[tuple[int, Sequence[tuple[int, int, int]]]],
+                 threads: int) -> np.ndarray:
+        """Run ``parts`` (each: its stream, and its (primitive, argument count, address of the
+        argument list) calls in order) on ``threads`` of numba's threads; their statuses."""
+        calls = [call for _, steps in parts for call in steps]
+        prims = np.array([c[0] for c in calls], np.uint64)
+        nargs = np.array([c[1] for c in calls], np.int32)
+        args = np.array([c[2] for c in calls], np.uint64)
+        first = np.cumsum([0, *[len(steps) for _, steps in parts]]).astype(np.int64)
+        streams = np.array([s for s, _ in parts], np.uint64)
+        status = np.zeros(len(parts), np.int32)
+        _bn_jit.launch(self.loop, threads, *self.functions, prims, nargs, args, first, streams,
+                       status)
+        return status
+
+
+_STATE: list[Callable[..., None] | None] = []  # [] not tried yet; [None] unavailable; [loop]
+_LOCK = threading.Lock()
+
+
+def _build(numba: Any, cache: bool) -> Callable[..., None]:
+    return numba.njit(nogil=True, cache=cache, boundscheck=False,
+                      parallel=True)(execute_parts)
+
+
+def _compile(lib: ctypes.CDLL, omp: ctypes.CDLL) -> Callable[..., None] | None:
+    if _bn_jit.kernels() is None:  # numba missing, switched off or unusable here
+        return None
+    numba = _bn_jit._NUMBA[0]
+    try:
+        globals()["prange"] = numba.prange
+        try:
+            loop = _build(numba, cache=True)
+        except RuntimeError as exc:  # no writable cache directory
+            if "cannot cache" not in str(exc):
+                raise
+            loop = _build(numba, cache=False)
+        # compile now (no parts: nothing is called), so a failure shows here
+        none = np.zeros(0, np.uint64)
+        _bn_jit.launch(loop, 1, *_functions(lib, omp), none, np.zeros(0, np.int32), none,
+                       np.zeros(1, np.int64), none, np.zeros(0, np.int32))
+    except Exception as exc:  # a numba that cannot compile this: the pool runs the parts
+        warnings.warn(f"hipdnn: numba could not compile the oneDNN part launcher "
+                      f"({type(exc).__name__}: {exc}); using Python threads (set "
+                      f"{_bn_jit.ENV}=0 to silence)", RuntimeWarning, stacklevel=3)
+        return None
+    return loop
+
+
+def launcher(lib: ctypes.CDLL, omp: ctypes.CDLL | None) -> Launcher | None:
+    """A :class:`Launcher` for ``lib``, or None when the pool must run the parts (no numba, or
+    switched off, or unusable in this process; no OpenMP runtime found). The first call
+    compiles the loop (and the batchnorm loops, if not yet compiled)."""
+    if omp is None or _bn_jit.switched_off():
+        return None
+    if not _STATE:
+        with _LOCK:
+            if not _STATE:
+                _STATE.append(_compile(lib, omp))
+    loop = _STATE[0]
+    if loop is None or _bn_jit.kernels() is None:
+        return None
+    return Launcher(loop, lib, omp)
