@@ -23,12 +23,16 @@ to the engine's (:func:`._parallel.workers`). The results have the same bits for
 count: fprop and dgrad sum each output in one thread, whatever the count; oneDNN's threaded
 weight gradient splits its sums over the batch by the thread count, so wgrad runs instead as
 a fixed (shape-given) set of parts, each on one thread, added in order (:func:`_wgrad_parts`),
-or blocks of channels each summed whole (:func:`_wgrad_blocks`). Those parts are small calls
-from Python threads, which scale poorly on many cores (the GIL): ``HIPDNN_REFERENCE_ONEDNN=fast``
-runs wgrad on oneDNN's own threads instead (7x faster for a 1x1 layer on 16 cores, and the
-last bits then depend on the thread count); ``fwd`` keeps wgrad on the tap GEMMs.
+or blocks of channels each summed whole (:func:`_wgrad_blocks`). The parts run on numba's
+threads where numba is installed (:mod:`._onednn_jit`, no Python between parts), else on the
+reference pool's Python threads (which hand the GIL over between parts and scale poorly on many
+cores). ``HIPDNN_REFERENCE_ONEDNN=fast`` runs wgrad on oneDNN's own threads instead (the last
+bits then depend on the thread count); ``fwd`` keeps wgrad on the tap GEMMs.
 
-Primitives are cached by problem (:data:`CACHE_SIZE` most recent). Nothing is loaded at import.
+Primitives are cached by problem (:data:`CACHE_SIZE` most recent). A thread keeps the memory
+objects, temporaries and stream of its recent problems (:data:`KEEP_BYTES` of temporaries at
+most) and re-points them at each call's arrays (:func:`_bound_for`). Nothing is loaded at
+import.
 
 >>> lib = library()
 >>> lib is None or lib.version[0] >= 3
