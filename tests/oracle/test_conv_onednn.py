@@ -100,6 +100,7 @@ def test_channel_blocks_never_exceed_the_channels(monkeypatch: pytest.MonkeyPatc
         return True
 
     monkeypatch.setattr(_onednn, "_plan", fake_plan)
+    monkeypatch.setattr(_onednn, "_pointwise", lambda *args: False)  # convolutions, not products
     monkeypatch.setattr(_onednn, "_parts_or_none", fake_parts)
     for k, c, count in ((64, 64, 32), (16, 3, 32), (2048, 512, 24), (1, 1, 2)):
         shapes.clear()
@@ -204,6 +205,15 @@ x = rng.standard_normal((8, 512, 7, 7)).astype(np.float32)  # wgrad in channel b
 dy = rng.standard_normal((8, 256, 7, 7)).astype(np.float32)
 h["wgrad"].update(_onednn.conv("wgrad", x, dy, (256, 512, 1, 1), [0, 0], [0, 0], [1, 1], [1, 1],
                                1).tobytes())
+for shape, k in (((2, 64, 64, 64), 128), ((8, 64, 32, 32), 128), ((8, 512, 7, 7), 256)):
+    for cl in (False, True):  # 1x1 parts as matrix products: row slabs, image runs, blocks
+        x = rng.standard_normal(shape).astype(np.float32)
+        dy = rng.standard_normal((shape[0], k, *shape[2:])).astype(np.float32)
+        if cl:
+            x, dy = (np.moveaxis(np.ascontiguousarray(np.moveaxis(t, 1, -1)), -1, 1)
+                     for t in (x, dy))
+        h["wgrad"].update(_onednn.conv("wgrad", x, dy, (k, shape[1], 1, 1), [0, 0], [0, 0],
+                                       [1, 1], [1, 1], 1).tobytes())
 print(" ".join(f"{{k}}={{v.hexdigest()}}" for k, v in h.items()))
 """
 
@@ -430,6 +440,57 @@ def test_a_failed_part_writes_nothing_and_the_retry_works(one: _onednn.OneDNN, l
     got = _onednn.conv("wgrad", x, dy, d["w"].shape, *d["args"])
     assert got is not None
     _close(got, d["dw"], "wgrad")
+
+
+def test_pixels_at_one_stride() -> None:
+    """A part's pixels are one matrix axis where they lie at one stride: a channels-last array
+    or a run of its images, or of one image's rows; one image (or a run of its rows) of a
+    channel-first array; not a run of channel-first images."""
+    cf = np.zeros((4, 8, 6, 5), np.float32)
+    cl = _cl(cf)
+    assert _onednn._flat_pixels(cl) == (120, 8)
+    assert _onednn._flat_pixels(cl[1:3, 2:6]) == (60, 8)
+    assert _onednn._flat_pixels(cl[1:2, 2:6, 2:4]) == (10, 8)
+    assert _onednn._flat_pixels(cl[1:3, :, 2:4]) is None  # rows of several images
+    assert _onednn._flat_pixels(cf[2:3, 1:5]) == (30, 1)
+    assert _onednn._flat_pixels(cf[2:3, :, 1:4]) == (15, 1)
+    assert _onednn._flat_pixels(cf) is None
+    assert _onednn._flat_pixels(cl[:, :, :, 1:4]) is None  # part of each row
+    assert _onednn._flat_pixels(np.zeros((1, 3, 1, 1), np.float32)) == (1, 1)
+
+
+@pytest.mark.parametrize("layout", ["cf", "cl"])
+def test_pointwise_weight_gradients_run_as_matrix_products(one: _onednn.OneDNN, layout: str,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """FP32 1x1 unit-stride weight gradients run their parts (row slabs, image runs, channel
+    blocks) as oneDNN matrix products where the pixels lie at one stride, and match float64
+    sums; a strided or padded 1x1 problem stays a convolution."""
+    made: list[Any] = []
+    real = _onednn._create_matmul
+
+    def spy(*args: Any) -> Any:
+        made.append(real(*args))
+        return made[-1]
+
+    monkeypatch.setattr(_onednn, "_create_matmul", spy)
+    monkeypatch.setattr(_onednn, "WGRAD_PART_MACS", 1 << 14)
+    one._cache.clear()  # products made in other tests would not be made again
+    store = _cl if layout == "cl" else np.ascontiguousarray
+    rng = np.random.default_rng(3)
+    for n, c, k, hw in ((1, 32, 48, 16), (2, 24, 40, 20), (6, 64, 32, 8), (3, 8, 256, 9)):
+        x = store(rng.uniform(-1, 1, (n, c, hw, hw)).astype(np.float32))
+        dy = store(rng.uniform(-1, 1, (n, k, hw, hw)).astype(np.float32))
+        got = _onednn.conv("wgrad", x, dy, (k, c, 1, 1), [0, 0], [0, 0], [1, 1], [1, 1], 1)
+        want = np.einsum("nkhw,nchw->kc", dy.astype(np.float64), x.astype(np.float64))
+        assert got is not None
+        _close(got, want[:, :, None, None], "wgrad")
+    assert made and all(p is not None and not p.impl.startswith("ref") for p in made)
+    made.clear()
+    d = _layer("3x3-s2")
+    x, dy = (store(d[k].astype(np.float32)) for k in ("x", "dy"))
+    _onednn.conv("wgrad", x, dy, d["w"].shape, *d["args"])
+    assert not made
 
 
 def test_declines_what_it_does_not_do(one: _onednn.OneDNN) -> None:

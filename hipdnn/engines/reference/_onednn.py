@@ -754,6 +754,96 @@ def _takes(a: np.ndarray, b: np.ndarray, out_shape: Sequence[int]) -> bool:
             and min(a.shape) > 0 and min(b.shape) > 0 and min(out_shape) > 0)
 
 
+def _flat_pixels(a: np.ndarray) -> tuple[int, int] | None:
+    """(count, element stride) of ``a``'s pixels (every axis but the channels, axis 1) where
+    they lie at one stride (a channels-last array or part of one, one image of a channel-first
+    array or a run of its rows), else None."""
+    axes = [(n, s // a.itemsize) for axis, (n, s) in enumerate(zip(a.shape, a.strides, strict=True))
+            if axis != 1 and n > 1]
+    if not axes:
+        return 1, 1
+    count, stride = axes[-1]
+    for n, s in reversed(axes[:-1]):
+        if s != stride * count:
+            return None
+        count *= n
+    return count, stride
+
+
+def _pointwise(w_shape: Sequence[int], pre: Sequence[int], post: Sequence[int],
+               stride: Sequence[int], groups: int, dtype: np.dtype) -> bool:
+    """Whether a weight gradient is one matrix product of its pixels: an FP32 1x1 filter, unit
+    stride, no padding, one group."""
+    return (dtype == _F32_DTYPE and groups == 1 and all(k == 1 for k in w_shape[2:])
+            and all(s == 1 for s in stride) and not any(pre) and not any(post))
+
+
+def _matmul_job(one: OneDNN, x: np.ndarray, dy: np.ndarray, out: np.ndarray
+                ) -> tuple[_Plan, tuple[np.ndarray, np.ndarray], np.ndarray] | None:
+    """A 1x1 weight-gradient part as oneDNN's matrix product ``out = dy^T x`` over the part's
+    pixels (its ``brg`` kernels run a part 10-70% faster than the 1x1 convolution's on one
+    thread), read where the arrays lie; None where the pixels are not at one stride or oneDNN
+    has no fast product."""
+    px, pd = _flat_pixels(x), _flat_pixels(dy)
+    if px is None or pd is None or px[0] != pd[0]:
+        return None
+
+    def el(a: np.ndarray, axis: int) -> int:  # a size-1 axis's stride is said as 1
+        return a.strides[axis] // a.itemsize if a.shape[axis] > 1 else 1
+
+    k, c, pixels = out.shape[0], out.shape[1], px[0]
+    key = ("matmul", k, pixels, c, el(dy, 1), pd[1], px[1], el(x, 1), el(out, 0), el(out, 1))
+    with one._lock:
+        hit = key in one._cache
+        plan = one._cache.get(key)
+        if hit:
+            one._cache.move_to_end(key)
+    if not hit:
+        one.set_threads(1)
+        try:
+            plan = _create_matmul(one, (k, pixels, c), key[4:])
+        except OneDNNError as exc:
+            if exc.status == _OUT_OF_MEMORY:
+                raise MemoryError("oneDNN ran out of memory creating the weight gradient") from exc
+            plan = None
+        with one._lock:
+            one._cache[key] = plan
+            while len(one._cache) > CACHE_SIZE:
+                one._cache.popitem(last=False)
+    return None if plan is None else (plan, (dy, x), out)
+
+
+def _create_matmul(one: OneDNN, dims: tuple[int, int, int], strides: Sequence[int]
+                   ) -> _Plan | None:
+    """The FP32 product (k, pixels) x (pixels, c) -> (k, c) with the given element strides of
+    dy^T, x and the result, on one thread; None where oneDNN has only its reference loops."""
+    k, pixels, c = dims
+    src = one.md_strided([k, pixels], list(strides[0:2]), _DNNL_F32)
+    wei = one.md_strided([pixels, c], list(strides[2:4]), _DNNL_F32)
+    dst = one.md_strided([k, c], list(strides[4:6]), _DNNL_F32)
+    pd = _vp()
+    attr = one.attr()
+    try:
+        status = one.lib.dnnl_matmul_primitive_desc_create(ctypes.byref(pd), one.engine,
+                                                           src.handle, wei.handle, None,
+                                                           dst.handle, attr)
+    finally:
+        one.lib.dnnl_primitive_attr_destroy(attr)
+    if status == _UNIMPLEMENTED:
+        return None
+    one._check(status, "dnnl_matmul_primitive_desc_create")
+    try:
+        impl = one.impl(pd)
+        if impl.startswith("ref"):
+            return None
+        prim = _Prim(one.primitive(pd), one.queried(pd, _QUERY_SCRATCHPAD_MD))
+        return _Plan(one, prim, impl, [(_ARG_SRC, _Side(src, src, None)),
+                                       (_ARG_WEIGHTS, _Side(wei, wei, None))],
+                     (_ARG_DST, _Side(dst, dst, None)))
+    finally:
+        one.lib.dnnl_primitive_desc_destroy(pd)
+
+
 def _wgrad_slabs(x_rows: int, out_rows: int, n: int, pre: int, stride: int,
                  reach: int, count: int = WGRAD_PARTS) -> list[tuple[slice, slice, slice, int, int]]:
     """The parts of a weight gradient, at most about ``count``: (images, input rows, output
@@ -800,9 +890,14 @@ def _wgrad_parts(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[i
     dw = np.empty(tuple(w_shape), dtype=_F32)
     spare = np.empty((wave, *w_shape), dtype=_F32)
     jobs = []
+    pointwise = _pointwise(w_shape, pre, post, stride, groups, x.dtype)
     for i, (images, rows_in, rows_out, top, bottom) in enumerate(parts):
         a, b = x[images, :, rows_in], dy[images, :, rows_out]
         out = dw if i == 0 else spare[i % wave]
+        job = _matmul_job(one, a, b, out) if pointwise else None
+        if job is not None:
+            jobs.append(job)
+            continue
         plan = _plan(one, "wgrad", a, b, out, list(pre) if top < 0 else [top, *pre[1:]],
                      list(post) if bottom < 0 else [bottom, *post[1:]], stride, dilation,
                      groups, 1)
@@ -837,8 +932,13 @@ def _wgrad_blocks(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[
 
     dw = np.empty(tuple(w_shape), dtype=_F32)
     jobs = []
+    pointwise = _pointwise(w_shape, pre, post, stride, 1, x.dtype)
     for k0, k1, c0, c1 in blocks:  # each written straight into its block of dw
         a, b, out = x[:, c0:c1], dy[:, k0:k1], dw[k0:k1, c0:c1]
+        job = _matmul_job(one, a, b, out) if pointwise else None
+        if job is not None:
+            jobs.append(job)
+            continue
         plan = _plan(one, "wgrad", a, b, out, pre, post, stride, dilation, 1, 1)
         if plan is None:
             return None
