@@ -93,15 +93,17 @@ def test_channel_blocks_never_exceed_the_channels(monkeypatch: pytest.MonkeyPatc
         assert out.shape == (b.shape[1], a.shape[1], 1, 1)
         return "plan"
 
-    def fake_parts(one: Any, jobs: Any) -> bool:
-        for _, _, out in jobs:
+    def fake_parts(one: Any, key: Any, x: Any, dy: Any, dw: Any, make: Any,
+                   accumulate: bool) -> bool:
+        jobs, _, _ = make()
+        for _, _, (_, out) in jobs:
             shapes.append(out.shape)
             out[...] = 1.0
         return True
 
     monkeypatch.setattr(_onednn, "_plan", fake_plan)
     monkeypatch.setattr(_onednn, "_pointwise", lambda *args: False)  # convolutions, not products
-    monkeypatch.setattr(_onednn, "_parts_or_none", fake_parts)
+    monkeypatch.setattr(_onednn, "_run_parts", fake_parts)
     for k, c, count in ((64, 64, 32), (16, 3, 32), (2048, 512, 24), (1, 1, 2)):
         shapes.clear()
         xs, dys = np.zeros((1, c, 4, 4), np.float32), np.zeros((1, k, 4, 4), np.float32)
@@ -285,12 +287,16 @@ def test_threads_running_primitives_at_once(one: _onednn.OneDNN) -> None:
         assert digests[i] == {hashlib.sha256(np.ascontiguousarray(want[k]).tobytes()).hexdigest()}
 
 
-def test_a_kept_binding_follows_new_arrays(one: _onednn.OneDNN) -> None:
-    """A thread keeps its recent problems' memory objects and temporaries and only re-points
-    them: the same problem on other arrays (other data, other addresses, the first arrays
-    freed) gives those arrays' answer, and the kept binding holds none of the caller's arrays."""
+def test_a_kept_binding_follows_new_arrays(one: _onednn.OneDNN,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread keeps its recent problems' memory objects and temporaries (and a weight
+    gradient's prepared parts) and only re-points them: the same problem on other arrays (other
+    data, other addresses, the first arrays freed) gives those arrays' answer, and nothing kept
+    holds the caller's arrays."""
     import gc
     import weakref
+    monkeypatch.setattr(_onednn, "WGRAD_PART_MACS", 1 << 14)  # many parts, slabs and blocks
+    monkeypatch.setenv("HIPDNN_REFERENCE_THREADS", "3")
     for name in ("3x3", "1x1-deep"):
         first, second = _layer(name, seed=1), _layer(name, seed=2)
         for d in (first, second, first):
@@ -394,9 +400,9 @@ def test_parts_on_numba_threads_match_the_pool(one: _onednn.OneDNN, launcher: An
     launches: list[int] = []
     real = launcher.Launcher.__call__
 
-    def counted(self: Any, parts: Any, threads: int) -> Any:
-        launches.append(len(parts))
-        return real(self, parts, threads)
+    def counted(self: Any, prepared: Any, bases: Any, threads: int) -> Any:
+        launches.append(prepared.streams.size)
+        return real(self, prepared, bases, threads)
 
     monkeypatch.setattr(launcher.Launcher, "__call__", counted)
     for store in (np.ascontiguousarray, _cl):
@@ -425,9 +431,9 @@ def test_a_failed_part_writes_nothing_and_the_retry_works(one: _onednn.OneDNN, l
     x, dy = (_cl(d[k].astype(np.float32)) for k in ("x", "dy"))
     real = launcher.Launcher.__call__
 
-    def failing(self: Any, parts: Any, threads: int) -> Any:
-        got = real(self, parts, threads)
-        got[len(parts) // 2] = status
+    def failing(self: Any, prepared: Any, bases: Any, threads: int) -> Any:
+        got = real(self, prepared, bases, threads)
+        got[got.size // 2] = status
         return got
 
     monkeypatch.setattr(launcher.Launcher, "__call__", failing)

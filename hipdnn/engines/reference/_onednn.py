@@ -50,7 +50,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from math import prod
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -100,7 +100,14 @@ _SCRATCHPAD_USER = 1
 _F32 = np.float32
 _F32_DTYPE = np.dtype(_F32)
 _DNNL_F16, _DNNL_BF16, _DNNL_F32 = 1, 2, 3
-T = TypeVar("T")
+
+
+class _Keepable(Protocol):
+    """What a thread keeps (:func:`_kept`): its bytes of temporaries, and a way to free them."""
+
+    nbytes: int
+
+    def close(self) -> None: ...
 
 
 def _dnnl_type(dtype: np.dtype) -> int | None:
@@ -642,26 +649,34 @@ class _Bound:
             pass
 
 
-def _bound_for(one: OneDNN, plan: _Plan, threads: int, slot: int = 0) -> tuple[_Bound, bool]:
-    """(this thread's kept :class:`_Bound` of ``plan`` for part ``slot`` of a call, or a new
-    one; whether it is kept). A thread keeps at most :data:`KEEP_BYTES` of temporaries, least
-    recently used dropped first; larger ones are made for one call."""
+def _kept(one: OneDNN, key: tuple, make: Callable[[], _Keepable | None]
+          ) -> tuple[_Keepable | None, bool]:
+    """(this thread's kept object for ``key``, or ``make()``'s; whether it is kept). A thread
+    keeps at most :data:`KEEP_BYTES` of temporaries, least recently used dropped first; an
+    object over a quarter of that is made for one call (the caller closes it)."""
     kept = getattr(one._local, "bounds", None)
     if kept is None:
         kept = one._local.bounds = collections.OrderedDict()
-    key = (id(plan), threads, slot)  # a kept bound holds its plan: the id is not reused
-    bound = kept.get(key)
-    if bound is not None:
+    got = kept.get(key)
+    if got is not None:
         kept.move_to_end(key)
-        return bound, True
-    bound = _Bound(one, plan, threads)
-    if bound.nbytes > KEEP_BYTES // 4:
-        return bound, False
-    kept[key] = bound
+        return got, True
+    got = make()
+    if got is None or got.nbytes > KEEP_BYTES // 4:
+        return got, False
+    kept[key] = got
     total = sum(b.nbytes for b in kept.values())
     while total > KEEP_BYTES:
         total -= kept.popitem(last=False)[1].nbytes
-    return bound, True
+    return got, True
+
+
+def _bound_for(one: OneDNN, plan: _Plan, threads: int) -> tuple[_Bound, bool]:
+    """(this thread's kept :class:`_Bound` of ``plan``, or a new one; whether it is kept)."""
+    # a kept bound holds its plan: the id is not reused meanwhile
+    bound, kept = _kept(one, (id(plan), threads), lambda: _Bound(one, plan, threads))
+    assert isinstance(bound, _Bound)
+    return bound, kept
 
 
 def _run(one: OneDNN, plan: _Plan, arrays: Sequence[np.ndarray], out: np.ndarray,
@@ -676,45 +691,119 @@ def _run(one: OneDNN, plan: _Plan, arrays: Sequence[np.ndarray], out: np.ndarray
             bound.close()
 
 
-def _execute_parts(one: OneDNN, jobs: Sequence[tuple[_Plan, Sequence[np.ndarray], np.ndarray]]
-                   ) -> None:
-    """Run each job (a plan made for one thread, its inputs, its output) on one OpenMP thread,
-    the jobs in parallel on the engine's thread count: on numba's threads where numba is
-    installed (no Python between the parts), else on the reference pool. A failure raises the
-    first failed job's :class:`OneDNNError` once every job has finished."""
-    bounds, once = [], []
-    try:
-        for slot, (plan, arrays, out) in enumerate(jobs):
-            bound, kept = _bound_for(one, plan, 1, slot)
-            if not kept:
-                once.append(bound)
-            bound.bind(arrays, out)
-            bounds.append(bound)
-        threads = min(workers(), len(bounds))
-        launch = _onednn_jit.launcher(one.lib, one.omp) if threads > 1 else None
+#: The arrays a weight gradient's parts lie in (indices of a call's bases).
+_X, _DY, _DW, _SPARE = range(4)
+#: One part: its plan (made for one thread), then where its inputs and its output lie (index of
+#: the array among the call's bases, and the part's view of it).
+_Job = tuple[_Plan, Sequence[tuple[int, np.ndarray]], tuple[int, np.ndarray]]
+
+
+def _address(a: np.ndarray) -> int:
+    return int(a.__array_interface__["data"][0])
+
+
+class _Parts:
+    """A weight gradient's parts prepared once for a thread: each part's plan bound (its
+    temporaries, memory objects and stream kept), where its arrays lie as byte offsets into x,
+    dy, dw and the partials, and the block of partials. A call of the same problem (shapes,
+    strides, arguments) only points the parts at its arrays and runs them: on numba's threads
+    where numba is installed (the handles set there too: no Python per part), else on the
+    reference pool."""
+
+    def __init__(self, one: OneDNN, jobs: Sequence[_Job], bases: Sequence[np.ndarray],
+                 spare: np.ndarray, wave: int) -> None:
+        self.one, self.spare, self.wave = one, spare, wave
+        self.bounds: list[_Bound] = []
+        self.memories: list[list[tuple[int, int, int]]] = []  # per part: (memory, base, offset)
+        self._prepared: dict[int, Any] = {}  # wave start -> the launcher's arrays
+        starts = [*(_address(b) for b in bases), _address(spare)]
+        try:
+            for plan, inputs, (source, out) in jobs:
+                bound = _Bound(one, plan, 1)
+                self.bounds.append(bound)
+                self.memories.append(
+                    [(int(mem.value or 0), src, _address(view) - starts[src])
+                     for mem, (src, view) in zip(bound.users, [*inputs, (source, out)],
+                                                 strict=True)])
+        except BaseException:
+            self.close()
+            raise
+        self.nbytes = sum(b.nbytes for b in self.bounds) + spare.nbytes
+
+    def run(self, bases: Sequence[np.ndarray], start: int) -> None:
+        """Run the wave of parts from ``start`` on ``bases`` (x, dy, dw; the partials are this
+        object's); a failure raises the first failed part's :class:`OneDNNError` once every
+        part of the wave has finished."""
+        stop = min(len(self.bounds), start + self.wave)
+        addresses = [*(_address(b) for b in bases), _address(self.spare)]
+        threads = min(workers(), stop - start)
+        launch = _onednn_jit.launcher(self.one.lib, self.one.omp) if threads > 1 else None
         if launch is None:
-            run_parts(lambda i: bounds[i].run(), len(bounds))
+            set_handle = self.one.lib.dnnl_memory_set_data_handle
+
+            def part(i: int) -> None:
+                for mem, src, offset in self.memories[i]:
+                    status = set_handle(mem, addresses[src] + offset)
+                    if status:
+                        raise OneDNNError("dnnl_memory_set_data_handle", status)
+                self.bounds[i].run()
+
+            run_parts(lambda i: part(start + i), stop - start)
             return
+        prepared = self._prepared.get(start)
+        if prepared is None:
+            prepared = self._prepared[start] = launch.prepare(
+                [_onednn_jit.Part(int(b.stream.value or 0), b.steps, m)
+                 for b, m in zip(self.bounds[start:stop], self.memories[start:stop],
+                                 strict=True)])
         _RAN[0] = True
-        status = launch([(int(b.stream.value or 0), b.steps) for b in bounds], threads)
+        status = launch(prepared, np.array(addresses, np.uint64), threads)
         failed = np.flatnonzero(status)
         if failed.size:
             raise OneDNNError("dnnl_primitive_execute", int(status[failed[0]]))
-    finally:
-        for bound in once:
-            bound.close()
+
+    def close(self) -> None:
+        bounds, self.bounds = self.bounds, []
+        for b in bounds:
+            b.close()
 
 
-def _parts_or_none(one: OneDNN, jobs: Sequence[tuple[_Plan, Sequence[np.ndarray], np.ndarray]]
-                   ) -> bool:
-    """:func:`_execute_parts`; False where oneDNN failed (the caller's other paths run), a
-    MemoryError where it ran out of memory."""
+def _run_parts(one: OneDNN, key: tuple, x: np.ndarray, dy: np.ndarray, dw: np.ndarray,
+               make: Callable[[], tuple[list[_Job], np.ndarray, int] | None],
+               accumulate: bool) -> bool:
+    """Run a weight gradient's parts into ``dw``: this thread's kept :class:`_Parts` for
+    ``key`` (the problem), else the jobs ``make()`` gives (parts, the block of partials, the
+    parts per wave) for the arrays at hand; with ``accumulate``, part 0 sums into dw and each
+    wave's partials are added to it in part order. False where a plan is missing or oneDNN
+    failed (the caller's other paths run; dw is then not the gradient), a MemoryError where it
+    ran out of memory."""
+    bases = (x, dy, dw)
+
+    def build() -> _Parts | None:
+        made = make()
+        if made is None:
+            return None
+        jobs, spare, wave = made
+        return _Parts(one, jobs, bases, spare, wave)
+
+    parts, kept = _kept(one, ("parts", *key), build)
+    if parts is None:
+        return False
+    assert isinstance(parts, _Parts)
     try:
-        _execute_parts(one, jobs)
+        count, wave = len(parts.bounds), parts.wave
+        for start in range(0, count, wave):
+            parts.run(bases, start)
+            if accumulate:
+                _accumulate(dw, [parts.spare[i % wave]
+                                 for i in range(max(1, start), min(count, start + wave))])
     except OneDNNError as exc:
         if exc.status == _OUT_OF_MEMORY:
             raise MemoryError("oneDNN ran out of memory running the weight gradient") from exc
         return False
+    finally:
+        if not kept:
+            parts.close()
     return True
 
 
@@ -778,12 +867,11 @@ def _pointwise(w_shape: Sequence[int], pre: Sequence[int], post: Sequence[int],
             and all(s == 1 for s in stride) and not any(pre) and not any(post))
 
 
-def _matmul_job(one: OneDNN, x: np.ndarray, dy: np.ndarray, out: np.ndarray
-                ) -> tuple[_Plan, tuple[np.ndarray, np.ndarray], np.ndarray] | None:
+def _matmul_plan(one: OneDNN, x: np.ndarray, dy: np.ndarray, out: np.ndarray) -> _Plan | None:
     """A 1x1 weight-gradient part as oneDNN's matrix product ``out = dy^T x`` over the part's
     pixels (its ``brg`` kernels run a part 10-70% faster than the 1x1 convolution's on one
-    thread), read where the arrays lie; None where the pixels are not at one stride or oneDNN
-    has no fast product."""
+    thread), reading (dy, x) where they lie; None where the pixels are not at one stride or
+    oneDNN has no fast product."""
     px, pd = _flat_pixels(x), _flat_pixels(dy)
     if px is None or pd is None or px[0] != pd[0]:
         return None
@@ -810,7 +898,7 @@ def _matmul_job(one: OneDNN, x: np.ndarray, dy: np.ndarray, out: np.ndarray
             one._cache[key] = plan
             while len(one._cache) > CACHE_SIZE:
                 one._cache.popitem(last=False)
-    return None if plan is None else (plan, (dy, x), out)
+    return plan
 
 
 def _create_matmul(one: OneDNN, dims: tuple[int, int, int], strides: Sequence[int]
@@ -871,8 +959,8 @@ def _wgrad_parts(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[i
                  pre: Sequence[int], post: Sequence[int], stride: Sequence[int],
                  dilation: Sequence[int], groups: int) -> np.ndarray | None:
     """The weight gradient as a sum of :func:`_wgrad_slabs` parts, each on one OpenMP thread
-    and the parts on the engine's pool, added in part order: the same bits for any thread
-    count (oneDNN's own threaded weight gradient splits its sums by the thread count)."""
+    (:class:`_Parts`), added in part order: the same bits for any thread count (oneDNN's own
+    threaded weight gradient splits its sums by the thread count)."""
     reach = (w_shape[2] - 1) * dilation[0]
     macs = prod(dy.shape) * prod(w_shape[1:])
     count = max(1, min(WGRAD_PARTS, macs // WGRAD_PART_MACS))
@@ -880,72 +968,82 @@ def _wgrad_parts(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[i
         # partial gradients would outweigh the data (1x1 and deep layers): blocks of the
         # gradient instead, each summed whole by one part (no partial sums at all)
         return _wgrad_blocks(one, x, dy, w_shape, pre, post, stride, dilation, count)
-    parts = _wgrad_slabs(x.shape[2], dy.shape[2], x.shape[0], pre[0], stride[0], reach, count)
-    if not parts:
-        return None
-
-    wave = max(1, min(len(parts), max(workers(), PARTIAL_BYTES // (4 * prod(w_shape)))))
-    # part 0 sums into dw, the others into one block of partials per wave (one allocation,
-    # not a fresh array per part to fault in)
     dw = np.empty(tuple(w_shape), dtype=_F32)
-    spare = np.empty((wave, *w_shape), dtype=_F32)
-    jobs = []
-    pointwise = _pointwise(w_shape, pre, post, stride, groups, x.dtype)
-    for i, (images, rows_in, rows_out, top, bottom) in enumerate(parts):
-        a, b = x[images, :, rows_in], dy[images, :, rows_out]
-        out = dw if i == 0 else spare[i % wave]
-        job = _matmul_job(one, a, b, out) if pointwise else None
-        if job is not None:
-            jobs.append(job)
-            continue
-        plan = _plan(one, "wgrad", a, b, out, list(pre) if top < 0 else [top, *pre[1:]],
-                     list(post) if bottom < 0 else [bottom, *post[1:]], stride, dilation,
-                     groups, 1)
-        if plan is None:
+
+    def make() -> tuple[list[_Job], np.ndarray, int] | None:
+        parts = _wgrad_slabs(x.shape[2], dy.shape[2], x.shape[0], pre[0], stride[0], reach,
+                             count)
+        if not parts:
             return None
-        jobs.append((plan, (a, b), out))
-    for start in range(0, len(jobs), wave):
-        if not _parts_or_none(one, jobs[start:start + wave]):
-            return None
-        _accumulate(dw, [spare[i % wave] for i in range(max(1, start), start + wave)
-                         if i < len(jobs)])
-    return dw
+        wave = max(1, min(len(parts), max(workers(), PARTIAL_BYTES // (4 * prod(w_shape)))))
+        # part 0 sums into dw, the others into one block of partials per wave
+        spare = np.empty((wave, *w_shape), dtype=_F32)
+        pointwise = _pointwise(w_shape, pre, post, stride, groups, x.dtype)
+        jobs: list[_Job] = []
+        for i, (images, rows_in, rows_out, top, bottom) in enumerate(parts):
+            a, b = x[images, :, rows_in], dy[images, :, rows_out]
+            out = (_DW, dw) if i == 0 else (_SPARE, spare[i % wave])
+            plan = _matmul_plan(one, a, b, out[1]) if pointwise else None
+            if plan is not None:
+                jobs.append((plan, ((_DY, b), (_X, a)), out))
+                continue
+            plan = _plan(one, "wgrad", a, b, out[1], list(pre) if top < 0 else [top, *pre[1:]],
+                         list(post) if bottom < 0 else [bottom, *post[1:]], stride, dilation,
+                         groups, 1)
+            if plan is None:
+                return None
+            jobs.append((plan, ((_X, a), (_DY, b)), out))
+        return jobs, spare, wave
+
+    key = ("slabs", *_problem(x, dy, w_shape, pre, post, stride, dilation, groups))
+    return dw if _run_parts(one, key, x, dy, dw, make, accumulate=True) else None
+
+
+def _problem(x: np.ndarray, dy: np.ndarray, w_shape: Sequence[int], pre: Sequence[int],
+             post: Sequence[int], stride: Sequence[int], dilation: Sequence[int],
+             groups: int) -> tuple:
+    """What fixes a weight gradient's parts and where they lie: the arrays' types, shapes and
+    strides, the arguments, and the thread count (it sets the parts per wave)."""
+    return (x.dtype, x.shape, x.strides, dy.shape, dy.strides, tuple(w_shape), tuple(pre),
+            tuple(post), tuple(stride), tuple(dilation), groups, workers())
 
 
 def _wgrad_blocks(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[int],
                   pre: Sequence[int], post: Sequence[int], stride: Sequence[int],
                   dilation: Sequence[int], count: int) -> np.ndarray | None:
     """An ungrouped weight gradient as about ``count`` blocks of (output, input) channels, each
-    computed whole on one OpenMP thread (its sums over the batch and pixels in one order), the
-    blocks on the engine's pool: the same bits for any thread count. The split (fixed by the
-    shape) balances the re-reads of x and dy: x is read once per output-channel block, dy once
-    per input-channel block."""
+    computed whole on one OpenMP thread (its sums over the batch and pixels in one order) and
+    written straight into its block of dw (:class:`_Parts`): the same bits for any thread
+    count. The split (fixed by the shape) balances the re-reads of x and dy: x is read once
+    per output-channel block, dy once per input-channel block."""
     k, c = int(w_shape[0]), int(w_shape[1])
-    k_vectors, c_vectors = -(-k // 16), -(-c // 16)  # blocks hold whole vectors of channels
-    _, pk, pc = min((pk * x.size + pc * dy.size, pk, pc)
-                    for pk in range(1, min(count, k_vectors) + 1)
-                    for pc in [max(1, min(count // pk, c_vectors))])
-    kb, cb = -(-k // pk), -(-c // pc)
-    kb, cb = -(-kb // 16) * 16, -(-cb // 16) * 16  # whole vectors of channels
-    blocks = [(k0, min(k, k0 + kb), c0, min(c, c0 + cb))
-              for k0 in range(0, k, kb) for c0 in range(0, c, cb)]
-
     dw = np.empty(tuple(w_shape), dtype=_F32)
-    jobs = []
-    pointwise = _pointwise(w_shape, pre, post, stride, 1, x.dtype)
-    for k0, k1, c0, c1 in blocks:  # each written straight into its block of dw
-        a, b, out = x[:, c0:c1], dy[:, k0:k1], dw[k0:k1, c0:c1]
-        job = _matmul_job(one, a, b, out) if pointwise else None
-        if job is not None:
-            jobs.append(job)
-            continue
-        plan = _plan(one, "wgrad", a, b, out, pre, post, stride, dilation, 1, 1)
-        if plan is None:
-            return None
-        jobs.append((plan, (a, b), out))
-    if not _parts_or_none(one, jobs):
-        return None
-    return dw
+
+    def make() -> tuple[list[_Job], np.ndarray, int] | None:
+        k_vectors, c_vectors = -(-k // 16), -(-c // 16)  # blocks hold whole vectors of channels
+        _, pk, pc = min((pk * x.size + pc * dy.size, pk, pc)
+                        for pk in range(1, min(count, k_vectors) + 1)
+                        for pc in [max(1, min(count // pk, c_vectors))])
+        kb, cb = -(-k // pk), -(-c // pc)
+        kb, cb = -(-kb // 16) * 16, -(-cb // 16) * 16  # whole vectors of channels
+        blocks = [(k0, min(k, k0 + kb), c0, min(c, c0 + cb))
+                  for k0 in range(0, k, kb) for c0 in range(0, c, cb)]
+        pointwise = _pointwise(w_shape, pre, post, stride, 1, x.dtype)
+        jobs: list[_Job] = []
+        for k0, k1, c0, c1 in blocks:
+            a, b, out = x[:, c0:c1], dy[:, k0:k1], dw[k0:k1, c0:c1]
+            plan = _matmul_plan(one, a, b, out) if pointwise else None
+            if plan is not None:
+                jobs.append((plan, ((_DY, b), (_X, a)), (_DW, out)))
+                continue
+            plan = _plan(one, "wgrad", a, b, out, pre, post, stride, dilation, 1, 1)
+            if plan is None:
+                return None
+            jobs.append((plan, ((_X, a), (_DY, b)), (_DW, out)))
+        return jobs, np.empty(0, dtype=_F32), len(jobs)
+
+    key = ("blocks", count, *_problem(x, dy, w_shape, pre, post, stride, dilation, 1))
+    return dw if _run_parts(one, key, x, dy, dw, make, accumulate=False) else None
 
 
 def _accumulate(dw: np.ndarray, partials: Sequence[np.ndarray]) -> None:

@@ -22,13 +22,13 @@ import ctypes
 import threading
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from hipdnn.engines.reference import _bn_jit
 
-__all__ = ["Launcher", "launcher"]
+__all__ = ["Launcher", "Part", "Prepared", "launcher"]
 
 #: The loop's parallel range: numba.prange once compiled (a plain range until then).
 prange = range
@@ -36,33 +36,69 @@ prange = range
 _EXECUTE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int,
                             ctypes.c_size_t)
 _WAIT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_size_t)
+_SET_HANDLE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t)
 _SET_THREADS = ctypes.CFUNCTYPE(None, ctypes.c_int)
 
 
-def execute_parts(execute: Any, wait: Any, set_threads: Any, prims: Any, nargs: Any, args: Any,
-                  first: Any, streams: Any, status: Any) -> None:
-    """Part ``p`` runs calls ``first[p]`` to ``first[p + 1] - 1`` (``execute(prims[j],
-    streams[p], nargs[j], args[j])``) in order on one OpenMP thread, then waits for its stream;
-    ``status[p]``: 0, or the first failing call's oneDNN status (its later calls skipped)."""
+def execute_parts(execute: Any, wait: Any, set_handle: Any, set_threads: Any, prims: Any,
+                  nargs: Any, args: Any, first: Any, mems: Any, sources: Any, offsets: Any,
+                  mem_first: Any, bases: Any, streams: Any, status: Any) -> None:
+    """Part ``p`` first points its memory objects ``mems[mem_first[p]:mem_first[p + 1]]`` at
+    ``bases[sources[m]] + offsets[m]``, then runs calls ``first[p]`` to ``first[p + 1] - 1``
+    (``execute(prims[j], streams[p], nargs[j], args[j])``) in order on one OpenMP thread and
+    waits for its stream; ``status[p]``: 0, or the first failing call's oneDNN status (its
+    later calls skipped)."""
     for p in prange(first.size - 1):
         set_threads(1)
         st = 0
-        for j in range(first[p], first[p + 1]):
-            st = execute(prims[j], streams[p], nargs[j], args[j])
+        for m in range(mem_first[p], mem_first[p + 1]):
+            st = set_handle(mems[m], bases[sources[m]] + offsets[m])
             if st != 0:
                 break
+        if st == 0:
+            for j in range(first[p], first[p + 1]):
+                st = execute(prims[j], streams[p], nargs[j], args[j])
+                if st != 0:
+                    break
         if st == 0:
             st = wait(streams[p])
         status[p] = st
 
 
-def _functions(lib: ctypes.CDLL, omp: ctypes.CDLL) -> tuple[Any, Any, Any]:
-    """The loop's function pointers: oneDNN's execute and wait, OpenMP's thread count."""
+def _functions(lib: ctypes.CDLL, omp: ctypes.CDLL) -> tuple[Any, Any, Any, Any]:
+    """The loop's function pointers: oneDNN's execute, wait and memory handle setter, and
+    OpenMP's thread count."""
     def pointer(fn: Any) -> int:
         return int(ctypes.cast(fn, ctypes.c_void_p).value or 0)
 
     return (_EXECUTE(pointer(lib.dnnl_primitive_execute)), _WAIT(pointer(lib.dnnl_stream_wait)),
+            _SET_HANDLE(pointer(lib.dnnl_memory_set_data_handle)),
             _SET_THREADS(pointer(omp.omp_set_num_threads)))
+
+
+class Part(NamedTuple):
+    """One part: its stream, its calls in order (primitive, argument count, address of the
+    argument list), and its memory objects to point at the call's arrays (memory object, index
+    of the array in the call's bases, byte offset from that array's first byte, never
+    negative)."""
+
+    stream: int
+    calls: Sequence[tuple[int, int, int]]
+    memories: Sequence[tuple[int, int, int]]
+
+
+class Prepared(NamedTuple):
+    """Parts as the loop's arrays (made once, run many times)."""
+
+    prims: np.ndarray
+    nargs: np.ndarray
+    args: np.ndarray
+    first: np.ndarray
+    mems: np.ndarray
+    sources: np.ndarray
+    offsets: np.ndarray
+    mem_first: np.ndarray
+    streams: np.ndarray
 
 
 class Launcher:
@@ -72,19 +108,26 @@ class Launcher:
         self.loop = loop
         self.functions = _functions(lib, omp)
 
-    def __call__(self, parts: Sequence[tuple[int, Sequence[tuple[int, int, int]]]],
-                 threads: int) -> np.ndarray:
-        """Run ``parts`` (each: its stream, and its (primitive, argument count, address of the
-        argument list) calls in order) on ``threads`` of numba's threads; their statuses."""
-        calls = [call for _, steps in parts for call in steps]
-        prims = np.array([c[0] for c in calls], np.uint64)
-        nargs = np.array([c[1] for c in calls], np.int32)
-        args = np.array([c[2] for c in calls], np.uint64)
-        first = np.cumsum([0, *[len(steps) for _, steps in parts]]).astype(np.int64)
-        streams = np.array([s for s, _ in parts], np.uint64)
-        status = np.zeros(len(parts), np.int32)
-        _bn_jit.launch(self.loop, threads, *self.functions, prims, nargs, args, first, streams,
-                       status)
+    @staticmethod
+    def prepare(parts: Sequence[Part]) -> Prepared:
+        calls = [c for p in parts for c in p.calls]
+        memories = [m for p in parts for m in p.memories]
+        return Prepared(np.array([c[0] for c in calls], np.uint64),
+                        np.array([c[1] for c in calls], np.int32),
+                        np.array([c[2] for c in calls], np.uint64),
+                        np.cumsum([0, *[len(p.calls) for p in parts]]).astype(np.int64),
+                        np.array([m[0] for m in memories], np.uint64),
+                        np.array([m[1] for m in memories], np.int64),
+                        np.array([m[2] for m in memories], np.uint64),
+                        np.cumsum([0, *[len(p.memories) for p in parts]]).astype(np.int64),
+                        np.array([p.stream for p in parts], np.uint64))
+
+    def __call__(self, prepared: Prepared, bases: np.ndarray, threads: int) -> np.ndarray:
+        """Run the parts with their memories pointed into ``bases`` (the call's arrays'
+        addresses, uint64) on ``threads`` of numba's threads; their statuses."""
+        status = np.zeros(prepared.streams.size, np.int32)
+        _bn_jit.launch(self.loop, threads, *self.functions, *prepared[:8], bases,
+                       prepared.streams, status)
         return status
 
 
@@ -110,9 +153,9 @@ def _compile(lib: ctypes.CDLL, omp: ctypes.CDLL) -> Callable[..., None] | None:
                 raise
             loop = _build(numba, cache=False)
         # compile now (no parts: nothing is called), so a failure shows here
-        none = np.zeros(0, np.uint64)
-        _bn_jit.launch(loop, 1, *_functions(lib, omp), none, np.zeros(0, np.int32), none,
-                       np.zeros(1, np.int64), none, np.zeros(0, np.int32))
+        none = Launcher.prepare([])
+        _bn_jit.launch(loop, 1, *_functions(lib, omp), *none[:8], np.zeros(1, np.uint64),
+                       none.streams, np.zeros(0, np.int32))
     except Exception as exc:  # a numba that cannot compile this: the pool runs the parts
         warnings.warn(f"hipdnn: numba could not compile the oneDNN part launcher "
                       f"({type(exc).__name__}: {exc}); using Python threads (set "
