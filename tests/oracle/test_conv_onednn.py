@@ -96,7 +96,7 @@ def test_channel_blocks_never_exceed_the_channels(monkeypatch: pytest.MonkeyPatc
     def fake_parts(one: Any, key: Any, x: Any, dy: Any, dw: Any, make: Any,
                    accumulate: bool) -> bool:
         jobs, _, _ = make()
-        for _, _, (_, out) in jobs:
+        for [(_, _, (_, out))] in jobs:  # one step each
             shapes.append(out.shape)
             out[...] = 1.0
         return True
@@ -470,13 +470,16 @@ def test_pointwise_weight_gradients_run_as_matrix_products(one: _onednn.OneDNN, 
                                                           monkeypatch: pytest.MonkeyPatch
                                                           ) -> None:
     """FP32 1x1 unit-stride weight gradients run their parts (row slabs, image runs, channel
-    blocks) as oneDNN matrix products where the pixels lie at one stride, and match float64
-    sums; a strided or padded 1x1 problem stays a convolution."""
+    blocks) as oneDNN matrix products (per image, summed in image order, where a part's pixels
+    do not lie at one stride), and match float64 sums; a strided 1x1 problem stays a
+    convolution."""
     made: list[Any] = []
+    summed: list[bool] = []
     real = _onednn._create_matmul
 
     def spy(*args: Any) -> Any:
         made.append(real(*args))
+        summed.append(bool(args[3:] and args[3]))
         return made[-1]
 
     monkeypatch.setattr(_onednn, "_create_matmul", spy)
@@ -492,6 +495,8 @@ def test_pointwise_weight_gradients_run_as_matrix_products(one: _onednn.OneDNN, 
         assert got is not None
         _close(got, want[:, :, None, None], "wgrad")
     assert made and all(p is not None and not p.impl.startswith("ref") for p in made)
+    # a run of channel-first images: one product per image, each added to those before it
+    assert any(summed) == (layout == "cf")
     made.clear()
     d = _layer("3x3-s2")
     x, dy = (store(d[k].astype(np.float32)) for k in ("x", "dy"))
