@@ -76,7 +76,7 @@ WGRAD_PART_MACS = 1 << 24
 #: Bytes of partial weight gradients held at once (parts run in waves below it).
 PARTIAL_BYTES = 1 << 26
 #: Bytes of temporaries and scratchpads a thread keeps bound for its recent problems.
-KEEP_BYTES = 1 << 26
+KEEP_BYTES = 1 << 27
 
 _vp = ctypes.c_void_p
 _i64 = ctypes.c_int64
@@ -653,7 +653,7 @@ def _kept(one: OneDNN, key: tuple, make: Callable[[], _Keepable | None]
           ) -> tuple[_Keepable | None, bool]:
     """(this thread's kept object for ``key``, or ``make()``'s; whether it is kept). A thread
     keeps at most :data:`KEEP_BYTES` of temporaries, least recently used dropped first; an
-    object over a quarter of that is made for one call (the caller closes it)."""
+    object over half of that is made for one call (the caller closes it)."""
     kept = getattr(one._local, "bounds", None)
     if kept is None:
         kept = one._local.bounds = collections.OrderedDict()
@@ -662,7 +662,7 @@ def _kept(one: OneDNN, key: tuple, make: Callable[[], _Keepable | None]
         kept.move_to_end(key)
         return got, True
     got = make()
-    if got is None or got.nbytes > KEEP_BYTES // 4:
+    if got is None or got.nbytes > KEEP_BYTES // 2:
         return got, False
     kept[key] = got
     total = sum(b.nbytes for b in kept.values())
