@@ -504,6 +504,52 @@ def test_pointwise_weight_gradients_run_as_matrix_products(one: _onednn.OneDNN, 
     assert not made
 
 
+def test_parts_too_large_to_keep_are_bound_a_few_at_a_time(one: _onednn.OneDNN,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """A weight gradient whose parts' temporaries are over half of KEEP_BYTES binds a thread
+    count of parts at a time (never every part at once: memory stays bounded), keeps none,
+    and still matches PyTorch."""
+    monkeypatch.setattr(_onednn, "KEEP_BYTES", 2)
+    monkeypatch.setattr(_onednn, "WGRAD_PART_MACS", 1 << 12)
+    monkeypatch.setenv("HIPDNN_REFERENCE_THREADS", "3")
+    live, peak, parts = [0], [0], [0]
+    real_init, real_close = _onednn._Bound.__init__, _onednn._Bound.close
+
+    def init(self: Any, *args: Any) -> None:
+        real_init(self, *args)
+        live[0] += 1
+        peak[0] = max(peak[0], live[0])
+
+    def close(self: Any) -> None:
+        if self.mems:
+            live[0] -= 1
+        real_close(self)
+
+    monkeypatch.setattr(_onednn._Bound, "__init__", init)
+    monkeypatch.setattr(_onednn._Bound, "close", close)
+    results: dict[str, Any] = {}
+
+    def work() -> None:  # a fresh thread: nothing kept from other tests
+        for name in ("3x3", "3x3-s2"):
+            d = _layer(name)
+            x, dy = (np.ascontiguousarray(d[k].astype(np.float32)) for k in ("x", "dy"))
+            macs = d["dy"].size * int(np.prod(d["w"].shape[1:]))
+            parts[0] = max(parts[0], min(_onednn.WGRAD_PARTS, macs >> 12))
+            results[name] = (_onednn.conv("wgrad", x, dy, d["w"].shape, *d["args"]), d["dw"])
+        results["kept"] = len(getattr(one._local, "bounds", {}))
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    for name in ("3x3", "3x3-s2"):
+        got, want = results[name]
+        assert got is not None
+        _close(got, want, "wgrad")
+    assert results["kept"] == 0
+    assert parts[0] > 3 and 1 <= peak[0] <= 3
+
+
 def test_declines_what_it_does_not_do(one: _onednn.OneDNN) -> None:
     """Mixed input types, float64/int8 data and empty tensors are declined (None: the caller's
     numpy paths run), never computed in another precision."""

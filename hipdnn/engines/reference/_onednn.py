@@ -778,41 +778,69 @@ class _Parts:
                 b.close()
 
 
+def _temp_bytes(jobs: Sequence[_Job]) -> int:
+    """The temporaries and scratchpads binding ``jobs`` would allocate (:class:`_Bound`)."""
+    total = 0
+    for job in jobs:
+        for plan, _, _ in job:
+            sides = [side for _, side in [*plan.inputs, plan.output]]
+            total += plan.prim.scratch.size + sum(
+                s.inner.size + s.reorder.scratch.size + 128 for s in sides if s.reorder)
+    return total
+
+
 def _run_parts(one: OneDNN, key: tuple, x: np.ndarray, dy: np.ndarray, dw: np.ndarray,
                make: Callable[[], tuple[list[_Job], np.ndarray, int] | None],
                accumulate: bool) -> bool:
     """Run a weight gradient's parts into ``dw``: this thread's kept :class:`_Parts` for
     ``key`` (the problem), else the jobs ``make()`` gives (parts, the block of partials, the
     parts per wave) for the arrays at hand; with ``accumulate``, part 0 sums into dw and each
-    wave's partials are added to it in part order. False where a plan is missing or oneDNN
-    failed (the caller's other paths run; dw is then not the gradient), a MemoryError where it
-    ran out of memory."""
+    wave's partials are added to it in part order. Parts whose temporaries are too many to
+    keep (over half of :data:`KEEP_BYTES`) are bound a thread count of them at a time, so
+    memory stays bounded. False where a plan is missing or oneDNN failed (the caller's other
+    paths run; dw is then not the gradient), a MemoryError where it ran out of memory."""
     bases = (x, dy, dw)
+    made: list[tuple[list[_Job], np.ndarray, int]] = []
 
     def build() -> _Parts | None:
-        made = make()
-        if made is None:
+        got = make()
+        if got is None:
             return None
-        jobs, spare, wave = made
+        made.append(got)
+        jobs, spare, wave = got
+        if _temp_bytes(jobs) + spare.nbytes > KEEP_BYTES // 2:
+            return None  # not kept: bound in groups below
         return _Parts(one, jobs, bases, spare, wave)
 
     parts, kept = _kept(one, ("parts", *key), build)
-    if parts is None:
+    if parts is None and not made:
         return False
-    assert isinstance(parts, _Parts)
     try:
-        count, wave = len(parts.bounds), parts.wave
+        if isinstance(parts, _Parts):
+            count, wave, spare = len(parts.bounds), parts.wave, parts.spare
+        else:
+            jobs, spare, wave = made[0]
+            count = len(jobs)
         for start in range(0, count, wave):
-            parts.run(bases, start)
+            stop = min(count, start + wave)
+            if isinstance(parts, _Parts):
+                parts.run(bases, start)
+            else:
+                step = max(1, workers())
+                for first in range(start, stop, step):
+                    group = _Parts(one, jobs[first:min(stop, first + step)], bases, spare, step)
+                    try:
+                        group.run(bases, 0)
+                    finally:
+                        group.close()
             if accumulate:
-                _accumulate(dw, [parts.spare[i % wave]
-                                 for i in range(max(1, start), min(count, start + wave))])
+                _accumulate(dw, [spare[i % wave] for i in range(max(1, start), stop)])
     except OneDNNError as exc:
         if exc.status == _OUT_OF_MEMORY:
             raise MemoryError("oneDNN ran out of memory running the weight gradient") from exc
         return False
     finally:
-        if not kept:
+        if isinstance(parts, _Parts) and not kept:
             parts.close()
     return True
 
