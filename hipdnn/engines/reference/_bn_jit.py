@@ -41,11 +41,14 @@ import os
 import threading
 import warnings
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
-__all__ = ["ENV", "FORK_SAFE_LAYERS", "RUN", "Kernels", "Layout", "kernels", "launch", "switched_off"]
+__all__ = ["ENV", "FORK_SAFE_LAYERS", "RUN", "Kernels", "Layout", "build_cached", "kernels", "launch",
+           "switched_off"]
+
+T = TypeVar("T")
 
 #: Environment variable: "0" turns the compiled loops off (the numpy passes run).
 ENV = "HIPDNN_REFERENCE_JIT"
@@ -234,6 +237,17 @@ def _build(numba: Any, cache: bool) -> Kernels:
                    Layout(jit(moments_cl), jit(grad_sums_cl), jit(affine_cl), jit(grad_input_cl)))
 
 
+def build_cached(numba: Any, build: Callable[[Any, bool], T]) -> T:
+    """``build(numba, True)``: loops kept in numba's on-disk cache; where no cache directory is
+    writable, ``build(numba, False)`` (compiled again in every process)."""
+    try:
+        return build(numba, True)
+    except RuntimeError as exc:
+        if "cannot cache" not in str(exc):
+            raise
+        return build(numba, False)
+
+
 def _compile() -> Kernels | None:
     try:
         import numba  # noqa: PLC0415  (optional, and 0.3 s to import: only on first use)
@@ -243,12 +257,7 @@ def _compile() -> Kernels | None:
         return None
     try:
         globals()["prange"] = numba.prange  # read when the kernels compile, below
-        try:
-            built = _build(numba, cache=True)
-        except RuntimeError as exc:  # no writable cache directory: compile in every process
-            if "cannot cache" not in str(exc):
-                raise
-            built = _build(numba, cache=False)
+        built = build_cached(numba, _build)
         _NUMBA[:] = [numba]
         # compile now for float32 C-contiguous matrices, both layouts, so a failure shows here
         x = np.zeros((RUN, 2), np.float32)

@@ -145,12 +145,7 @@ def _compile() -> Kernels | None:
     numba = _bn_jit._NUMBA[0]
     try:
         globals()["prange"] = numba.prange
-        try:
-            built = _build(numba, cache=True)
-        except RuntimeError as exc:  # no writable cache directory
-            if "cannot cache" not in str(exc):
-                raise
-            built = _build(numba, cache=False)
+        built = _bn_jit.build_cached(numba, _build)
         # compile now for float32 (and the float32 conversion of float16 / float64 inputs)
         x = np.zeros((1, 1, 2, 2, 2), np.float32)
         v = np.ones(3, np.int64)

@@ -941,23 +941,33 @@ def _matmul_plan(one: OneDNN, x: np.ndarray, dy: np.ndarray, out: np.ndarray,
     k, c, pixels = out.shape[0], out.shape[1], px[0]
     key = ("matmul", k, pixels, c, el(dy, 1), pd[1], px[1], el(x, 1), el(out, 0), el(out, 1),
            accumulate)
+    one.set_threads(1)
+    return _cached(one, key, lambda: _create_matmul(one, (k, pixels, c), key[4:10], accumulate),
+                   "the weight gradient's product")
+
+
+def _cached(one: OneDNN, key: tuple, create: Callable[[], _Plan | None], what: str
+            ) -> _Plan | None:
+    """The cached plan for ``key`` (None too is cached: oneDNN has no fast one), else
+    ``create()``'s, cached (the :data:`CACHE_SIZE` most recent kept); out of memory while
+    creating is a MemoryError naming ``what``, another oneDNN failure None."""
     with one._lock:
         hit = key in one._cache
         plan = one._cache.get(key)
         if hit:
             one._cache.move_to_end(key)
-    if not hit:
-        one.set_threads(1)
-        try:
-            plan = _create_matmul(one, (k, pixels, c), key[4:10], accumulate)
-        except OneDNNError as exc:
-            if exc.status == _OUT_OF_MEMORY:
-                raise MemoryError("oneDNN ran out of memory creating the weight gradient") from exc
-            plan = None
-        with one._lock:
-            one._cache[key] = plan
-            while len(one._cache) > CACHE_SIZE:
-                one._cache.popitem(last=False)
+    if hit:
+        return plan
+    try:
+        plan = create()
+    except OneDNNError as exc:
+        if exc.status == _OUT_OF_MEMORY:
+            raise MemoryError(f"oneDNN ran out of memory creating {what}") from exc
+        plan = None
+    with one._lock:
+        one._cache[key] = plan
+        while len(one._cache) > CACHE_SIZE:
+            one._cache.popitem(last=False)
     return plan
 
 
@@ -1172,25 +1182,9 @@ def _plan(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out: np.ndarray,
     key = (kind, a.dtype, a.shape, a.strides, b.shape, b.strides,
            tuple(out_shape), tuple(out_strides), groups, tuple(pre), tuple(post), tuple(stride),
            tuple(dilation), threads, out.dtype)
-    with one._lock:
-        hit = key in one._cache
-        plan = one._cache.get(key)
-        if hit:
-            one._cache.move_to_end(key)
-    if not hit:
-        try:
-            plan = _create(one, kind, a, b, out_shape, out_strides, dtype, out_type, groups, pre,
-                           post, stride, dilation)
-        except OneDNNError as exc:
-            if exc.status == _OUT_OF_MEMORY:
-                raise MemoryError(f"oneDNN ran out of memory creating the {kind} "
-                                  f"convolution") from exc
-            plan = None
-        with one._lock:
-            one._cache[key] = plan
-            while len(one._cache) > CACHE_SIZE:
-                one._cache.popitem(last=False)
-    return plan
+    return _cached(one, key, lambda: _create(one, kind, a, b, out_shape, out_strides, dtype,
+                                             out_type, groups, pre, post, stride, dilation),
+                   f"the {kind} convolution")
 
 
 class DeferredConv(DeferredOutput):

@@ -146,12 +146,7 @@ def _compile(lib: ctypes.CDLL, omp: ctypes.CDLL) -> Callable[..., None] | None:
     numba = _bn_jit._NUMBA[0]
     try:
         globals()["prange"] = numba.prange
-        try:
-            loop = _build(numba, cache=True)
-        except RuntimeError as exc:  # no writable cache directory
-            if "cannot cache" not in str(exc):
-                raise
-            loop = _build(numba, cache=False)
+        loop = _bn_jit.build_cached(numba, _build)
         # compile now (no parts: nothing is called), so a failure shows here
         none = Launcher.prepare([])
         _bn_jit.launch(loop, 1, *_functions(lib, omp), *none[:8], np.zeros(1, np.uint64),
