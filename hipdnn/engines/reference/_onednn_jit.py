@@ -1,6 +1,7 @@
 """The oneDNN path's parts launched on numba's threads, when numba is installed: one compiled
-loop executes prepared oneDNN calls (each part's reorders, its convolution and a wait, on the
-part's own stream, on one OpenMP thread), the parts spread over numba's threads with no Python
+loop executes prepared oneDNN calls (each part points its memory objects at the call's arrays,
+then runs its steps, reorders and a convolution or matrix products, and waits, on the part's
+own stream, on one OpenMP thread), the parts spread over numba's threads with no Python
 between them.
 
 Why: a weight gradient runs as parts fixed by its shape, each a single-thread oneDNN call, so
