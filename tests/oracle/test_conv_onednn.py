@@ -328,6 +328,8 @@ def test_kept_bindings_stay_within_their_bytes(one: _onednn.OneDNN,
             _close(got, d["y"], "fprop")
             kept = getattr(one._local, "bounds", {})
             results.append((len(kept), sum(b.nbytes for b in kept.values())))
+            # reordered sides and scratchpads: the bytes bound are those the plan says
+            assert all(b.nbytes == _onednn._Bound.temp_bytes(b.plan) for b in kept.values())
 
     t = threading.Thread(target=work)
     t.start()
@@ -495,6 +497,8 @@ def test_pointwise_weight_gradients_run_as_matrix_products(one: _onednn.OneDNN, 
         assert got is not None
         _close(got, want[:, :, None, None], "wgrad")
     assert made and all(p is not None and not p.impl.startswith("ref") for p in made)
+    # the bytes a binding allocates are known from the plan before it is bound
+    assert all(_onednn._Bound.temp_bytes(p) == _onednn._Bound(one, p, 1).nbytes for p in made)
     # a run of channel-first images: one product per image, each added to those before it
     assert any(summed) == (layout == "cf")
     made.clear()

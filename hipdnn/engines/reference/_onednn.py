@@ -140,7 +140,8 @@ class OneDNNError(RuntimeError):
 
 
 class OneDNN:
-    """The loaded library: one CPU engine, a stream per calling thread, and the primitive cache."""
+    """The loaded library: one CPU engine, its OpenMP runtime, the primitive cache, and each
+    thread's kept bindings (``_local.bounds``, :func:`_kept`)."""
 
     def __init__(self, lib: ctypes.CDLL, omp: ctypes.CDLL | None, path: str) -> None:
         self.lib, self.omp, self.path = lib, omp, path
@@ -162,7 +163,7 @@ class OneDNN:
         self.engine = _vp()
         self._check(lib.dnnl_engine_create(ctypes.byref(self.engine), _CPU, ctypes.c_size_t(0)),
                     "dnnl_engine_create")
-        self._local = threading.local()  # .bounds: the thread's kept :class:`_Bound`s
+        self._local = threading.local()  # .bounds: the thread's kept bindings
         self._cache: collections.OrderedDict[tuple, _Plan | None] = collections.OrderedDict()
         self._lock = threading.Lock()
 
@@ -586,6 +587,16 @@ class _Bound:
             raise
         self.nbytes = sum(t.nbytes for t in self.temps)
 
+    @staticmethod
+    def temp_bytes(plan: _Plan) -> int:
+        """The bytes of temporaries and scratchpads binding ``plan`` allocates (:attr:`nbytes`
+        once bound), read from its descriptors: a temporary per reordered side, a scratchpad
+        per primitive that asks for one, each 64 bytes more for its alignment."""
+        sides = [side for _, side in [*plan.inputs, plan.output]]
+        sizes = [plan.prim.scratch.size] + [size for s in sides if s.reorder is not None
+                                            for size in (s.inner.size, s.reorder.scratch.size)]
+        return sum(size + 64 for size in sizes if size)
+
     def _memory(self, md: _MD, address: int) -> _vp:
         mem = self.one.memory(md, address)
         self.mems.append(mem)
@@ -611,11 +622,8 @@ class _Bound:
     def bind(self, arrays: Sequence[np.ndarray], out: np.ndarray) -> None:
         """Point the user sides at ``arrays`` and ``out`` (the caller keeps them alive until
         :meth:`run` returns)."""
-        set_handle = self.one.lib.dnnl_memory_set_data_handle
-        for mem, a in zip(self.users, [*arrays, out], strict=True):
-            status = set_handle(mem, a.__array_interface__["data"][0])
-            if status:
-                raise OneDNNError("dnnl_memory_set_data_handle", status)
+        _point(self.one, [(mem, _address(a))
+                          for mem, a in zip(self.users, [*arrays, out], strict=True)])
 
     def run(self) -> None:
         """Execute, on ``threads`` OpenMP threads."""
@@ -625,12 +633,8 @@ class _Bound:
         stream = self.stream
         execute = one.lib.dnnl_primitive_execute
         for prim, n, args in self.steps:
-            status = execute(prim, stream, n, args)
-            if status:
-                raise OneDNNError("dnnl_primitive_execute", status)
-        status = one.lib.dnnl_stream_wait(stream)
-        if status:
-            raise OneDNNError("dnnl_stream_wait", status)
+            one._check(execute(prim, stream, n, args), "dnnl_primitive_execute")
+        one._check(one.lib.dnnl_stream_wait(stream), "dnnl_stream_wait")
 
     def close(self) -> None:
         """Destroy the memory objects."""
@@ -647,6 +651,17 @@ class _Bound:
             self.close()
         except Exception:  # interpreter shutdown
             pass
+
+
+def _address(a: np.ndarray) -> int:
+    return int(a.__array_interface__["data"][0])
+
+
+def _point(one: OneDNN, handles: Sequence[tuple[Any, int]]) -> None:
+    """Point each (memory object, address) memory object at its address."""
+    set_handle = one.lib.dnnl_memory_set_data_handle
+    for mem, address in handles:
+        one._check(set_handle(mem, address), "dnnl_memory_set_data_handle")
 
 
 def _kept(one: OneDNN, key: tuple, make: Callable[[], _Keepable | None]
@@ -700,10 +715,6 @@ _Step = tuple[_Plan, Sequence[tuple[int, np.ndarray]], tuple[int, np.ndarray]]
 _Job = list[_Step]
 
 
-def _address(a: np.ndarray) -> int:
-    return int(a.__array_interface__["data"][0])
-
-
 class _Parts:
     """A weight gradient's parts prepared once for a thread: each part's steps bound (their
     temporaries, memory objects and streams kept), where its arrays lie as byte offsets into x,
@@ -746,13 +757,9 @@ class _Parts:
         threads = min(workers(), stop - start)
         launch = _onednn_jit.launcher(self.one.lib, self.one.omp) if threads > 1 else None
         if launch is None:
-            set_handle = self.one.lib.dnnl_memory_set_data_handle
-
             def part(i: int) -> None:
-                for mem, src, offset in self.memories[i]:
-                    status = set_handle(mem, addresses[src] + offset)
-                    if status:
-                        raise OneDNNError("dnnl_memory_set_data_handle", status)
+                _point(self.one, [(mem, addresses[src] + offset)
+                                  for mem, src, offset in self.memories[i]])
                 for bound in self.bounds[i]:
                     bound.run()
 
@@ -778,17 +785,6 @@ class _Parts:
                 b.close()
 
 
-def _temp_bytes(jobs: Sequence[_Job]) -> int:
-    """The temporaries and scratchpads binding ``jobs`` would allocate (:class:`_Bound`)."""
-    total = 0
-    for job in jobs:
-        for plan, _, _ in job:
-            sides = [side for _, side in [*plan.inputs, plan.output]]
-            total += plan.prim.scratch.size + sum(
-                s.inner.size + s.reorder.scratch.size + 128 for s in sides if s.reorder)
-    return total
-
-
 def _run_parts(one: OneDNN, key: tuple, x: np.ndarray, dy: np.ndarray, dw: np.ndarray,
                make: Callable[[], tuple[list[_Job], np.ndarray, int] | None],
                accumulate: bool) -> bool:
@@ -808,31 +804,35 @@ def _run_parts(one: OneDNN, key: tuple, x: np.ndarray, dy: np.ndarray, dw: np.nd
             return None
         made.append(got)
         jobs, spare, wave = got
-        if _temp_bytes(jobs) + spare.nbytes > KEEP_BYTES // 2:
+        need = sum(_Bound.temp_bytes(plan) for job in jobs for plan, _, _ in job)
+        if need + spare.nbytes > KEEP_BYTES // 2:
             return None  # not kept: bound in groups below
         return _Parts(one, jobs, bases, spare, wave)
 
     parts, kept = _kept(one, ("parts", *key), build)
     if parts is None and not made:
         return False
+    if isinstance(parts, _Parts):
+        count, wave, spare = len(parts.bounds), parts.wave, parts.spare
+
+        def run_wave(start: int, stop: int) -> None:
+            parts.run(bases, start)
+    else:
+        jobs, spare, wave = made[0]
+        count = len(jobs)
+
+        def run_wave(start: int, stop: int) -> None:
+            step = max(1, workers())
+            for first in range(start, stop, step):
+                group = _Parts(one, jobs[first:min(stop, first + step)], bases, spare, step)
+                try:
+                    group.run(bases, 0)
+                finally:
+                    group.close()
     try:
-        if isinstance(parts, _Parts):
-            count, wave, spare = len(parts.bounds), parts.wave, parts.spare
-        else:
-            jobs, spare, wave = made[0]
-            count = len(jobs)
         for start in range(0, count, wave):
             stop = min(count, start + wave)
-            if isinstance(parts, _Parts):
-                parts.run(bases, start)
-            else:
-                step = max(1, workers())
-                for first in range(start, stop, step):
-                    group = _Parts(one, jobs[first:min(stop, first + step)], bases, spare, step)
-                    try:
-                        group.run(bases, 0)
-                    finally:
-                        group.close()
+            run_wave(start, stop)
             if accumulate:
                 _accumulate(dw, [spare[i % wave] for i in range(max(1, start), stop)])
     except OneDNNError as exc:
@@ -940,17 +940,19 @@ def _matmul_plan(one: OneDNN, x: np.ndarray, dy: np.ndarray, out: np.ndarray,
 
     k, c, pixels = out.shape[0], out.shape[1], px[0]
     key = ("matmul", k, pixels, c, el(dy, 1), pd[1], px[1], el(x, 1), el(out, 0), el(out, 1),
-           accumulate)
-    one.set_threads(1)
-    return _cached(one, key, lambda: _create_matmul(one, (k, pixels, c), key[4:10], accumulate),
+           accumulate, 1)  # made for one thread
+    return _cached(one, key, 1,
+                   lambda: _create_matmul(one, (k, pixels, c), key[4:10], accumulate),
                    "the weight gradient's product")
 
 
-def _cached(one: OneDNN, key: tuple, create: Callable[[], _Plan | None], what: str
-            ) -> _Plan | None:
+def _cached(one: OneDNN, key: tuple, threads: int, create: Callable[[], _Plan | None],
+            what: str) -> _Plan | None:
     """The cached plan for ``key`` (None too is cached: oneDNN has no fast one), else
-    ``create()``'s, cached (the :data:`CACHE_SIZE` most recent kept); out of memory while
-    creating is a MemoryError naming ``what``, another oneDNN failure None."""
+    ``create()``'s on ``threads`` OpenMP threads, cached (the :data:`CACHE_SIZE` most recent
+    kept); out of memory while creating is a MemoryError naming ``what``, another oneDNN
+    failure None. ``key`` must hold ``threads``: oneDNN fixes an implementation's work split
+    at creation from the creating thread's OpenMP thread count."""
     with one._lock:
         hit = key in one._cache
         plan = one._cache.get(key)
@@ -958,6 +960,7 @@ def _cached(one: OneDNN, key: tuple, create: Callable[[], _Plan | None], what: s
             one._cache.move_to_end(key)
     if hit:
         return plan
+    one.set_threads(threads)
     try:
         plan = create()
     except OneDNNError as exc:
@@ -1147,14 +1150,14 @@ def _accumulate(dw: np.ndarray, partials: Sequence[np.ndarray]) -> None:
 def _one(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out_shape: Sequence[int],
          pre: Sequence[int], post: Sequence[int], stride: Sequence[int],
          dilation: Sequence[int], groups: int, threads: int,
-         out_dtype: np.dtype = _F32_DTYPE, out: np.ndarray | None = None) -> np.ndarray | None:
+         out_dtype: np.dtype = _F32_DTYPE) -> np.ndarray | None:
     """One oneDNN call of ``kind`` on ``threads`` OpenMP threads, its result in ``out_dtype``
-    (see :func:`conv`), into ``out`` when given (a weight gradient's packed FP32 array)."""
+    (see :func:`conv`)."""
     # the result in the input's layout: channels-last if ``a`` is dense channels-last (y, dx)
-    if out is None and kind != "wgrad" and _channels_last_dense(a):
+    if kind != "wgrad" and _channels_last_dense(a):
         order = [0, *range(2, len(out_shape)), 1]
         out = np.moveaxis(np.empty([out_shape[i] for i in order], dtype=out_dtype), -1, 1)
-    elif out is None:
+    else:
         out = np.empty(out_shape, dtype=out_dtype)
     plan = _plan(one, kind, a, b, out, pre, post, stride, dilation, groups, threads)
     if plan is None:
@@ -1176,14 +1179,12 @@ def _plan(one: OneDNN, kind: str, a: np.ndarray, b: np.ndarray, out: np.ndarray,
     dtype, out_type = _dnnl_type(a.dtype), _dnnl_type(out.dtype)
     assert dtype is not None and out_type is not None
     out_shape, out_strides = out.shape, _element_strides(out)
-    # oneDNN fixes an implementation's work split at creation from the creating thread's
-    # OpenMP thread count: create (and key) each primitive at the count it runs with
-    one.set_threads(threads)
     key = (kind, a.dtype, a.shape, a.strides, b.shape, b.strides,
            tuple(out_shape), tuple(out_strides), groups, tuple(pre), tuple(post), tuple(stride),
            tuple(dilation), threads, out.dtype)
-    return _cached(one, key, lambda: _create(one, kind, a, b, out_shape, out_strides, dtype,
-                                             out_type, groups, pre, post, stride, dilation),
+    return _cached(one, key, threads, lambda: _create(one, kind, a, b, out_shape, out_strides,
+                                                      dtype, out_type, groups, pre, post,
+                                                      stride, dilation),
                    f"the {kind} convolution")
 
 

@@ -107,6 +107,7 @@ class Launcher:
 
     def __init__(self, loop: Callable[..., None], lib: ctypes.CDLL, omp: ctypes.CDLL) -> None:
         self.loop = loop
+        self.libraries = (lib, omp)  # kept loaded while the pointers into them are
         self.functions = _functions(lib, omp)
 
     @staticmethod
@@ -134,6 +135,7 @@ class Launcher:
 
 _STATE: list[Callable[..., None] | None] = []  # [] not tried yet; [None] unavailable; [loop]
 _LOCK = threading.Lock()
+_LAUNCHERS: dict[tuple[int, int], Launcher] = {}  # by (id(lib), id(omp)), made once each
 
 
 def _build(numba: Any, cache: bool) -> Callable[..., None]:
@@ -173,4 +175,8 @@ def launcher(lib: ctypes.CDLL, omp: ctypes.CDLL | None) -> Launcher | None:
     loop = _STATE[0]
     if loop is None or _bn_jit.kernels() is None:
         return None
-    return Launcher(loop, lib, omp)
+    key = (id(lib), id(omp))  # a kept Launcher holds both: their ids are not reused
+    got = _LAUNCHERS.get(key)
+    if got is None:
+        got = _LAUNCHERS.setdefault(key, Launcher(loop, lib, omp))
+    return got
