@@ -100,6 +100,10 @@ class Buffer:
     view_bit: str | None = None
     refresh: Callable[[], None] | None = field(default=None, repr=False)
     by_pointer: bool = False
+    #: Host views already made over this buffer, by the tensor's (data type, dim, stride): set
+    #: (empty) on the buffers a bound variant pack keeps, whose memory and layout every later
+    #: run it serves has again (see :func:`host_view`).
+    views: dict[tuple[Any, ...], np.ndarray[Any, Any]] | None = field(default=None, repr=False)
 
     @property
     def is_host(self) -> bool:
@@ -175,6 +179,21 @@ def host_view(buffer: Buffer, tensor: Any) -> np.ndarray[Any, Any]:
         np_dtype = dtype_to_numpy(tensor.data_type)
     except VariantPackError as exc:
         raise VariantPackError(f"{_label(tensor)}: {exc}", tensor=tensor.name) from None
+    views = buffer.views
+    if views is not None and buffer.scalar is None:
+        key = (tensor.data_type, _as_key(tensor.dim), _as_key(tensor.stride))
+        view = views.get(key)
+        if view is None:
+            view = views[key] = _host_view(buffer, tensor, np_dtype)
+        return view.view()  # a new array object over the same memory
+    return _host_view(buffer, tensor, np_dtype)
+
+
+def _as_key(values: Any) -> tuple[int, ...] | None:
+    return None if values is None else tuple(values)
+
+
+def _host_view(buffer: Buffer, tensor: Any, np_dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
     dim, stride = _geometry(tensor)
     if buffer.scalar is not None:
         return np.full(dim, buffer.scalar, np_dtype)

@@ -107,10 +107,9 @@ def _describes(other: Tensor, t: Tensor) -> bool:
 
 
 def _detached(buf: Buffer) -> Buffer:
-    """``buf`` without the references that keep the caller's object alive."""
-    if buf.owner is None and buf.array is None:
-        return buf
-    return dataclasses.replace(buf, owner=None, array=None)
+    """``buf`` without the references that keep the caller's object alive, keeping the host
+    views made over it (a pack that matches it has the same memory and layout)."""
+    return dataclasses.replace(buf, owner=None, array=None, views={})
 
 
 def _check_restrided(plans: Sequence[ExecutionPlan], t: Tensor, buf: Buffer) -> None:
@@ -540,6 +539,8 @@ class Executor:
         plan = self.graph._planner.plan(0)
         h = self.open_handle(handle, "bind")
         buffers, ws = self.checked(plan, variant_pack, workspace)
+        # the binding fixes the memory and layouts: host views made over them are kept
+        buffers = {uid: dataclasses.replace(b, views={}) for uid, b in buffers.items()}
         return BoundExecution(self.graph, plan, buffers, ws, h)
 
     def execute_plan_at_index(self, variant_pack: Mapping[Any, Any], workspace: Any,

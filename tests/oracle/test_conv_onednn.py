@@ -713,6 +713,45 @@ def test_graph_output_written_in_place_by_onednn(one: _onednn.OneDNN, monkeypatc
         assert (base[..., 1::2] == 7.0).all()
 
 
+def test_graph_outputs_sharing_a_kept_binding(one: _onednn.OneDNN,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two fprop outputs of one problem (the same plan, so this thread's one kept binding)
+    are each written with their own inputs into their own arrays, and executing again binds
+    nothing new (the kept binding's temporaries are reused)."""
+    import hipdnn
+
+    rng = np.random.default_rng(14)
+    f32 = hipdnn.DataType.FLOAT
+    x1, x2 = (_cl(rng.standard_normal((2, 16, 8, 8)).astype(np.float32)) for _ in range(2))
+    w = rng.standard_normal((24, 16, 3, 3)).astype(np.float32)
+    g = hipdnn.Graph(io_data_type=f32, intermediate_data_type=f32, compute_data_type=f32)
+    a1, a2, wt = g.tensor_like(x1, "x1"), g.tensor_like(x2, "x2"), g.tensor_like(w, "w")
+    outs = [_cl(np.zeros((2, 24, 8, 8), np.float32)) for _ in range(2)]
+    pack: dict[Any, np.ndarray] = {a1: x1, a2: x2, wt: w}
+    for a, out in zip((a1, a2), outs, strict=True):
+        t = g.conv_fprop(a, wt, padding=[1, 1], stride=[1, 1])
+        t.set_dim(list(out.shape)).set_stride([s // 4 for s in out.strides]).set_output(True)
+        pack[t] = out
+    g.build()
+    made: list[int] = []
+    real = _onednn._Bound.__init__
+
+    def counting(self: Any, *args: Any) -> None:
+        made.append(1)
+        real(self, *args)
+
+    monkeypatch.setattr(_onednn._Bound, "__init__", counting)
+    for _ in range(2):
+        for out in outs:
+            out[...] = 0
+        g.execute(pack)
+        for x, out in zip((x1, x2), outs, strict=True):
+            want = F.conv2d(torch.tensor(x, dtype=torch.float64),
+                            torch.tensor(w, dtype=torch.float64), padding=1).numpy()
+            _close(out, want, "fprop")
+    assert len(made) <= 1  # one binding, made by the first execute (or an earlier test)
+
+
 def test_graph_output_over_an_input_is_not_written_early(one: _onednn.OneDNN) -> None:
     """An fprop whose output array is the input's own memory (same shape: K = C) is computed
     before anything is written (oneDNN is not handed the input as its output)."""

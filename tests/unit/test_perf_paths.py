@@ -127,6 +127,52 @@ def test_execute_remembers_int_pointer_packs(reference_only: None) -> None:
         g.execute(pack)
 
 
+def test_a_remembered_pack_reuses_its_host_views(reference_only: None,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A remembered pack's buffers keep the host views made over them: a run it serves builds
+    none, sees the arrays' new contents, keeps no caller array alive, and a pack of other
+    arrays gets views of its own memory."""
+    import gc
+    import weakref
+
+    from hipdnn.interop import buffers as buffers_module
+
+    made: list[str] = []
+    real = buffers_module._host_view
+
+    def counting(buffer, tensor, np_dtype):  # type: ignore[no-untyped-def]
+        made.append(tensor.name)
+        return real(buffer, tensor, np_dtype)
+
+    monkeypatch.setattr(buffers_module, "_host_view", counting)
+    g, x, b, y = _relu_bias()
+    g.build()
+    xa, ba, ya = _arrays()
+    g.execute({x: xa, b: ba, y: ya})
+    assert sorted(made) == sorted([x.name, b.name, y.name])
+    xa[...] = -xa
+    g.execute({x: xa, b: ba, y: ya})  # the remembered pack: its views are reused
+    assert len(made) == 3
+    np.testing.assert_allclose(ya, _want(xa, ba), rtol=1e-6, atol=1e-6)
+    xb, bb, yb = _arrays(1)
+    g.execute({x: xb, b: bb, y: yb})  # other memory: views of its own
+    assert len(made) == 6
+    np.testing.assert_allclose(yb, _want(xb, bb), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(ya, _want(xa, ba), rtol=1e-6, atol=1e-6)  # untouched
+    gone = weakref.ref(xb)
+    del xb
+    gc.collect()
+    assert gone() is None  # the kept views hold no caller array
+    bound = g.bind({x: xa, b: ba, y: ya})  # an explicit binding keeps its views too
+    made.clear()
+    for sign in (1, -1):
+        xa[...] = sign * np.abs(xa)
+        bound()
+        np.testing.assert_allclose(ya, _want(xa, ba), rtol=1e-6, atol=1e-6)
+    assert len(made) == 3
+    g.close()
+
+
 def test_execute_binding_cache_is_bounded(reference_only: None) -> None:
     from hipdnn.pipeline.executor import FAST_PACKS
 

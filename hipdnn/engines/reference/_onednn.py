@@ -1204,7 +1204,7 @@ class DeferredConv(DeferredOutput):
         self.reads = (a, b)
         self.conv_args = conv_args
         self.fallback = fallback
-        self._bound: tuple[np.ndarray, _Bound] | None = None
+        self._bound: tuple[np.ndarray, np.ndarray, _Bound, bool] | None = None
 
     def fits(self, view: np.ndarray) -> bool:
         if view.shape != self.shape or _dnnl_type(view.dtype) is None or view.size == 0:
@@ -1221,26 +1221,31 @@ class DeferredConv(DeferredOutput):
                          dilation, groups, threads)
             if plan is None:
                 return False
-            bound = _Bound(self.one, plan, threads)
-            bound.bind([self.a, self.b], target)
-            self._bound = (view, bound)
+            # this thread's kept binding of the plan (its temporaries already faulted in), or a
+            # new one; bound to the arrays in write_into, as another output may share it
+            bound, kept = _bound_for(self.one, plan, threads)
+            self._bound = (view, target, bound, kept)
         except (OneDNNError, MemoryError):
             return False
         return True
 
     def write_into(self, view: np.ndarray) -> None:
         assert self._bound is not None and self._bound[0] is view
-        bound = self._bound[1]
+        _, target, bound, kept = self._bound
         self._bound = None
         try:
+            bound.bind([self.a, self.b], target)
             bound.run()
         finally:
-            bound.close()
+            if not kept:
+                bound.close()
 
     def materialize(self) -> np.ndarray:
         if self._bound is not None:
-            self._bound[1].close()
+            _, _, bound, kept = self._bound
             self._bound = None
+            if not kept:
+                bound.close()
         return self.fallback()
 
 
