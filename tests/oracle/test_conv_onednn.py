@@ -114,6 +114,23 @@ def test_channel_blocks_never_exceed_the_channels(monkeypatch: pytest.MonkeyPatc
         assert len(shapes) <= -(-k // 16) * -(-c // 16)
 
 
+def test_part_counts_follow_the_work_alone() -> None:
+    """A weight gradient's part count grows with its work, never past WGRAD_PARTS: one part per
+    WGRAD_PART_MACS, but a mid-sized gradient whose parts share no rows (ResNet-50's 64->64 1x1
+    layer at batch 8: 6 parts by the large-part rule) gets WGRAD_MIN_PARTS parts so that many
+    cores share it."""
+    big, small = _onednn.WGRAD_PART_MACS, _onednn.WGRAD_SMALL_PART_MACS
+    floor = _onednn.WGRAD_MIN_PARTS
+    counts = [_onednn._part_count(m) for m in range(0, 40 * big, small // 3)]
+    assert counts == sorted(counts) and counts[0] == 1 and counts[-1] == _onednn.WGRAD_PARTS
+    assert _onednn._part_count(small - 1) == 1 and _onednn._part_count(floor * small - 1) < floor
+    resnet_64_64 = 8 * 64 * 56 * 56 * 64
+    assert resnet_64_64 // big == 6 and _onednn._part_count(resnet_64_64) == floor
+    assert _onednn._part_count(20 * big) == 20  # large parts where there are enough of them
+    # a kernel reaching across the slabs' rows keeps its large parts (less of x re-read)
+    assert _onednn._part_count(resnet_64_64, shared_rows=True) == 6
+
+
 @pytest.mark.parametrize("layout", ["cf", "cl"])
 @pytest.mark.parametrize("name", sorted(LAYERS))
 def test_runs_on_onednn_and_matches_torch(one: _onednn.OneDNN, name: str, layout: str) -> None:

@@ -71,8 +71,14 @@ CACHE_SIZE = 64
 #: images cut into slabs of output rows, or runs of images when the batch has this many or more.
 WGRAD_PARTS = 32
 #: Multiply-adds of a weight-gradient part at least (fewer parts for small problems: each part
-#: costs a primitive call and a partial gradient to add).
+#: costs a primitive call and a partial gradient to add) ...
 WGRAD_PART_MACS = 1 << 24
+#: ... except that a problem of WGRAD_MIN_PARTS parts of WGRAD_SMALL_PART_MACS or more has that
+#: many where its parts share no input rows (a mid-sized 1x1 gradient on many cores would
+#: otherwise run on a few of them; where a kernel reaches across rows, smaller slabs re-read
+#: more of x, which costs more than it gains on few cores).
+WGRAD_MIN_PARTS = 16
+WGRAD_SMALL_PART_MACS = 1 << 22
 #: Bytes of partial weight gradients held at once (parts run in waves below it).
 PARTIAL_BYTES = 1 << 26
 #: Bytes of temporaries and scratchpads a thread keeps bound for its recent problems.
@@ -1047,7 +1053,7 @@ def _wgrad_parts(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[i
     threaded weight gradient splits its sums by the thread count)."""
     reach = (w_shape[2] - 1) * dilation[0]
     macs = prod(dy.shape) * prod(w_shape[1:])
-    count = max(1, min(WGRAD_PARTS, macs // WGRAD_PART_MACS))
+    count = _part_count(macs, shared_rows=reach > 0)
     if groups == 1 and count > 1 and count * prod(w_shape) > x.size + dy.size:
         # partial gradients would outweigh the data (1x1 and deep layers): blocks of the
         # gradient instead, each summed whole by one part (no partial sums at all)
@@ -1081,6 +1087,17 @@ def _wgrad_parts(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[i
 
     key = ("slabs", *_problem(x, dy, w_shape, pre, post, stride, dilation, groups))
     return dw if _run_parts(one, key, x, dy, dw, make, accumulate=True) else None
+
+
+def _part_count(macs: int, shared_rows: bool = False) -> int:
+    """The parts of a weight gradient of ``macs`` multiply-adds, fixed by the shape alone (never
+    the thread count): one per :data:`WGRAD_PART_MACS`, at least :data:`WGRAD_MIN_PARTS` where
+    each then has :data:`WGRAD_SMALL_PART_MACS` and, unless ``shared_rows`` (the kernel reaches
+    across the rows the slabs split), at most :data:`WGRAD_PARTS`."""
+    many = macs // WGRAD_PART_MACS
+    if not shared_rows:
+        many = max(many, min(WGRAD_MIN_PARTS, macs // WGRAD_SMALL_PART_MACS))
+    return max(1, min(WGRAD_PARTS, many))
 
 
 def _problem(x: np.ndarray, dy: np.ndarray, w_shape: Sequence[int], pre: Sequence[int],
