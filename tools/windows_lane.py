@@ -22,7 +22,8 @@ Pins and workarounds, each needed by Wine 8, not by Windows: numpy is pinned to 
 lane only (numpy >= 2.2 aborts at import: it calls ``ucrtbase.crealf``, which Wine 8 does not
 implement); torch needs ``KMP_AFFINITY=disabled`` (Wine lacks GetNumaNodeProcessorMaskEx);
 CPython's stdout and stderr must be pipes (a regular file kills it at start under Wine); on
-CPython 3.13 shutil.copy2 must not call CopyFile2 (:data:`WINE_PTH`).
+CPython 3.13 shutil.copy2 must not call CopyFile2, and a CreateProcess failing with Wine's
+internal error is retried (:data:`WINE_MODULE`).
 
     python tools/windows_lane.py                   # Python 3.11 (the lane's default)
     python tools/windows_lane.py --python 3.13     # another Windows CPython (3.10, 3.11, 3.13)
@@ -78,7 +79,33 @@ WINDOWS_REQUIRE = ("HIPDNN_REQUIRE_TORCH", "HIPDNN_REQUIRE_WINDOWS")
 #: Run at start-up of the lane's python.exe (a .pth line): CPython >= 3.13's shutil.copy2 calls
 #: kernel32's CopyFile2, which Wine 8 lacks (the process aborts); without it shutil falls back
 #: to its portable copy. Under Wine only: Windows has CopyFile2.
-WINE_PTH = 'import _winapi; hasattr(_winapi, "CopyFile2") and delattr(_winapi, "CopyFile2")\n'
+WINE_PTH = "import _wine_lane\n"
+#: The module that .pth line imports. Besides CopyFile2: Wine's CreateProcess now and then fails
+#: with ERROR_INTERNAL_ERROR (1359) under load (a test spawning its fifth child failed so once,
+#: and passed when run again); a failed call creates nothing, so it is retried a few times.
+WINE_MODULE = '''"""Start-up fixes of the Windows test lane under Wine (tools/windows_lane.py)."""
+import time
+
+import _winapi
+
+if hasattr(_winapi, "CopyFile2"):
+    del _winapi.CopyFile2
+
+_create_process = _winapi.CreateProcess
+
+
+def _create_process_retrying(*args):
+    for attempt in range(5):
+        try:
+            return _create_process(*args)
+        except OSError as exc:
+            if getattr(exc, "winerror", None) != 1359 or attempt == 4:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+
+
+_winapi.CreateProcess = _create_process_retrying
+'''
 STANDIN_SOURCES = REPO / "tests" / "windows" / "standins"
 WINE_CANDIDATES = ("wine64", "/usr/lib/wine/wine64", "wine")
 
@@ -440,6 +467,7 @@ def run_lane(python_version: str, pytest_args: Sequence[str], install_missing: b
     python = ensure_python(cache, python_version)
     (_site(python) / "_wine_lane.pth").parent.mkdir(parents=True, exist_ok=True)
     (_site(python) / "_wine_lane.pth").write_text(WINE_PTH, encoding="utf-8")
+    (_site(python) / "_wine_lane.py").write_text(WINE_MODULE, encoding="utf-8")
     exe = str(python / "python.exe")
     step("windows cpython")
     ensure_wheels(wine, cache, python, python_version)
