@@ -127,8 +127,39 @@ def test_part_counts_follow_the_work_alone() -> None:
     resnet_64_64 = 8 * 64 * 56 * 56 * 64
     assert resnet_64_64 // big == 6 and _onednn._part_count(resnet_64_64) == floor
     assert _onednn._part_count(20 * big) == 20  # large parts where there are enough of them
+    resnet_128_512 = 8 * 512 * 28 * 28 * 128
+    assert _onednn._part_count(resnet_128_512) == 24
     # a kernel reaching across the slabs' rows keeps its large parts (less of x re-read)
     assert _onednn._part_count(resnet_64_64, shared_rows=True) == 6
+    assert _onednn._part_count(resnet_128_512, shared_rows=True) == 24
+    assert _onednn._part_count(20 * big, shared_rows=True) == 20
+
+
+@pytest.mark.parametrize("x_rows, n, pre, stride, reach, count",
+                         [(14, 8, 0, 1, 0, 32), (7, 8, 0, 1, 0, 32), (56, 1, 1, 1, 2, 32),
+                          (28, 2, 3, 2, 6, 24), (5, 3, 0, 1, 0, 32), (9, 40, 1, 1, 2, 32)])
+def test_row_slabs_are_even_and_read_what_they_need(x_rows: int, n: int, pre: int, stride: int,
+                                                    reach: int, count: int) -> None:
+    """The slabs of a weight gradient tile each image's output rows in near-equal runs (sizes
+    differ by at most one row, so no part is left with a short tail), or take whole runs of
+    images; each reads exactly the input rows its outputs reach, the rest said as padding."""
+    out_rows = (x_rows + 2 * pre - reach - 1) // stride + 1
+    parts = _onednn._wgrad_slabs(x_rows, out_rows, n, pre, stride, reach, count)
+    assert 1 <= len(parts) <= max(count, n)
+    if n >= count:
+        images = [range(n)[p[0]] for p in parts]
+        assert [i for r in images for i in r] == list(range(n))
+        return
+    for image in range(n):
+        mine = [p for p in parts if p[0] == slice(image, image + 1)]
+        sizes = [p[2].stop - p[2].start for p in mine]
+        assert max(sizes) - min(sizes) <= 1
+        assert [r for p in mine for r in range(p[2].start, p[2].stop)] == list(range(out_rows))
+        for _, rows_in, rows_out, top, bottom in mine:
+            first = rows_out.start * stride - pre
+            last = (rows_out.stop - 1) * stride - pre + reach
+            assert (rows_in.start - top, rows_in.stop - 1 + bottom) == (first, last)
+            assert 0 <= rows_in.start < rows_in.stop <= x_rows
 
 
 @pytest.mark.parametrize("layout", ["cf", "cl"])

@@ -44,6 +44,7 @@ from __future__ import annotations
 import collections
 import ctypes
 import glob
+import itertools
 import os
 import site
 import sys
@@ -1032,11 +1033,10 @@ def _wgrad_slabs(x_rows: int, out_rows: int, n: int, pre: int, stride: int,
         return [(slice(i, min(n, i + per)), slice(None), slice(None), -1, -1)
                 for i in range(0, n, per)]
     slabs = max(1, min(out_rows, -(-count // n)))
-    rows = -(-out_rows // slabs)
+    bounds = [s * out_rows // slabs for s in range(slabs + 1)]  # even slabs: 14 rows -> 3,4,3,4
     parts = []
     for i in range(n):
-        for r0 in range(0, out_rows, rows):
-            r1 = min(out_rows, r0 + rows)
+        for r0, r1 in itertools.pairwise(bounds):
             first, last = r0 * stride - pre, (r1 - 1) * stride - pre + reach
             lo, hi = max(0, first), min(x_rows, last + 1)
             if lo < hi:  # else these outputs read only padding: no contribution
@@ -1091,9 +1091,9 @@ def _wgrad_parts(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[i
 
 def _part_count(macs: int, shared_rows: bool = False) -> int:
     """The parts of a weight gradient of ``macs`` multiply-adds, fixed by the shape alone (never
-    the thread count): one per :data:`WGRAD_PART_MACS`, at least :data:`WGRAD_MIN_PARTS` where
-    each then has :data:`WGRAD_SMALL_PART_MACS` and, unless ``shared_rows`` (the kernel reaches
-    across the rows the slabs split), at most :data:`WGRAD_PARTS`."""
+    the thread count): one per :data:`WGRAD_PART_MACS`, at most :data:`WGRAD_PARTS`; unless
+    ``shared_rows`` (the kernel reaches across the rows the slabs split), at least
+    :data:`WGRAD_MIN_PARTS` where each part then has :data:`WGRAD_SMALL_PART_MACS`."""
     many = macs // WGRAD_PART_MACS
     if not shared_rows:
         many = max(many, min(WGRAD_MIN_PARTS, macs // WGRAD_SMALL_PART_MACS))
