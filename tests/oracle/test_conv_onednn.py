@@ -498,6 +498,35 @@ def test_a_failed_part_writes_nothing_and_the_retry_works(one: _onednn.OneDNN, l
     _close(got, d["dw"], "wgrad")
 
 
+@pytest.mark.parametrize("jit", ["1", "0"])
+def test_partials_are_added_in_part_order(monkeypatch: pytest.MonkeyPatch, require_or_skip: Any,
+                                          jit: str) -> None:
+    """The partial weight gradients are added to dw one after another in the given order, on
+    numba's threads (blocks of the gradient) or on the pool (element ranges): the same bits as
+    adding them in turn in numpy, for any thread count and a size no block divides."""
+    from hipdnn.engines.reference import _onednn_jit
+
+    monkeypatch.setenv("HIPDNN_REFERENCE_JIT", jit)
+    if jit == "1" and not _onednn_jit.add_partials(np.zeros(1, np.float32),
+                                                   np.zeros((1, 1), np.float32), [0], 1):
+        require_or_skip("HIPDNN_REQUIRE_JIT", "numba is not installed (or could not compile "
+                        "the partial-gradient sum): pip install numba")
+    rng = np.random.default_rng(15)
+    shape = (3, 5, 3 * _onednn_jit.ADD_BLOCK + 17)  # a few blocks and a short one
+    spare = (rng.standard_normal((6, *shape)) * 10.0 ** rng.integers(-3, 4, (6, 1, 1, 1))
+             ).astype(np.float32)
+    order = [4, 1, 1, 5, 0, 3]
+    start = rng.standard_normal(shape).astype(np.float32)
+    want = start.copy()
+    for r in order:
+        want += spare[r]
+    for threads in ("1", "2", "5"):
+        monkeypatch.setenv("HIPDNN_REFERENCE_THREADS", threads)
+        dw = start.copy()
+        _onednn._accumulate(dw, spare, order)
+        assert dw.tobytes() == want.tobytes(), threads
+
+
 def test_pixels_at_one_stride() -> None:
     """A part's pixels are one matrix axis where they lie at one stride: a channels-last array
     or a run of its images, or of one image's rows; one image (or a run of its rows) of a

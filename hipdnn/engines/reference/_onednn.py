@@ -841,7 +841,7 @@ def _run_parts(one: OneDNN, key: tuple, x: np.ndarray, dy: np.ndarray, dw: np.nd
             stop = min(count, start + wave)
             run_wave(start, stop)
             if accumulate:
-                _accumulate(dw, [spare[i % wave] for i in range(max(1, start), stop)])
+                _accumulate(dw, spare, [i % wave for i in range(max(1, start), stop)])
     except OneDNNError as exc:
         if exc.status == _OUT_OF_MEMORY:
             raise MemoryError("oneDNN ran out of memory running the weight gradient") from exc
@@ -1147,13 +1147,19 @@ def _wgrad_blocks(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[
     return dw if _run_parts(one, key, x, dy, dw, make, accumulate=False) else None
 
 
-def _accumulate(dw: np.ndarray, partials: Sequence[np.ndarray]) -> None:
-    """``dw += p`` for each of ``partials`` in order, element ranges on the pool: each element
-    is summed in part order, so the bits do not depend on the thread count or the ranges."""
-    if not partials:
+def _accumulate(dw: np.ndarray, spare: np.ndarray, order: Sequence[int]) -> None:
+    """``dw += spare[r]`` for each ``r`` of ``order`` in turn: each element summed in that order,
+    so the bits depend on neither the thread count nor the blocks. On numba's threads where
+    numba is installed (:func:`._onednn_jit.add_partials`: blocks of the gradient kept in cache
+    while every partial is added), else element ranges on the pool."""
+    if not order:
         return
+    assert dw.flags.c_contiguous and spare.flags.c_contiguous  # flat views, not copies
     total = dw.reshape(-1)
-    flats = [p.reshape(-1) for p in partials]
+    rows = spare.reshape(spare.shape[0], -1)
+    if _onednn_jit.add_partials(total, rows, order, workers()):
+        return
+    flats = [rows[r] for r in order]
     step = max(1 << 15, -(-total.size // (4 * workers())))
 
     def chunk(i: int) -> None:
