@@ -280,6 +280,23 @@ def switched_off() -> bool:
     return os.environ.get(ENV, "").strip() == "0"
 
 
+_ONCE = threading.RLock()  # first compiles of the loops built beside these (compiled_once)
+
+
+def compiled_once(state: list[T | None], compile: Callable[[], T | None]) -> T | None:
+    """Loops compiled by numba beside these kernels (:mod:`._conv_jit`, :mod:`._onednn_jit`):
+    ``compile()``'s result, made on first use and kept in ``state`` (``[]`` until then,
+    ``[None]`` when unavailable), or None wherever these kernels are unavailable too (switched
+    off, numba missing, a forked child on GNU OpenMP: see :func:`kernels`)."""
+    if switched_off():
+        return None
+    if not state:
+        with _ONCE:
+            if not state:
+                state.append(compile())
+    return state[0] if kernels() is not None else None
+
+
 def kernels() -> Kernels | None:
     """The compiled kernels, or None: numba missing or its JIT disabled (``NUMBA_DISABLE_JIT``),
     ``HIPDNN_REFERENCE_JIT=0``, compiling failed, or this is a forked child of a process that launched them on a threading layer

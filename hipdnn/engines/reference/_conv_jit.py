@@ -18,7 +18,6 @@ the order of the numpy col2im), so the results are the same bits for any thread 
 
 from __future__ import annotations
 
-import threading
 import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -129,7 +128,6 @@ class Kernels(NamedTuple):
 
 
 _STATE: list[Kernels | None] = []  # [] not tried yet; [None] unavailable; [Kernels]
-_LOCK = threading.Lock()
 
 
 def _build(numba: Any, cache: bool) -> Kernels:
@@ -170,10 +168,4 @@ def _compile() -> Kernels | None:
 def kernels() -> Kernels | None:
     """The compiled loops, or None when the numpy path must run (see the module docstring);
     the first call compiles them."""
-    if _bn_jit.switched_off():
-        return None
-    if not _STATE:
-        with _LOCK:
-            if not _STATE:
-                _STATE.append(_compile())
-    return _STATE[0] if _bn_jit.kernels() is not None else None
+    return _bn_jit.compiled_once(_STATE, _compile)

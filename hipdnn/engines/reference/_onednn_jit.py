@@ -21,7 +21,6 @@ on-disk cache is valid in every process).
 from __future__ import annotations
 
 import ctypes
-import threading
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -150,7 +149,6 @@ class Launcher:
 
 
 _STATE: list[Callable[..., None] | None] = []  # [] not tried yet; [None] unavailable; [loop]
-_LOCK = threading.Lock()
 _LAUNCHERS: dict[tuple[int, int], Launcher] = {}  # by (id(lib), id(omp)), made once each
 
 
@@ -207,14 +205,8 @@ def add_partials(total: np.ndarray, rows: np.ndarray, order: Sequence[int], thre
     both C-contiguous float32) on ``threads`` of numba's threads, the same bits as adding the
     rows one after another in numpy; False (nothing done) where numba is missing, switched off
     or unusable in this process."""
-    if _bn_jit.switched_off():
-        return False
-    if not _ADD_STATE:
-        with _LOCK:
-            if not _ADD_STATE:
-                _ADD_STATE.append(_compile_add())
-    add = _ADD_STATE[0]
-    if add is None or _bn_jit.kernels() is None:
+    add = _bn_jit.compiled_once(_ADD_STATE, _compile_add)
+    if add is None:
         return False
     _bn_jit.launch(add, threads, total, rows, np.asarray(order, np.int64), ADD_BLOCK)
     return True
@@ -224,14 +216,10 @@ def launcher(lib: ctypes.CDLL, omp: ctypes.CDLL | None) -> Launcher | None:
     """A :class:`Launcher` for ``lib``, or None when the pool must run the parts (no numba, or
     switched off, or unusable in this process; no OpenMP runtime found). The first call
     compiles the loop (and the batchnorm loops, if not yet compiled)."""
-    if omp is None or _bn_jit.switched_off():
+    if omp is None:
         return None
-    if not _STATE:
-        with _LOCK:
-            if not _STATE:
-                _STATE.append(_compile(lib, omp))
-    loop = _STATE[0]
-    if loop is None or _bn_jit.kernels() is None:
+    loop = _bn_jit.compiled_once(_STATE, lambda: _compile(lib, omp))
+    if loop is None:
         return None
     key = (id(lib), id(omp))  # a kept Launcher holds both: their ids are not reused
     got = _LAUNCHERS.get(key)
