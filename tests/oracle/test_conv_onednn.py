@@ -527,6 +527,35 @@ def test_partials_are_added_in_part_order(monkeypatch: pytest.MonkeyPatch, requi
         assert dw.tobytes() == want.tobytes(), threads
 
 
+def test_a_loop_numba_cannot_compile_warns_and_numpy_adds(monkeypatch: pytest.MonkeyPatch,
+                                                          require_or_skip: Any) -> None:
+    """A numba that cannot compile one of the oneDNN path's loops warns once, naming the loop
+    and what runs instead; the partial sum then falls back to numpy with the same bits."""
+    from hipdnn.engines.reference import _bn_jit, _onednn_jit
+
+    monkeypatch.delenv(_bn_jit.ENV, raising=False)
+    if _bn_jit.kernels() is None:
+        require_or_skip("HIPDNN_REQUIRE_JIT", "numba is not installed: pip install numba")
+
+    def broken(loop: Any) -> None:
+        raise TypeError("cannot type this")
+
+    with pytest.warns(RuntimeWarning, match="could not compile the partial-gradient sum "
+                                            r"\(TypeError: cannot type this\); using numpy"):
+        assert _onednn_jit._compiled(_onednn_jit.add_rows, "the partial-gradient sum",
+                                     "using numpy", broken) is None
+    monkeypatch.setattr(_onednn_jit, "_ADD_STATE", [None])  # as after that failure
+    rng = np.random.default_rng(16)
+    spare = rng.standard_normal((4, 3, 5000)).astype(np.float32)
+    dw = spare[0].copy()
+    want = dw.copy()
+    for r in (3, 1, 2):
+        want += spare[r]
+    assert not _onednn_jit.add_partials(dw.reshape(-1), spare.reshape(4, -1), [3], 1)
+    _onednn._accumulate(dw, spare, [3, 1, 2])
+    assert dw.tobytes() == want.tobytes()
+
+
 def test_pixels_at_one_stride() -> None:
     """A part's pixels are one matrix axis where they lie at one stride: a channels-last array
     or a run of its images, or of one image's rows; one image (or a run of its rows) of a

@@ -188,7 +188,7 @@ class Kernels(NamedTuple):
 
 
 _STATE: list[Kernels | None] = []  # [] not tried yet; [None] unavailable; [Kernels]
-_LOCK = threading.Lock()  # first compile
+_LOCK = threading.RLock()  # first compiles (re-entered: a loop beside these compiles them first)
 _LAUNCH = threading.Lock()  # one parallel launch at a time (see the module docstring)
 _NUMBA: list[Any] = []  # the numba module, once the kernels compiled
 _FORKED = [False]  # this process is a fork of one that imported this module
@@ -280,21 +280,25 @@ def switched_off() -> bool:
     return os.environ.get(ENV, "").strip() == "0"
 
 
-_ONCE = threading.RLock()  # first compiles of the loops built beside these (compiled_once)
+def _once(state: list[T | None], compile: Callable[[], T | None]) -> T | None:
+    """``compile()``'s result, made by the first caller and kept in ``state`` (``[]`` until
+    then, ``[None]`` when unavailable)."""
+    if not state:
+        with _LOCK:
+            if not state:
+                state.append(compile())
+    return state[0]
 
 
 def compiled_once(state: list[T | None], compile: Callable[[], T | None]) -> T | None:
     """Loops compiled by numba beside these kernels (:mod:`._conv_jit`, :mod:`._onednn_jit`):
-    ``compile()``'s result, made on first use and kept in ``state`` (``[]`` until then,
-    ``[None]`` when unavailable), or None wherever these kernels are unavailable too (switched
-    off, numba missing, a forked child on GNU OpenMP: see :func:`kernels`)."""
+    ``compile()``'s result, made on first use and kept in ``state``, or None wherever these
+    kernels are unavailable too (switched off, numba missing, a forked child on GNU OpenMP:
+    see :func:`kernels`)."""
     if switched_off():
         return None
-    if not state:
-        with _ONCE:
-            if not state:
-                state.append(compile())
-    return state[0] if kernels() is not None else None
+    got = _once(state, compile)
+    return got if kernels() is not None else None
 
 
 def kernels() -> Kernels | None:
@@ -304,8 +308,5 @@ def kernels() -> Kernels | None:
     numba's on-disk cache after the first process)."""
     if switched_off():
         return None
-    if not _STATE:
-        with _LOCK:
-            if not _STATE:
-                _STATE.append(_compile())
-    return _STATE[0] if _usable_here() else None
+    got = _once(_STATE, _compile)
+    return got if _usable_here() else None

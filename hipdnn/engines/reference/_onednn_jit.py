@@ -152,28 +152,34 @@ _STATE: list[Callable[..., None] | None] = []  # [] not tried yet; [None] unavai
 _LAUNCHERS: dict[tuple[int, int], Launcher] = {}  # by (id(lib), id(omp)), made once each
 
 
-def _build(numba: Any, cache: bool) -> Callable[..., None]:
-    return numba.njit(nogil=True, cache=cache, boundscheck=False,
-                      parallel=True)(execute_parts)
-
-
-def _compile(lib: ctypes.CDLL, omp: ctypes.CDLL) -> Callable[..., None] | None:
-    if _bn_jit.kernels() is None:  # numba missing, switched off or unusable here
+def _compiled(loop: Callable[..., None], what: str, instead: str,
+              warm: Callable[[Callable[..., None]], None]) -> Callable[..., None] | None:
+    """``loop`` compiled by numba (kept in its on-disk cache) and run once by ``warm`` so that
+    a failure shows here, or None: numba missing, switched off or unusable here, or it could
+    not compile ``what`` (a warning says so, and what runs ``instead``)."""
+    if _bn_jit.kernels() is None:
         return None
     numba = _bn_jit._NUMBA[0]
     try:
         globals()["prange"] = numba.prange
-        loop = _bn_jit.build_cached(numba, _build)
-        # compile now (no parts: nothing is called), so a failure shows here
+        built = _bn_jit.build_cached(numba, lambda nb, cache: nb.njit(
+            nogil=True, cache=cache, boundscheck=False, parallel=True)(loop))
+        warm(built)
+    except Exception as exc:  # a numba that cannot compile this: the Python fallback runs
+        warnings.warn(f"hipdnn: numba could not compile {what} ({type(exc).__name__}: {exc}); "
+                      f"{instead} (set {_bn_jit.ENV}=0 to silence)", RuntimeWarning,
+                      stacklevel=4)
+        return None
+    return built
+
+
+def _compile(lib: ctypes.CDLL, omp: ctypes.CDLL) -> Callable[..., None] | None:
+    def warm(loop: Callable[..., None]) -> None:  # no parts: nothing is called
         none = Launcher.prepare([])
         _bn_jit.launch(loop, 1, *_functions(lib, omp), *none[:8], np.zeros(1, np.uint64),
                        none.streams, np.zeros(0, np.int32))
-    except Exception as exc:  # a numba that cannot compile this: the pool runs the parts
-        warnings.warn(f"hipdnn: numba could not compile the oneDNN part launcher "
-                      f"({type(exc).__name__}: {exc}); using Python threads (set "
-                      f"{_bn_jit.ENV}=0 to silence)", RuntimeWarning, stacklevel=3)
-        return None
-    return loop
+
+    return _compiled(execute_parts, "the oneDNN part launcher", "using Python threads", warm)
 
 
 #: Elements of a weight gradient one thread adds the partials to at a time (16 KiB of FP32).
@@ -182,21 +188,11 @@ _ADD_STATE: list[Callable[..., None] | None] = []  # as _STATE, for add_rows
 
 
 def _compile_add() -> Callable[..., None] | None:
-    if _bn_jit.kernels() is None:
-        return None
-    numba = _bn_jit._NUMBA[0]
-    try:
-        globals()["prange"] = numba.prange
-        add = _bn_jit.build_cached(numba, lambda nb, cache: nb.njit(
-            nogil=True, cache=cache, boundscheck=False, parallel=True)(add_rows))
+    def warm(add: Callable[..., None]) -> None:
         _bn_jit.launch(add, 1, np.zeros(1, np.float32), np.zeros((1, 1), np.float32),
                        np.zeros(1, np.int64), ADD_BLOCK)
-    except Exception as exc:  # a numba that cannot compile this: numpy adds the partials
-        warnings.warn(f"hipdnn: numba could not compile the partial-gradient sum "
-                      f"({type(exc).__name__}: {exc}); using numpy (set {_bn_jit.ENV}=0 to "
-                      f"silence)", RuntimeWarning, stacklevel=3)
-        return None
-    return add
+
+    return _compiled(add_rows, "the partial-gradient sum", "using numpy", warm)
 
 
 def add_partials(total: np.ndarray, rows: np.ndarray, order: Sequence[int], threads: int
