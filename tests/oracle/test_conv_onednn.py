@@ -133,6 +133,28 @@ def test_part_counts_follow_the_work_alone() -> None:
     assert _onednn._part_count(resnet_64_64, shared_rows=True) == 6
     assert _onednn._part_count(resnet_128_512, shared_rows=True) == 24
     assert _onednn._part_count(20 * big, shared_rows=True) == 20
+    # slabs (each a partial gradient to add) are capped lower than blocks
+    assert _onednn._part_count(40 * big, most=_onednn.WGRAD_SLABS) == _onednn.WGRAD_SLABS
+    assert _onednn.WGRAD_MIN_PARTS <= _onednn.WGRAD_SLABS <= _onednn.WGRAD_PARTS
+
+
+def test_weight_gradient_split_weighs_partials_against_the_data_in_bytes() -> None:
+    """Slabs where their FP32 partial gradients weigh less than x and dy, else blocks of
+    channels (more parts: no partials): ResNet-50's strided 3x3 (128 channels at 56x56, batch
+    8) runs as WGRAD_SLABS slabs in FP32, but as blocks in BF16 or FP16, whose data weighs half
+    as much; a deep 1x1 layer runs as blocks in any type; grouped ones never as blocks."""
+    bf16 = pytest.importorskip("ml_dtypes").bfloat16
+    w = (128, 128, 3, 3)
+    for dtype, want in ((np.float32, "slabs"), (np.float16, "blocks"), (bf16, "blocks")):
+        x, dy = np.empty((8, 128, 56, 56), dtype), np.empty((8, 128, 28, 28), dtype)
+        split, count = _onednn._wgrad_split(x, dy, w, 2, 1)
+        assert split == want, dtype
+        assert count == (_onednn.WGRAD_SLABS if want == "slabs" else _onednn.WGRAD_PARTS)
+        assert _onednn._wgrad_split(x, dy, w, 2, 2)[0] == "slabs"
+    x, dy = np.empty((8, 1024, 14, 14), np.float32), np.empty((8, 256, 14, 14), np.float32)
+    assert _onednn._wgrad_split(x, dy, (256, 1024, 1, 1), 0, 1) == ("blocks", 24)
+    x, dy = np.empty((8, 64, 56, 56), np.float32), np.empty((8, 64, 56, 56), np.float32)
+    assert _onednn._wgrad_split(x, dy, (64, 64, 1, 1), 0, 1) == ("slabs", _onednn.WGRAD_MIN_PARTS)
 
 
 @pytest.mark.parametrize("x_rows, n, pre, stride, reach, count",
@@ -595,7 +617,8 @@ def test_pointwise_weight_gradients_run_as_matrix_products(one: _onednn.OneDNN, 
     one._cache.clear()  # products made in other tests would not be made again
     store = _cl if layout == "cl" else np.ascontiguousarray
     rng = np.random.default_rng(3)
-    for n, c, k, hw in ((1, 32, 48, 16), (2, 24, 40, 20), (6, 64, 32, 8), (3, 8, 256, 9)):
+    for n, c, k, hw in ((1, 32, 48, 16), (2, 24, 40, 20), (6, 64, 32, 8), (3, 8, 256, 9),
+                        (4, 64, 64, 4)):
         x = store(rng.uniform(-1, 1, (n, c, hw, hw)).astype(np.float32))
         dy = store(rng.uniform(-1, 1, (n, k, hw, hw)).astype(np.float32))
         got = _onednn.conv("wgrad", x, dy, (k, c, 1, 1), [0, 0], [0, 0], [1, 1], [1, 1], 1)

@@ -68,9 +68,15 @@ ENV = "HIPDNN_REFERENCE_ONEDNN"
 LIBRARY_ENV = "HIPDNN_ONEDNN_LIBRARY"
 #: Problems whose primitives are kept.
 CACHE_SIZE = 64
-#: Parts of a weight gradient at most (fixed by the shape, never by the thread count): single
-#: images cut into slabs of output rows, or runs of images when the batch has this many or more.
+#: Parts of a weight gradient at most (fixed by the shape, never by the thread count): blocks
+#: of its channels (:func:`_wgrad_blocks`), each summed whole ...
 WGRAD_PARTS = 32
+#: ... or slabs (:func:`_wgrad_slabs`: single images cut into slabs of output rows, or runs of
+#: images when the batch has this many or more), each summing a partial gradient that is then
+#: added: fewer, as each costs a partial to write and add (16 rather than 32 made the weight
+#: gradients 0.91x the time at 16 threads and 0.96x on 2 cores, measured in one process
+#: each, variants interleaved; docs/PERFORMANCE.md).
+WGRAD_SLABS = 16
 #: Multiply-adds of a weight-gradient part at least (fewer parts for small problems: each part
 #: costs a primitive call and a partial gradient to add) ...
 WGRAD_PART_MACS = 1 << 24
@@ -1052,11 +1058,8 @@ def _wgrad_parts(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[i
     (:class:`_Parts`), added in part order: the same bits for any thread count (oneDNN's own
     threaded weight gradient splits its sums by the thread count)."""
     reach = (w_shape[2] - 1) * dilation[0]
-    macs = prod(dy.shape) * prod(w_shape[1:])
-    count = _part_count(macs, shared_rows=reach > 0)
-    if groups == 1 and count > 1 and count * prod(w_shape) > x.size + dy.size:
-        # partial gradients would outweigh the data (1x1 and deep layers): blocks of the
-        # gradient instead, each summed whole by one part (no partial sums at all)
+    split, count = _wgrad_split(x, dy, w_shape, reach, groups)
+    if split == "blocks":
         return _wgrad_blocks(one, x, dy, w_shape, pre, post, stride, dilation, count)
     dw = np.empty(tuple(w_shape), dtype=_F32)
 
@@ -1089,15 +1092,29 @@ def _wgrad_parts(one: OneDNN, x: np.ndarray, dy: np.ndarray, w_shape: Sequence[i
     return dw if _run_parts(one, key, x, dy, dw, make, accumulate=True) else None
 
 
-def _part_count(macs: int, shared_rows: bool = False) -> int:
+def _wgrad_split(x: np.ndarray, dy: np.ndarray, w_shape: Sequence[int], reach: int,
+                 groups: int) -> tuple[str, int]:
+    """How a weight gradient is cut, fixed by the shape and data type alone: ("slabs", count)
+    of :func:`_wgrad_slabs`, or ("blocks", count) of :func:`_wgrad_blocks` where the slabs'
+    FP32 partial gradients would outweigh the data in bytes (1x1 and deep layers; FP16 and BF16
+    data sooner, as it is half the bytes); ``reach`` = (kernel - 1) * dilation along the rows."""
+    macs = prod(dy.shape) * prod(w_shape[1:])
+    slabs = _part_count(macs, shared_rows=reach > 0, most=WGRAD_SLABS)
+    if groups == 1 and slabs > 1 and slabs * prod(w_shape) * 4 > x.nbytes + dy.nbytes:
+        return "blocks", _part_count(macs, shared_rows=reach > 0)
+    return "slabs", slabs
+
+
+def _part_count(macs: int, shared_rows: bool = False, most: int | None = None) -> int:
     """The parts of a weight gradient of ``macs`` multiply-adds, fixed by the shape alone (never
-    the thread count): one per :data:`WGRAD_PART_MACS`, at most :data:`WGRAD_PARTS`; unless
-    ``shared_rows`` (the kernel reaches across the rows the slabs split), at least
-    :data:`WGRAD_MIN_PARTS` where each part then has :data:`WGRAD_SMALL_PART_MACS`."""
+    the thread count): one per :data:`WGRAD_PART_MACS`, at most ``most`` (default
+    :data:`WGRAD_PARTS`); unless ``shared_rows`` (the kernel reaches across the rows the slabs
+    split), at least :data:`WGRAD_MIN_PARTS` where each part then has
+    :data:`WGRAD_SMALL_PART_MACS`."""
     many = macs // WGRAD_PART_MACS
     if not shared_rows:
         many = max(many, min(WGRAD_MIN_PARTS, macs // WGRAD_SMALL_PART_MACS))
-    return max(1, min(WGRAD_PARTS, many))
+    return max(1, min(WGRAD_PARTS if most is None else most, many))
 
 
 def _problem(x: np.ndarray, dy: np.ndarray, w_shape: Sequence[int], pre: Sequence[int],
