@@ -600,16 +600,19 @@ def test_pointwise_weight_gradients_run_as_matrix_products(one: _onednn.OneDNN, 
                                                           monkeypatch: pytest.MonkeyPatch
                                                           ) -> None:
     """FP32 1x1 unit-stride weight gradients run their parts (row slabs, image runs, channel
-    blocks) as oneDNN matrix products (per image, summed in image order, where a part's pixels
-    do not lie at one stride), and match float64 sums; a strided 1x1 problem stays a
+    blocks) as oneDNN matrix products (where a part's pixels do not lie at one stride: one over
+    the images' pixels copied into one run for images under PACK_PIXELS, else one per image
+    summed in image order), and match float64 sums; a strided 1x1 problem stays a
     convolution."""
     made: list[Any] = []
     summed: list[bool] = []
+    packed: list[bool] = []
     real = _onednn._create_matmul
 
-    def spy(*args: Any) -> Any:
-        made.append(real(*args))
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        made.append(real(*args, **kwargs))
         summed.append(bool(args[3:] and args[3]))
+        packed.append(kwargs.get("packed") is not None)
         return made[-1]
 
     monkeypatch.setattr(_onednn, "_create_matmul", spy)
@@ -618,7 +621,7 @@ def test_pointwise_weight_gradients_run_as_matrix_products(one: _onednn.OneDNN, 
     store = _cl if layout == "cl" else np.ascontiguousarray
     rng = np.random.default_rng(3)
     for n, c, k, hw in ((1, 32, 48, 16), (2, 24, 40, 20), (6, 64, 32, 8), (3, 8, 256, 9),
-                        (4, 64, 64, 4)):
+                        (4, 64, 64, 4), (2, 64, 64, 12)):
         x = store(rng.uniform(-1, 1, (n, c, hw, hw)).astype(np.float32))
         dy = store(rng.uniform(-1, 1, (n, k, hw, hw)).astype(np.float32))
         got = _onednn.conv("wgrad", x, dy, (k, c, 1, 1), [0, 0], [0, 0], [1, 1], [1, 1], 1)
@@ -628,8 +631,10 @@ def test_pointwise_weight_gradients_run_as_matrix_products(one: _onednn.OneDNN, 
     assert made and all(p is not None and not p.impl.startswith("ref") for p in made)
     # the bytes a binding allocates are known from the plan before it is bound
     assert all(_onednn._Bound.temp_bytes(p) == _onednn._Bound(one, p, 1).nbytes for p in made)
-    # a run of channel-first images: one product per image, each added to those before it
-    assert any(summed) == (layout == "cf")
+    # a run of channel-first images: small images packed into one product (4x4, 8x8), larger
+    # ones (12x12) one product per image, each added to those before it
+    assert any(summed) == (layout == "cf") and any(packed) == (layout == "cf")
+    assert not any(s and p for s, p in zip(summed, packed, strict=True))
     made.clear()
     d = _layer("3x3-s2")
     x, dy = (store(d[k].astype(np.float32)) for k in ("x", "dy"))
