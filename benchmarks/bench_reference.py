@@ -307,16 +307,18 @@ SLOW = 1.0
 
 
 def _time_pair(ours: Callable[[], Any], ref: Callable[[], Any], repeats: int,
-               blocked: bool = False, pause: float = 0.0) -> tuple[float, float]:
+               blocked: bool = False, pause: float = 0.0, rounds: int = 2
+               ) -> tuple[float, float]:
     """Best seconds of ``ours`` and ``ref``. Alternating: call by call, so both see the same
     machine load. Blocked: ``repeats`` calls of one after a warm-up call, then of the other,
-    twice over, so neither runs while the other's helper threads still spin (PyTorch's OpenMP
-    workers spin-wait for a while after each parallel region). ``pause``: seconds of sleep
-    before each blocked run, so the other side's helper threads (OpenBLAS's spin about 0.1 s)
-    have gone idle."""
+    ``rounds`` times over, so neither runs while the other's helper threads still spin
+    (PyTorch's OpenMP workers spin-wait for a while after each parallel region), and a drift of
+    the machine's speed meets both sides in turn. ``pause``: seconds of sleep before each
+    blocked run, so the other side's helper threads (OpenBLAS's spin about 0.1 s) have gone
+    idle."""
     if blocked:
         best_o = best_r = math.inf
-        for _ in range(2):
+        for _ in range(rounds):
             time.sleep(pause)
             best_o = min(best_o, _warm_best(ours, repeats))
             time.sleep(pause)
@@ -366,10 +368,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--blocked", action="store_true",
                     help="time each side in its own run of repeats (twice over) instead of "
                          "alternating call by call")
+    ap.add_argument("--rounds", type=int, default=2,
+                    help="with --blocked: how many times each side's run of calls is repeated, "
+                         "in turn (more rounds: a case's best is less at the mercy of a noisy "
+                         "moment)")
     ap.add_argument("--pause", type=float, default=0.0,
                     help="with --blocked: seconds to sleep before each side's run of calls, so "
                          "the other side's spinning helper threads are idle (0.15 on many cores)")
     args = ap.parse_args(argv)
+    if args.rounds < 1 or (args.repeats is not None and args.repeats < 1):
+        ap.error("--rounds and --repeats must be at least 1")
     try:
         import torch
     except ImportError:
@@ -379,8 +387,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.set_num_threads(threads)
     repeats = args.repeats or (3 if args.quick else 7)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    mode = f"blocked, {args.rounds} rounds" if args.blocked else "alternating"
     print(f"threads: numpy BLAS {threads}, torch {torch.get_num_threads()}; repeats {repeats} "
-          f"(best of, {'blocked' if args.blocked else 'alternating'}, pause {args.pause} s); "
+          f"(best of, {mode}, pause {args.pause} s); "
           f"load average at start {load:.2f}")
     print(f"reference batchnorm: {batchnorm_implementation()}")
     print(f"reference convolution: {convolution_implementation()}")
@@ -391,7 +400,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                       and re.search(args.exclude, case.name)):
             continue
         ours, ref = case.setup()
-        t_o, t_r = _time_pair(ours, ref, repeats, args.blocked, args.pause)
+        t_o, t_r = _time_pair(ours, ref, repeats, args.blocked, args.pause, args.rounds)
         ratios[case.name] = t_o / t_r
         print(f"{case.name:<50} {t_o * 1e3:9.2f} {t_r * 1e3:9.2f} {t_o / t_r:6.2f}", flush=True)
     if ratios:

@@ -29,8 +29,8 @@ def test_the_interleaved_ab_runs_and_restores(capsys: pytest.CaptureFixture[str]
         pytest.skip("oneDNN is not installed (the 'cpu' extra)")
     before = (_onednn.WGRAD_SLABS, _onednn.PACK_PIXELS, _onednn._problem, _onednn._cached)
     ab = _load()
-    assert ab.main(["old:WGRAD_SLABS=32,PACK_PIXELS=0", "new:", "--filter", "^wgrad",
-                    "--rounds", "1", "--quick"]) == 0
+    assert ab.main(["old:WGRAD_SLABS=32,PACK_PIXELS=0", "new:", "--filter",
+                    "^wgrad 256->256 3x3/1 @14x14", "--rounds", "1", "--quick"]) == 0
     out = capsys.readouterr().out
     assert "B/A" in out and "geometric mean new/old over" in out
     assert (_onednn.WGRAD_SLABS, _onednn.PACK_PIXELS, _onednn._problem,
