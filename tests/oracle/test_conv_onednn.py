@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import os
 import subprocess
 import sys
@@ -951,3 +952,79 @@ def test_a_forked_child_does_not_hang(one: _onednn.OneDNN) -> None:
         finally:
             os._exit(code)
     assert wait_for_child(pid, "a convolution") == 0
+
+
+def test_pointwise_weight_gradients_of_odd_shapes(one: _onednn.OneDNN,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """1x1 weight gradients cut into many parts (packed images, per-image products, slabs and
+    blocks) over odd shapes, one channel in or out, 1x1 and 1xW images, channel slices of
+    larger arrays: each result matches float64 sums, or the path declines (None: the caller's
+    paths run); never a wrong gradient. Most take a product, packed ones included."""
+    monkeypatch.setattr(_onednn, "WGRAD_PART_MACS", 1 << 10)
+    monkeypatch.setattr(_onednn, "WGRAD_SMALL_PART_MACS", 1 << 8)
+    packed: list[bool] = []
+    real = _onednn._packed_plan
+
+    def spy(*args: Any) -> Any:
+        got = real(*args)
+        packed.append(got is not None)
+        return got
+
+    monkeypatch.setattr(_onednn, "_packed_plan", spy)
+    rng = np.random.default_rng(11)
+    ran = declined = 0
+    for n, c, k, h, w in itertools.product((2, 5), (1, 3, 17), (1, 2, 33), (1, 7), (1, 5)):
+        for sliced in (False, True):
+            big_x = rng.uniform(-1, 1, (n, c + 2 * sliced, h, w)).astype(np.float32)
+            big_dy = rng.uniform(-1, 1, (n, k + 3 * sliced, h, w)).astype(np.float32)
+            x, dy = (big_x[:, 1:1 + c], big_dy[:, 2:2 + k]) if sliced else (big_x, big_dy)
+            got = _onednn.conv("wgrad", x, dy, (k, c, 1, 1), [0, 0], [0, 0], [1, 1], [1, 1], 1)
+            if got is None:
+                declined += 1
+                continue
+            ran += 1
+            want = np.einsum("nkhw,nchw->kc", dy.astype(np.float64), x.astype(np.float64))
+            _close(got, want[:, :, None, None], "wgrad")
+    assert ran > 4 * declined and any(packed)
+
+
+def test_a_packed_product_that_fails_to_build_declines_and_frees(
+        one: _onednn.OneDNN, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When oneDNN fails while building a packed product (here its second reorder), the part
+    declines (None: the caller's paths run), the reorder already made is destroyed, and the
+    same problem builds once the fault is gone."""
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1, 1, (3, 8, 4, 4)).astype(np.float32)
+    dy = rng.uniform(-1, 1, (3, 6, 4, 4)).astype(np.float32)
+    out = np.empty((6, 8), np.float32)
+    made: list[int] = []
+    destroyed: list[int] = []
+    real_reorder, real_destroy = one.reorder, one.lib.dnnl_primitive_destroy
+
+    def reorder(src: Any, dst: Any) -> Any:
+        if made:
+            raise _onednn.OneDNNError("dnnl_reorder_primitive_desc_create", 5)
+        got = real_reorder(src, dst)
+        made.append(int(got.handle.value or 0))
+        return got
+
+    def destroy(handle: Any) -> int:
+        destroyed.append(int(getattr(handle, "value", handle) or 0))
+        return int(real_destroy(handle))
+
+    one._cache.clear()
+    monkeypatch.setattr(one, "reorder", reorder)
+    monkeypatch.setattr(one.lib, "dnnl_primitive_destroy", destroy)
+    assert _onednn._packed_plan(one, x, dy, out) is None
+    assert len(made) == 1 and made[0] in destroyed
+    monkeypatch.undo()
+    one._cache.clear()  # the failure was cached as "no fast product" for this problem
+    plan = _onednn._packed_plan(one, x, dy, out)
+    assert plan is not None
+    bound = _onednn._Bound(one, plan, 1)
+    try:
+        bound.bind([dy, x], out)
+        bound.run()
+    finally:
+        bound.close()
+    _close(out, np.einsum("nkhw,nchw->kc", dy.astype(np.float64), x.astype(np.float64)), "wgrad")

@@ -1065,13 +1065,19 @@ def _create_matmul(one: OneDNN, dims: tuple[int, int, int], strides: Sequence[in
         if impl.startswith("ref"):
             return None
         sides = [_Side(src, src, None), _Side(wei, wei, None)]
-        if packed is not None:  # user layout -> dense (channel, image, pixel), seen as matrix
-            sides = []
-            for (dims3, user_strides), seen in zip(packed, (src, wei), strict=True):
-                user = one.md_strided(dims3, user_strides, _DNNL_F32)
-                inner = one.md_strided(dims3, _cf_strides(dims3), _DNNL_F32)
-                sides.append(_Side(user, inner, one.reorder(user, inner), seen))
-        prim = _Prim(one.primitive(pd), one.queried(pd, _QUERY_SCRATCHPAD_MD))
+        try:
+            if packed is not None:  # user layout -> dense (channel, image, pixel) as a matrix
+                sides = []
+                for (dims3, user_strides), seen in zip(packed, (src, wei), strict=True):
+                    user = one.md_strided(dims3, user_strides, _DNNL_F32)
+                    inner = one.md_strided(dims3, _cf_strides(dims3), _DNNL_F32)
+                    sides.append(_Side(user, inner, one.reorder(user, inner), seen))
+            prim = _Prim(one.primitive(pd), one.queried(pd, _QUERY_SCRATCHPAD_MD))
+        except BaseException:  # the reorders made so far are not owned by a plan yet
+            for side in sides:
+                if side.reorder is not None:
+                    one.lib.dnnl_primitive_destroy(side.reorder.handle)
+            raise
         return _Plan(one, prim, impl, [(_ARG_SRC, sides[0]), (_ARG_WEIGHTS, sides[1])],
                      (_ARG_DST, _Side(dst, dst, None)))
     finally:
