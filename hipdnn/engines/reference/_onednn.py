@@ -1085,7 +1085,7 @@ def _create_matmul(one: OneDNN, dims: tuple[int, int, int], strides: Sequence[in
 
 
 def _wgrad_slabs(x_rows: int, out_rows: int, n: int, pre: int, stride: int,
-                 reach: int, count: int = WGRAD_PARTS) -> list[tuple[slice, slice, slice, int, int]]:
+                 reach: int, count: int) -> list[tuple[slice, slice, slice, int, int]]:
     """The parts of a weight gradient, at most about ``count``: (images, input rows, output
     rows, top padding, bottom padding) along the first spatial axis; ``reach`` = (kernel - 1) *
     dilation."""
