@@ -1013,16 +1013,15 @@ def _packed_plan(one: OneDNN, x: np.ndarray, dy: np.ndarray, out: np.ndarray) ->
             prod(dy.shape[2:]), 1):
         return None
     n, c, k, pixels = x.shape[0], x.shape[1], dy.shape[1], prod(x.shape[2:])
-
-    def el(a: np.ndarray, axis: int) -> int:
-        return a.strides[axis] // a.itemsize
-
-    key = ("matmul-packed", k, c, n, pixels, el(dy, 0), el(dy, 1), el(x, 0), el(x, 1),
-           el(out, 0), el(out, 1), 1)  # made for one thread
-    run = n * pixels
+    (dy_image, dy_channel), (x_image, x_channel) = (_element_strides(a)[:2] for a in (dy, x))
+    out_strides = _element_strides(out)
+    key = ("matmul-packed", k, c, n, pixels, dy_image, dy_channel, x_image, x_channel,
+           *out_strides, 1)  # made for one thread
+    run = n * pixels  # every image's pixels, one after another in the temporaries
     return _cached(one, key, 1, lambda: _create_matmul(
-        one, (k, run, c), [run, 1, 1, run, *key[9:11]], packed=(
-            ([k, n, pixels], [key[6], key[5], 1]), ([c, n, pixels], [key[8], key[7], 1]))),
+        one, (k, run, c), [run, 1, 1, run, *out_strides],
+        packed=(([k, n, pixels], [dy_channel, dy_image, 1]),
+                ([c, n, pixels], [x_channel, x_image, 1]))),
         "the weight gradient's product")
 
 
