@@ -967,10 +967,10 @@ def _matmul_plan(one: OneDNN, x: np.ndarray, dy: np.ndarray, out: np.ndarray,
         return a.strides[axis] // a.itemsize if a.shape[axis] > 1 else 1
 
     k, c, pixels = out.shape[0], out.shape[1], px[0]
-    key = ("matmul", k, pixels, c, el(dy, 1), pd[1], px[1], el(x, 1), el(out, 0), el(out, 1),
-           accumulate, 1)  # made for one thread
-    return _cached(one, key, 1,
-                   lambda: _create_matmul(one, (k, pixels, c), key[4:10], accumulate),
+    # dy^T as (k, pixels), x as (pixels, c), the result as (k, c)
+    strides = (el(dy, 1), pd[1], px[1], el(x, 1), el(out, 0), el(out, 1))
+    key = ("matmul", k, pixels, c, *strides, accumulate, 1)  # made for one thread
+    return _cached(one, key, 1, lambda: _create_matmul(one, (k, pixels, c), strides, accumulate),
                    "the weight gradient's product")
 
 
