@@ -3,14 +3,11 @@ the benchmark working; nothing here is about time)."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import sys
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from benchmark_module import load_benchmark
 
 pytest.importorskip("torch")  # the seed-row builders compute PyTorch references
 
@@ -18,13 +15,8 @@ pytest.importorskip("torch")  # the seed-row builders compute PyTorch references
 def test_quick_mode_covers_every_row_on_both_versions(capsys: pytest.CaptureFixture[str]) -> None:
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("bench_overhead compiles its C no-op library: no cc/gcc on this machine")
-    spec = importlib.util.spec_from_file_location("bench_overhead",
-                                                  ROOT / "benchmarks" / "bench_overhead.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules["bench_overhead"] = bench
+    bench = load_benchmark("bench_overhead")
     try:
-        spec.loader.exec_module(bench)
         assert bench.main(["--quick"]) == 0
     finally:
         sys.modules.pop("bench_overhead", None)

@@ -3,26 +3,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import sys
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from benchmark_module import load_benchmark
 
 
 def test_quick_mode_prints_every_op(capsys: pytest.CaptureFixture[str]) -> None:
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("the benchmark compiles its C no-op library: no cc/gcc on this machine")
-    spec = importlib.util.spec_from_file_location(
-        "bench_vs_cudnn_frontend", ROOT / "benchmarks" / "bench_vs_cudnn_frontend.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules["bench_vs_cudnn_frontend"] = bench
     try:
-        spec.loader.exec_module(bench)
+        bench = load_benchmark("bench_vs_cudnn_frontend")
         assert bench.main(["--quick"]) == 0
     finally:
         sys.modules.pop("bench_vs_cudnn_frontend", None)

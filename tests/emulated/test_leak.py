@@ -8,17 +8,15 @@ RSS is flat once the bounded validation memo is full (made small here so it fill
 from __future__ import annotations
 
 import gc
-import importlib.util
 import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
+from benchmark_module import load_benchmark
 
 from hipdnn.ir import validation
 from hipdnn.pipeline.plan_cache import plan_cache
 
-ROOT = Path(__file__).resolve().parents[2]
 MB = 2**20
 
 
@@ -31,15 +29,10 @@ def _nothing_cached_before() -> None:
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_leak", ROOT / "benchmarks" / "bench_leak.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_leak"] = module  # dataclasses look their module up
     try:
-        spec.loader.exec_module(module)
+        return load_benchmark("bench_leak")
     finally:
         sys.modules.pop("bench_leak", None)
-    return module
 
 
 @pytest.mark.parametrize("engine,cycles", [("reference", 300), ("miopen", 150)])

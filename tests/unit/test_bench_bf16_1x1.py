@@ -4,32 +4,17 @@ refuses counts below one (its timings are not asserted: benchmarks print them)."
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Callable
-from pathlib import Path
-from types import ModuleType
 from typing import NoReturn
 
 import numpy as np
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_bf16_1x1",
-                                                  ROOT / "benchmarks" / "bench_bf16_1x1.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+from benchmark_module import load_benchmark
 
 
 def test_each_way_is_checked_and_timed(capsys: pytest.CaptureFixture[str],
                                         require_or_skip: Callable[[str, str], NoReturn]) -> None:
-    bench = _load()
+    bench = load_benchmark("bench_bf16_1x1")
     if bench.od.library() is None:
         require_or_skip("HIPDNN_REQUIRE_ONEDNN", "oneDNN is not installed: pip install "
                         "'hipdnn-ctypes[cpu]' (Intel's onednn-cpu-gomp wheel, Linux x86-64)")
@@ -44,7 +29,7 @@ def test_each_way_is_checked_and_timed(capsys: pytest.CaptureFixture[str],
 
 
 def test_a_wrong_result_stops_the_benchmark() -> None:
-    bench = _load()
+    bench = load_benchmark("bench_bf16_1x1")
     want = np.ones((4, 4), np.float32)
     bench._check("ok", want.copy(), want)
     with pytest.raises(SystemExit, match="matmul: largest error 1"):
@@ -52,7 +37,7 @@ def test_a_wrong_result_stops_the_benchmark() -> None:
 
 
 def test_counts_below_one_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    bench = _load()
+    bench = load_benchmark("bench_bf16_1x1")
     for args in (["--threads", "0"], ["--batch", "0"], ["--repeats", "0"]):
         with pytest.raises(SystemExit):
             bench.main(args)

@@ -3,20 +3,12 @@ not asserted: benchmarks print them)."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from benchmark_module import load_benchmark
 
 
 def test_the_partial_sum_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    spec = importlib.util.spec_from_file_location("bench_wgrad_sums",
-                                                  ROOT / "benchmarks" / "bench_wgrad_sums.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("bench_wgrad_sums")
     assert bench.main(["--quick", "--repeats", "1"]) == 0
     out = capsys.readouterr().out
     assert "numba ms" in out and out.rstrip().endswith("yes")
