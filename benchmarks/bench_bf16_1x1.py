@@ -34,74 +34,45 @@ _FORWARD_INFERENCE = 96  # dnnl_forward_inference
 CHANNELS_IN, CHANNELS_OUT, SIDE = 64, 256, 56
 
 
-class _Product:
-    """A oneDNN matrix product or inner product of (pixels, C) by the (K, C) weights into
-    (pixels, K), BF16, weights reordered into the primitive's layout on each call."""
-
-    def __init__(self, one: od.OneDNN, kind: str, x: np.ndarray, w: np.ndarray, y: np.ndarray,
-                 threads: int) -> None:
-        bf16 = od._DNNL_BF16
-        (m, c), k = x.shape, w.shape[0]
-        lib = one.lib
-        self.one, self.threads = one, threads
-        one.set_threads(threads)  # oneDNN fixes the work split at creation
-        src = one.md_strided([m, c], [c, 1], bf16)
-        dst = one.md_strided([m, k], [k, 1], bf16)
-        pd = od._vp()
-        attr = one.attr()
+def _product_plan(one: od.OneDNN, kind: str, pixels: int, c: int, k: int, threads: int
+                  ) -> od._Plan:
+    """oneDNN's matrix product or inner product of (pixels, C) by the (K, C) weights into
+    (pixels, K), BF16, as a plan of the engine's (:func:`od._run` binds and runs it): the
+    weights reordered from (K, C) into the layout the primitive picks on each call, as the
+    convolution's are; made for ``threads`` (oneDNN fixes the work split at creation)."""
+    bf16 = od._DNNL_BF16
+    lib = one.lib
+    one.set_threads(threads)
+    src = one.md_strided([pixels, c], [c, 1], bf16)
+    dst = one.md_strided([pixels, k], [k, 1], bf16)
+    pd = od._vp()
+    attr = one.attr()
+    try:
+        if kind == "matmul":  # weights as (C, K)
+            wei, plain = one.md_any([c, k], bf16), one.md_strided([c, k], [1, c], bf16)
+            status = lib.dnnl_matmul_primitive_desc_create(
+                ctypes.byref(pd), one.engine, src.handle, wei.handle, None, dst.handle, attr)
+        else:  # inner product: weights as (K, C)
+            wei, plain = one.md_any([k, c], bf16), one.md_strided([k, c], [c, 1], bf16)
+            status = lib.dnnl_inner_product_forward_primitive_desc_create(
+                ctypes.byref(pd), one.engine, _FORWARD_INFERENCE, src.handle, wei.handle,
+                None, dst.handle, attr)
+    finally:
+        lib.dnnl_primitive_attr_destroy(attr)
+    one._check(status, f"the {kind} primitive descriptor")
+    try:
+        inner = one.queried(pd, od._QUERY_WEIGHTS_MD)
+        weights = od._Side(plain, inner, one.reorder(plain, inner))
         try:
-            if kind == "matmul":  # weights as (C, K)
-                wei, plain = one.md_any([c, k], bf16), one.md_strided([c, k], [1, c], bf16)
-                status = lib.dnnl_matmul_primitive_desc_create(
-                    ctypes.byref(pd), one.engine, src.handle, wei.handle, None, dst.handle, attr)
-            else:  # inner product: weights as (K, C)
-                wei, plain = one.md_any([k, c], bf16), one.md_strided([k, c], [c, 1], bf16)
-                status = lib.dnnl_inner_product_forward_primitive_desc_create(
-                    ctypes.byref(pd), one.engine, _FORWARD_INFERENCE, src.handle, wei.handle,
-                    None, dst.handle, attr)
-        finally:
-            lib.dnnl_primitive_attr_destroy(attr)
-        one._check(status, f"the {kind} primitive descriptor")
-        try:
-            self.impl = one.impl(pd)
-            self.prim = one.primitive(pd)
-            scratch = one.queried(pd, od._QUERY_SCRATCHPAD_MD)
-            inner = one.queried(pd, od._QUERY_WEIGHTS_MD)
-        finally:
-            lib.dnnl_primitive_desc_destroy(pd)
-        self.reorder = one.reorder(plain, inner)
-        self.keep = [src, dst, wei, plain, scratch, inner,
-                     np.empty(inner.size + 64, np.uint8), np.empty(scratch.size + 64, np.uint8)]
-        weights, pad = self.keep[-2], self.keep[-1]
-        aligned = weights.ctypes.data + (-weights.ctypes.data) % 64
-        self.mems = [one.memory(plain, w.ctypes.data), one.memory(inner, aligned),
-                     one.memory(src, x.ctypes.data), one.memory(dst, y.ctypes.data)]
-        args = [(od._ARG_SRC, self.mems[2]), (od._ARG_WEIGHTS, self.mems[1]),
-                (od._ARG_DST, self.mems[3])]
-        if scratch.size:
-            self.mems.append(one.memory(scratch, pad.ctypes.data + (-pad.ctypes.data) % 64))
-            args.append((od._ARG_SCRATCHPAD, self.mems[-1]))
-        self.args = (od._Arg * len(args))(*[od._Arg(a, m) for a, m in args])
-        self.reorder_args = (od._Arg * 2)(od._Arg(od._ARG_SRC, self.mems[0]),
-                                          od._Arg(od._ARG_DST, self.mems[1]))
-        self.stream = od._vp()
-        one._check(lib.dnnl_stream_create(ctypes.byref(self.stream), one.engine,
-                                          ctypes.c_uint(1)), "dnnl_stream_create")
-
-    def __call__(self) -> None:
-        one, lib = self.one, self.one.lib
-        one.set_threads(self.threads)
-        one._check(lib.dnnl_primitive_execute(self.reorder.handle, self.stream, 2,
-                                              self.reorder_args), "reorder")
-        one._check(lib.dnnl_primitive_execute(self.prim, self.stream, len(self.args), self.args),
-                   "product")
-        one._check(lib.dnnl_stream_wait(self.stream), "dnnl_stream_wait")
-
-    def close(self) -> None:
-        for mem in self.mems:
-            self.one.lib.dnnl_memory_destroy(mem)
-        self.one.lib.dnnl_stream_destroy(self.stream)
-        self.one.lib.dnnl_primitive_destroy(self.prim)
+            prim = od._Prim(one.primitive(pd), one.queried(pd, od._QUERY_SCRATCHPAD_MD))
+        except BaseException:  # the reorder is not owned by a plan yet
+            lib.dnnl_primitive_destroy(weights.reorder.handle)
+            raise
+        return od._Plan(one, prim, one.impl(pd),
+                        [(od._ARG_SRC, od._Side(src, src, None)), (od._ARG_WEIGHTS, weights)],
+                        (od._ARG_DST, od._Side(dst, dst, None)))
+    finally:
+        lib.dnnl_primitive_desc_destroy(pd)
 
 
 def _best(fn: Callable[[], Any], repeats: int) -> float:
@@ -148,9 +119,10 @@ def run(threads: Sequence[int], batch: int, repeats: int) -> list[tuple[int, dic
             raise SystemExit("oneDNN declined the convolution")
         ways: dict[str, Callable[[], Any]] = {
             "convolution": lambda plan=plan, count=count: od._run(one, plan, [x, w], out, count)}
-        products = [(kind, _Product(one, kind, x2, w2, y2, count))
-                    for kind in ("matmul", "inner product")]
-        ways.update(products)
+        for kind in ("matmul", "inner product"):
+            product = _product_plan(one, kind, pixels, CHANNELS_IN, CHANNELS_OUT, count)
+            ways[kind] = (lambda product=product, count=count:
+                          od._run(one, product, [x2, w2], y2, count))
         times: dict[str, float] = {}
         for name, fn in ways.items():
             y2.fill(0)
@@ -158,8 +130,6 @@ def run(threads: Sequence[int], batch: int, repeats: int) -> list[tuple[int, dic
             _check(name, y2, want)
             times[name] = _best(fn, repeats)
         times["PyTorch"] = _best(lambda: torch.nn.functional.conv2d(xt, wt), repeats)
-        for _, product in products:
-            product.close()
         rows.append((count, times))
     return rows
 
